@@ -1,0 +1,47 @@
+package convert
+
+import (
+	"errors"
+	"fmt"
+)
+
+// FieldError reports a field that failed to convert. Path is a dotted JSON path from the message
+// root ("params.event.tool.kind", "params.payload.tasks[0].status"); Message says why, in the
+// dialect's own wording where the dialect defines one (for Harness, the serde text a reference
+// server would print, e.g. "missing field `payload`").
+type FieldError struct {
+	Path    string
+	Message string
+}
+
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return e.Message
+	}
+	return e.Path + ": " + e.Message
+}
+
+// fieldErr builds a *FieldError with a formatted message.
+func fieldErr(path, format string, args ...any) *FieldError {
+	return &FieldError{Path: path, Message: fmt.Sprintf(format, args...)}
+}
+
+// AsFieldError returns the *FieldError inside err, if any.
+func AsFieldError(err error) (*FieldError, bool) {
+	var fe *FieldError
+	ok := errors.As(err, &fe)
+	return fe, ok
+}
+
+// joinPath appends a key or index segment to a JSON path.
+func joinPath(base, key string) string {
+	if base == "" {
+		return key
+	}
+	return base + "." + key
+}
+
+// indexPath appends an array index to a JSON path.
+func indexPath(base string, i int) string {
+	return fmt.Sprintf("%s[%d]", base, i)
+}

@@ -1,0 +1,109 @@
+package convert
+
+import (
+	"strings"
+	"sync"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// EventTypeName returns the canonical dotted name of t ("tool.before"), or "" when t has none.
+func EventTypeName(t ahpv1.EventType) string {
+	eventNamesOnce.Do(loadEventNames)
+	return eventNameByType[t]
+}
+
+// ParseEventType maps a canonical dotted name back to its EventType.
+func ParseEventType(name string) (ahpv1.EventType, bool) {
+	eventNamesOnce.Do(loadEventNames)
+	t, ok := eventTypeByName[name]
+	return t, ok
+}
+
+var (
+	eventNamesOnce  sync.Once
+	eventNameByType map[ahpv1.EventType]string
+	eventTypeByName map[string]ahpv1.EventType
+)
+
+// loadEventNames reads the event_name option of every EventType value, so the proto file is the
+// single source of the canonical names.
+func loadEventNames() {
+	values := ahpv1.EventType(0).Descriptor().Values()
+	eventNameByType = make(map[ahpv1.EventType]string, values.Len())
+	eventTypeByName = make(map[string]ahpv1.EventType, values.Len())
+	for i := range values.Len() {
+		v := values.Get(i)
+		name, _ := proto.GetExtension(v.Options(), ahpv1.E_EventName).(string)
+		if name == "" {
+			continue
+		}
+		t := ahpv1.EventType(v.Number())
+		eventNameByType[t] = name
+		eventTypeByName[name] = t
+	}
+}
+
+// enumWireName returns the snake_case wire name of a closed enum value: the value name without the
+// enum's prefix, lower-cased (TOOL_KIND_FILE_READ -> "file_read", REASONING_KIND_RE_ACT -> "re_act").
+// The zero value has no wire name and gives "".
+func enumWireName(e protoreflect.Enum) string {
+	if e.Number() == 0 {
+		return ""
+	}
+	v := e.Descriptor().Values().ByNumber(e.Number())
+	if v == nil {
+		return ""
+	}
+	return strings.ToLower(strings.TrimPrefix(string(v.Name()), enumPrefix(e.Descriptor())))
+}
+
+// parseEnumWire looks up the enum value whose wire name is name; 0 and false when there is none.
+func parseEnumWire(d protoreflect.EnumDescriptor, name string) (protoreflect.EnumNumber, bool) {
+	if name == "" || strings.ToLower(name) != name {
+		return 0, false
+	}
+	v := d.Values().ByName(protoreflect.Name(enumPrefix(d) + strings.ToUpper(name)))
+	if v == nil || v.Number() == 0 {
+		return 0, false
+	}
+	return v.Number(), true
+}
+
+// enumWireNames lists the wire names of d in declaration order, for "expected one of" messages.
+func enumWireNames(d protoreflect.EnumDescriptor) []string {
+	prefix := enumPrefix(d)
+	var out []string
+	for i := range d.Values().Len() {
+		v := d.Values().Get(i)
+		if v.Number() == 0 {
+			continue
+		}
+		out = append(out, strings.ToLower(strings.TrimPrefix(string(v.Name()), prefix)))
+	}
+	return out
+}
+
+// enumPrefix is the UPPER_SNAKE form of the enum name plus "_" (ToolKind -> "TOOL_KIND_").
+func enumPrefix(d protoreflect.EnumDescriptor) string {
+	name := string(d.Name())
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToUpper(b.String()) + "_"
+}
+
+// ToolKindName returns the wire name of a tool kind ("file_read"), or "" for unspecified.
+func ToolKindName(k ahpv1.ToolKind) string { return enumWireName(k) }
+
+// ParseToolKind maps a wire name ("file_read") to its ToolKind.
+func ParseToolKind(name string) (ahpv1.ToolKind, bool) {
+	n, ok := parseEnumWire(ahpv1.ToolKind(0).Descriptor(), name)
+	return ahpv1.ToolKind(n), ok
+}
