@@ -1,0 +1,188 @@
+package policy
+
+import (
+	"time"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+)
+
+// Input is everything a policy may look at for one decision. The decision core builds it; the
+// engine never reaches outside it, so evaluation is a pure function of Input and the policy.
+type Input struct {
+	// Event is the canonical event being decided or observed.
+	Event *ahpv1.Event
+	// Capabilities are the effects the caller can act on; nil means "all canonical effects".
+	Capabilities *ahpv1.Capabilities
+	// Session is a snapshot of session memory before this event; never nil when built by the core.
+	Session *SessionView
+	// Now is the evaluation time (injected so tests are deterministic).
+	Now time.Time
+}
+
+// SessionView is a read-only snapshot of what the server remembers about a session.
+type SessionView struct {
+	// SessionID is the session id ("" when the event carried none).
+	SessionID string
+	// AgentID is the last agent id seen in the session.
+	AgentID string
+	// EventCount is the number of events recorded for the session.
+	EventCount uint64
+	// ToolCallCount is the number of tool.before events recorded.
+	ToolCallCount uint64
+	// ErrorCount is the number of tool.error / error events recorded.
+	ErrorCount uint64
+	// DenyCount is the number of deny decisions given in the session.
+	DenyCount uint64
+	// FirstSeen and LastSeen bound the session's activity.
+	FirstSeen, LastSeen time.Time
+	// LastEventType is the canonical name of the last event recorded.
+	LastEventType string
+	// RunStatus is the last run_lifecycle status ("executing", ...), "" if none.
+	RunStatus string
+	// VerificationStatus is the last verification status ("passed", ...), "" if none.
+	VerificationStatus string
+	// Facts are facts derived from observations, most recent first.
+	Facts []*ahpv1.Fact
+	// Recent are summaries of the most recent events, most recent first.
+	Recent []EventSummary
+}
+
+// EventSummary is a compact record of one remembered event.
+type EventSummary struct {
+	// Type is the canonical event type name.
+	Type string
+	// ToolName and ToolKind describe the tool, for tool events.
+	ToolName, ToolKind string
+	// Time is when the server recorded the event.
+	Time time.Time
+}
+
+// Result is the combined outcome of evaluating a policy for one input.
+type Result struct {
+	// Effects are the effects the caller receives, already combined, narrowed to the caller's
+	// capabilities and with fallbacks applied, in rule order.
+	Effects []*ahpv1.Effect
+	// Verdict summarises Effects (deny > ask/escalate > defer > modify > allow).
+	Verdict ahpv1.Verdict
+	// MatchedRuleIDs lists every rule whose match and when held, enforce and dry-run alike, in order.
+	MatchedRuleIDs []string
+	// Fallbacks records effects the caller could not express and what was sent instead.
+	Fallbacks []*ahpv1.Fallback
+	// DryRuns records what dry-run rules would have done.
+	DryRuns []*ahpv1.DryRun
+	// Typed is the answer of the first enforce rule that gave a typed answer, or nil.
+	Typed *TypedAnswer
+	// Messages are texts from message effects, in rule order (also present in Effects when the
+	// caller can show messages).
+	Messages []string
+}
+
+// TypedAnswer is a rule's answer to one of the eight Harness typed events. Which fields matter
+// depends on the event type; the typed deciders turn it into the typed decision.
+type TypedAnswer struct {
+	// RuleID is the rule that gave the answer.
+	RuleID string
+	// Action is one of allow, block, defer, refine, modify, retry, queue, skip, approve, reject,
+	// escalate; each typed event accepts the subset its decision has.
+	Action string
+	// Reason explains block/defer/skip/reject.
+	Reason string
+	// Strategy is a planning strategy wire name ("step_by_step") or a custom name.
+	Strategy string
+	// Task is the rewritten task of a planning modify.
+	Task string
+	// Hints are reasoning/planning hints, or refine scope hints.
+	Hints []string
+	// Intent and Confidence override intent detection.
+	Intent     string
+	Confidence float64
+	// Facts and Knowledge are injected by context_perception (and Facts by memory_recall).
+	Facts     []string
+	Knowledge []string
+	// RetryAfterMs is a fixed retry delay; MaxBackoffMs caps computed backoff (rate_limit, idle).
+	RetryAfterMs, MaxBackoffMs uint64
+}
+
+// Settings configure the built-in behaviour of the typed decisions; a policy file's `settings:`
+// block fills them and zero fields take the documented defaults.
+type Settings struct {
+	// Idle configures idle decisions.
+	Idle IdleSettings `yaml:"idle" json:"idle"`
+	// Intent configures the keyword intent classifier.
+	Intent IntentSettings `yaml:"intent" json:"intent"`
+	// Context configures context_perception.
+	Context ContextSettings `yaml:"context" json:"context"`
+	// Memory configures memory_recall.
+	Memory MemorySettings `yaml:"memory" json:"memory"`
+	// Planning configures planning.
+	Planning PlanningSettings `yaml:"planning" json:"planning"`
+	// Reasoning configures reasoning.
+	Reasoning ReasoningSettings `yaml:"reasoning" json:"reasoning"`
+	// RateLimit configures rate_limit.
+	RateLimit RateLimitSettings `yaml:"rate_limit" json:"rate_limit"`
+	// Confirmation configures confirmation.
+	Confirmation ConfirmationSettings `yaml:"confirmation" json:"confirmation"`
+}
+
+// IdleSettings configure idle decisions.
+type IdleSettings struct {
+	// MinIdleMs: idle shorter than this is deferred (default 5000).
+	MinIdleMs uint64 `yaml:"min_idle_ms" json:"min_idle_ms"`
+	// DeferWhileRunning defers idle work while the session's run is executing (default false).
+	DeferWhileRunning bool `yaml:"defer_while_running" json:"defer_while_running"`
+}
+
+// IntentSettings configure the keyword intent classifier.
+type IntentSettings struct {
+	// Keywords adds keywords per intent (locate, understand, ...) to the built-in lists.
+	Keywords map[string][]string `yaml:"keywords" json:"keywords"`
+	// MinConfidence below which the classifier answers "understand" (default 0.3).
+	MinConfidence float64 `yaml:"min_confidence" json:"min_confidence"`
+}
+
+// ContextSettings configure context_perception.
+type ContextSettings struct {
+	// Knowledge is policy-supplied knowledge injected with every allow.
+	Knowledge []string `yaml:"knowledge" json:"knowledge"`
+	// MaxFacts caps facts taken from session memory (default 10).
+	MaxFacts int `yaml:"max_facts" json:"max_facts"`
+	// BroadPaths are location paths considered too broad (default ".", "/", "*", "**"); a target
+	// on one of them is answered with refine.
+	BroadPaths []string `yaml:"broad_paths" json:"broad_paths"`
+}
+
+// MemorySettings configure memory_recall.
+type MemorySettings struct {
+	// MaxResults caps recalled facts whatever the request asks (default 20).
+	MaxResults int `yaml:"max_results" json:"max_results"`
+}
+
+// PlanningSettings configure planning.
+type PlanningSettings struct {
+	// Preferred strategies in order; the first offered one is selected (default [step_by_step]).
+	Preferred []string `yaml:"preferred" json:"preferred"`
+}
+
+// ReasoningSettings configure reasoning.
+type ReasoningSettings struct {
+	// Hints added to every allow.
+	Hints []string `yaml:"hints" json:"hints"`
+}
+
+// RateLimitSettings configure rate_limit.
+type RateLimitSettings struct {
+	// Multiplier applied to retry_after_ms (default 2).
+	Multiplier float64 `yaml:"multiplier" json:"multiplier"`
+	// MaxBackoffMs caps the computed delay (default 60000).
+	MaxBackoffMs uint64 `yaml:"max_backoff_ms" json:"max_backoff_ms"`
+	// MinBackoffMs is the smallest delay (default 100).
+	MinBackoffMs uint64 `yaml:"min_backoff_ms" json:"min_backoff_ms"`
+}
+
+// ConfirmationSettings configure confirmation.
+type ConfirmationSettings struct {
+	// Default answers per confirmation type wire name (safety_confirm, user_confirm, cost_confirm,
+	// or a custom name): approve, reject or escalate. Built-in: safety_confirm -> escalate,
+	// everything else -> escalate too (a server never approves on its own unless told to).
+	Default map[string]string `yaml:"default" json:"default"`
+}
