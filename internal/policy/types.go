@@ -43,6 +43,8 @@ type SessionView struct {
 	VerificationStatus string
 	// Facts are facts derived from observations, most recent first.
 	Facts []*ahpv1.Fact
+	// AgentFacts are facts remembered for the agent across its sessions, most recent first.
+	AgentFacts []*ahpv1.Fact
 	// Recent are summaries of the most recent events, most recent first.
 	Recent []EventSummary
 }
