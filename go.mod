@@ -12,3 +12,8 @@ require (
 	connectrpc.com/connect v1.21.1
 	google.golang.org/protobuf v1.36.12
 )
+
+require (
+	cel.dev/cel-go v0.33.2 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+)

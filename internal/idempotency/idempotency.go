@@ -1,0 +1,62 @@
+// Package idempotency remembers recent decisions and observations by (source, event id), so a
+// retried event gets the same decision without being evaluated again, and a re-sent observation is
+// not counted twice.
+package idempotency
+
+import (
+	"time"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/lru"
+)
+
+// Store is what the decision core needs; the in-process Memory implements it, and a clustered
+// implementation can share it between replicas.
+type Store interface {
+	// Decision returns the decision remembered for key.
+	Decision(key string) (*ahpv1.Decision, bool)
+	// RememberDecision stores d under key.
+	RememberDecision(key string, d *ahpv1.Decision)
+	// FirstObservation records key and reports whether it was new.
+	FirstObservation(key string) bool
+}
+
+// Key builds the idempotency key of an event: its source and id. Events without a source (the
+// Harness protocol has none) are keyed by agent id instead, so two agents cannot collide.
+func Key(ev *ahpv1.Event) string {
+	scope := ev.GetSource()
+	if scope == "" {
+		agent := ev.GetHarness().GetAgentId()
+		if agent == "" {
+			agent = ev.GetSession().GetAgent().GetId()
+		}
+		scope = "agent:" + agent
+	}
+	return scope + "\x00" + ev.GetId()
+}
+
+// Memory is the in-process Store, bounded by size and time.
+type Memory struct {
+	decisions    *lru.Cache[string, *ahpv1.Decision]
+	observations *lru.Cache[string, struct{}]
+}
+
+// NewMemory keeps up to capacity decisions and capacity observations for ttl each.
+func NewMemory(capacity int, ttl time.Duration) *Memory {
+	return &Memory{
+		decisions:    lru.New[string, *ahpv1.Decision](capacity, ttl, nil),
+		observations: lru.New[string, struct{}](capacity, ttl, nil),
+	}
+}
+
+// Decision implements Store.
+func (m *Memory) Decision(key string) (*ahpv1.Decision, bool) { return m.decisions.Get(key) }
+
+// RememberDecision implements Store.
+func (m *Memory) RememberDecision(key string, d *ahpv1.Decision) { m.decisions.Put(key, d) }
+
+// FirstObservation implements Store.
+func (m *Memory) FirstObservation(key string) bool {
+	_, existed := m.observations.GetOrCreate(key, func() struct{} { return struct{}{} })
+	return !existed
+}

@@ -1,0 +1,105 @@
+// Package lru is a small, concurrency-safe least-recently-used cache with a per-entry time to live.
+// The session memory and the idempotency store both use it, so their bounds behave the same way.
+package lru
+
+import (
+	"container/list"
+	"sync"
+	"time"
+)
+
+// Cache holds at most a fixed number of entries; entries unused for longer than the TTL expire.
+type Cache[K comparable, V any] struct {
+	mu       sync.Mutex
+	capacity int
+	ttl      time.Duration
+	now      func() time.Time
+	order    *list.List // front = most recently used
+	items    map[K]*list.Element
+}
+
+type entry[K comparable, V any] struct {
+	key     K
+	value   V
+	expires time.Time
+}
+
+// New returns a cache holding at most capacity entries (minimum 1) that expire ttl after their last
+// use (ttl <= 0 means never). now is the clock; nil means time.Now.
+func New[K comparable, V any](capacity int, ttl time.Duration, now func() time.Time) *Cache[K, V] {
+	if capacity < 1 {
+		capacity = 1
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Cache[K, V]{capacity: capacity, ttl: ttl, now: now, order: list.New(), items: make(map[K]*list.Element)}
+}
+
+// Get returns the value for key and marks it used; expired entries are removed and not returned.
+func (c *Cache[K, V]) Get(key K) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.getLocked(key)
+}
+
+func (c *Cache[K, V]) getLocked(key K) (V, bool) {
+	var zero V
+	el, ok := c.items[key]
+	if !ok {
+		return zero, false
+	}
+	e := el.Value.(*entry[K, V])
+	now := c.now()
+	if c.ttl > 0 && now.After(e.expires) {
+		c.order.Remove(el)
+		delete(c.items, key)
+		return zero, false
+	}
+	e.expires = now.Add(c.ttl)
+	c.order.MoveToFront(el)
+	return e.value, true
+}
+
+// Put stores value under key, evicting the least recently used entry when full.
+func (c *Cache[K, V]) Put(key K, value V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(key, value)
+}
+
+func (c *Cache[K, V]) putLocked(key K, value V) {
+	now := c.now()
+	if el, ok := c.items[key]; ok {
+		e := el.Value.(*entry[K, V])
+		e.value, e.expires = value, now.Add(c.ttl)
+		c.order.MoveToFront(el)
+		return
+	}
+	c.items[key] = c.order.PushFront(&entry[K, V]{key: key, value: value, expires: now.Add(c.ttl)})
+	for c.order.Len() > c.capacity {
+		oldest := c.order.Back()
+		c.order.Remove(oldest)
+		delete(c.items, oldest.Value.(*entry[K, V]).key)
+	}
+}
+
+// GetOrCreate returns the live value for key, or stores and returns create() when there is none.
+// The boolean reports whether the value already existed.
+func (c *Cache[K, V]) GetOrCreate(key K, create func() V) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.getLocked(key); ok {
+		return v, true
+	}
+	v := create()
+	c.putLocked(key, v)
+	return v, false
+}
+
+// Len reports the number of entries, expired ones included until they are touched or evicted.
+func (c *Cache[K, V]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}

@@ -1,0 +1,60 @@
+package lru_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ahp-gateway/ahp/internal/lru"
+)
+
+func TestEvictsLeastRecentlyUsed(t *testing.T) {
+	t.Parallel()
+	c := lru.New[string, int](2, 0, nil)
+	c.Put("a", 1)
+	c.Put("b", 2)
+	if _, ok := c.Get("a"); !ok { // a is now more recent than b
+		t.Fatal("a missing")
+	}
+	c.Put("c", 3)
+	if _, ok := c.Get("b"); ok {
+		t.Error("b should have been evicted")
+	}
+	for _, k := range []string{"a", "c"} {
+		if _, ok := c.Get(k); !ok {
+			t.Errorf("%s missing", k)
+		}
+	}
+	if c.Len() != 2 {
+		t.Errorf("Len = %d, want 2", c.Len())
+	}
+}
+
+func TestExpiresAfterTTL(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	c := lru.New[string, int](10, time.Minute, func() time.Time { return now })
+	c.Put("a", 1)
+	now = now.Add(59 * time.Second)
+	if _, ok := c.Get("a"); !ok {
+		t.Fatal("a expired too early")
+	}
+	now = now.Add(61 * time.Second) // the Get above refreshed the TTL
+	if _, ok := c.Get("a"); ok {
+		t.Fatal("a should have expired")
+	}
+}
+
+func TestGetOrCreate(t *testing.T) {
+	t.Parallel()
+	c := lru.New[string, *int](4, 0, nil)
+	calls := 0
+	create := func() *int { calls++; v := calls; return &v }
+	v1, existed := c.GetOrCreate("k", create)
+	if existed || *v1 != 1 {
+		t.Fatalf("first GetOrCreate = %d, %v", *v1, existed)
+	}
+	v2, existed := c.GetOrCreate("k", create)
+	if !existed || v2 != v1 || calls != 1 {
+		t.Fatalf("second GetOrCreate created again (calls=%d)", calls)
+	}
+}

@@ -1,0 +1,294 @@
+// Package session is the server's bounded memory of agent sessions: recent events, facts derived
+// from observations, run and verification status, and counters. It feeds memory_recall,
+// context_perception and session-aware policy rules through policy.SessionView snapshots.
+package session
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/lru"
+	"github.com/ahp-gateway/ahp/internal/policy"
+)
+
+// Store is what the decision core needs from session memory. The in-process Memory implements it;
+// a clustered implementation can share it between replicas.
+type Store interface {
+	// View returns a snapshot of the session (and its agent's facts); never nil.
+	View(sessionID, agentID string) *policy.SessionView
+	// RecordEvent remembers an observed or decided event.
+	RecordEvent(ev *ahpv1.Event, at time.Time)
+	// RecordDecision remembers the verdict given for an event.
+	RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision)
+}
+
+// Options bound the memory.
+type Options struct {
+	// MaxSessions is how many sessions are kept (LRU); default 10000.
+	MaxSessions int
+	// MaxAgents is how many agents' facts are kept (LRU); default 10000.
+	MaxAgents int
+	// TTL expires sessions and agents unused this long; default 24h.
+	TTL time.Duration
+	// RecentEvents is the per-session event ring size; default 64.
+	RecentEvents int
+	// Facts is the per-session and per-agent fact ring size; default 128.
+	Facts int
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 10000
+	}
+	if o.MaxAgents <= 0 {
+		o.MaxAgents = 10000
+	}
+	if o.TTL <= 0 {
+		o.TTL = 24 * time.Hour
+	}
+	if o.RecentEvents <= 0 {
+		o.RecentEvents = 64
+	}
+	if o.Facts <= 0 {
+		o.Facts = 128
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Memory is the in-process Store.
+type Memory struct {
+	opts     Options
+	sessions *lru.Cache[string, *state]
+	agents   *lru.Cache[string, *facts]
+}
+
+// NewMemory returns an empty in-process session memory.
+func NewMemory(opts Options) *Memory {
+	opts = opts.withDefaults()
+	return &Memory{
+		opts:     opts,
+		sessions: lru.New[string, *state](opts.MaxSessions, opts.TTL, opts.Now),
+		agents:   lru.New[string, *facts](opts.MaxAgents, opts.TTL, opts.Now),
+	}
+}
+
+type state struct {
+	mu                 sync.Mutex
+	agentID            string
+	events, toolCalls  uint64
+	errors, denies     uint64
+	firstSeen          time.Time
+	lastSeen           time.Time
+	lastType           string
+	runStatus          string
+	verificationStatus string
+	recent             ring[policy.EventSummary]
+	facts              ring[*ahpv1.Fact]
+}
+
+type facts struct {
+	mu   sync.Mutex
+	ring ring[*ahpv1.Fact]
+}
+
+// View implements Store.
+func (m *Memory) View(sessionID, agentID string) *policy.SessionView {
+	v := &policy.SessionView{SessionID: sessionID, AgentID: agentID}
+	if sessionID != "" {
+		if s, ok := m.sessions.Get(sessionID); ok {
+			s.mu.Lock()
+			if v.AgentID == "" {
+				v.AgentID = s.agentID
+			}
+			v.EventCount, v.ToolCallCount = s.events, s.toolCalls
+			v.ErrorCount, v.DenyCount = s.errors, s.denies
+			v.FirstSeen, v.LastSeen = s.firstSeen, s.lastSeen
+			v.LastEventType = s.lastType
+			v.RunStatus, v.VerificationStatus = s.runStatus, s.verificationStatus
+			v.Recent = s.recent.newestFirst()
+			v.Facts = s.facts.newestFirst()
+			s.mu.Unlock()
+		}
+	}
+	if v.AgentID != "" {
+		if a, ok := m.agents.Get(v.AgentID); ok {
+			a.mu.Lock()
+			v.AgentFacts = a.ring.newestFirst()
+			a.mu.Unlock()
+		}
+	}
+	return v
+}
+
+// RecordEvent implements Store.
+func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
+	sid := ev.GetSession().GetId()
+	agentID := agentOf(ev)
+	derived := deriveFacts(ev)
+	if sid != "" {
+		s, _ := m.sessions.GetOrCreate(sid, func() *state {
+			return &state{recent: newRing[policy.EventSummary](m.opts.RecentEvents), facts: newRing[*ahpv1.Fact](m.opts.Facts)}
+		})
+		s.mu.Lock()
+		if s.firstSeen.IsZero() {
+			s.firstSeen = at
+		}
+		s.lastSeen = at
+		if agentID != "" {
+			s.agentID = agentID
+		}
+		s.events++
+		name := convert.EventTypeName(ev.GetType())
+		s.lastType = name
+		switch ev.GetType() {
+		case ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE:
+			s.toolCalls++
+		case ahpv1.EventType_EVENT_TYPE_TOOL_ERROR, ahpv1.EventType_EVENT_TYPE_ERROR:
+			s.errors++
+		case ahpv1.EventType_EVENT_TYPE_RUN_LIFECYCLE:
+			s.runStatus = wireName(ev.GetRunLifecycle().GetStatus().String(), "RUN_STATUS_")
+		case ahpv1.EventType_EVENT_TYPE_VERIFICATION:
+			s.verificationStatus = wireName(ev.GetVerification().GetStatus().String(), "VERIFICATION_STATUS_")
+		}
+		s.recent.push(policy.EventSummary{
+			Type: name, ToolName: ev.GetTool().GetName(), ToolKind: convert.ToolKindName(ev.GetTool().GetKind()), Time: at,
+		})
+		for _, f := range derived {
+			s.facts.push(f)
+		}
+		s.mu.Unlock()
+	}
+	if agentID != "" && len(derived) > 0 {
+		a, _ := m.agents.GetOrCreate(agentID, func() *facts { return &facts{ring: newRing[*ahpv1.Fact](m.opts.Facts)} })
+		a.mu.Lock()
+		for _, f := range derived {
+			a.ring.push(f)
+		}
+		a.mu.Unlock()
+	}
+}
+
+// RecordDecision implements Store.
+func (m *Memory) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		return
+	}
+	sid := ev.GetSession().GetId()
+	if sid == "" {
+		return
+	}
+	if s, ok := m.sessions.Get(sid); ok {
+		s.mu.Lock()
+		s.denies++
+		s.mu.Unlock()
+	}
+}
+
+func agentOf(ev *ahpv1.Event) string {
+	if id := ev.GetSession().GetAgent().GetId(); id != "" {
+		return id
+	}
+	return ev.GetHarness().GetAgentId()
+}
+
+func wireName(enumName, prefix string) string {
+	return strings.ToLower(strings.TrimPrefix(enumName, prefix))
+}
+
+// maxFactLen bounds a derived fact so one huge observation cannot crowd memory.
+const maxFactLen = 300
+
+// deriveFacts turns an observation into facts worth recalling later. Only outcomes are kept
+// (failures, verification results, run status, finished tasks), not raw tool input.
+func deriveFacts(ev *ahpv1.Event) []*ahpv1.Fact {
+	source := "observation:" + convert.EventTypeName(ev.GetType())
+	fact := func(confidence float32, format string, args ...any) *ahpv1.Fact {
+		text := fmt.Sprintf(format, args...)
+		if len(text) > maxFactLen {
+			text = text[:maxFactLen] + "…"
+		}
+		return &ahpv1.Fact{Content: text, Source: source, Confidence: confidence}
+	}
+	tool := ev.GetTool()
+	switch ev.GetType() {
+	case ahpv1.EventType_EVENT_TYPE_TOOL_ERROR:
+		msg := tool.GetError().GetMessage()
+		if msg == "" {
+			msg = stringField(ev.GetPayload(), "message", "error")
+		}
+		return []*ahpv1.Fact{fact(0.9, "tool %s failed: %s", orUnknown(tool.GetName()), orUnknown(msg))}
+	case ahpv1.EventType_EVENT_TYPE_ERROR:
+		return []*ahpv1.Fact{fact(0.8, "error: %s", orUnknown(stringField(ev.GetPayload(), "message", "error")))}
+	case ahpv1.EventType_EVENT_TYPE_TOOL_AFTER:
+		switch tool.GetKind() {
+		case ahpv1.ToolKind_TOOL_KIND_FILE_WRITE, ahpv1.ToolKind_TOOL_KIND_FILE_EDIT:
+			if p := pathOf(tool.GetInput().AsMap()); p != "" {
+				return []*ahpv1.Fact{fact(0.7, "%s changed %s", orUnknown(tool.GetName()), p)}
+			}
+		}
+	case ahpv1.EventType_EVENT_TYPE_RUN_LIFECYCLE:
+		r := ev.GetRunLifecycle()
+		status := wireName(r.GetStatus().String(), "RUN_STATUS_")
+		switch {
+		case r.GetError() != "":
+			return []*ahpv1.Fact{fact(0.9, "run %s %s: %s", r.GetRunId(), status, r.GetError())}
+		case r.GetResultSummary() != "":
+			return []*ahpv1.Fact{fact(0.8, "run %s %s: %s", r.GetRunId(), status, r.GetResultSummary())}
+		case r.GetStatus() == ahpv1.RunStatus_RUN_STATUS_COMPLETED || r.GetStatus() == ahpv1.RunStatus_RUN_STATUS_FAILED:
+			return []*ahpv1.Fact{fact(0.7, "run %s %s", r.GetRunId(), status)}
+		}
+	case ahpv1.EventType_EVENT_TYPE_TASK_LIST:
+		var out []*ahpv1.Fact
+		for _, t := range ev.GetTaskList().GetTasks() {
+			switch t.GetStatus() {
+			case ahpv1.TaskStatus_TASK_STATUS_COMPLETED:
+				out = append(out, fact(0.7, "task %q completed", t.GetTitle()))
+			case ahpv1.TaskStatus_TASK_STATUS_FAILED:
+				out = append(out, fact(0.8, "task %q failed: %s", t.GetTitle(), orUnknown(t.GetError())))
+			}
+		}
+		return out
+	case ahpv1.EventType_EVENT_TYPE_VERIFICATION:
+		v := ev.GetVerification()
+		out := []*ahpv1.Fact{fact(0.9, "verification of run %s %s", v.GetRunId(), wireName(v.GetStatus().String(), "VERIFICATION_STATUS_"))}
+		for _, c := range v.GetChecks() {
+			if c.GetStatus() == ahpv1.VerificationStatus_VERIFICATION_STATUS_FAILED {
+				out = append(out, fact(0.9, "check %s failed: %s", c.GetSubject(), orUnknown(c.GetMessage())))
+			}
+		}
+		for _, r := range v.GetResidualRisks() {
+			out = append(out, fact(0.6, "residual risk: %s", r))
+		}
+		return out
+	case ahpv1.EventType_EVENT_TYPE_SESSION_END:
+		if o := ev.GetOutcome(); o != ahpv1.SessionOutcome_SESSION_OUTCOME_UNSPECIFIED {
+			return []*ahpv1.Fact{fact(0.5, "session %s ended: %s", ev.GetSession().GetId(), wireName(o.String(), "SESSION_OUTCOME_"))}
+		}
+	}
+	return nil
+}
+
+func pathOf(input map[string]any) string {
+	for _, k := range []string{"path", "file_path", "filePath", "file"} {
+		if s, ok := input[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(no detail)"
+	}
+	return s
+}

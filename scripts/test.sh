@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The project's test command (README.md): vet, protobuf lint/format, generated-code freshness,
+# breaking-change check against the newest release tag, and the Go tests.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+buf=./scripts/buf
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "go vet"
+go vet ./...
+
+step "buf lint"
+$buf lint
+
+step "buf format"
+$buf format --diff --exit-code
+
+step "generated code is current"
+before="$(mktemp -d)"
+trap 'rm -rf "$before"' EXIT
+cp -R gen "$before/gen"
+$buf generate
+if ! diff -r "$before/gen" gen >/dev/null; then
+	diff -ru "$before/gen" gen | head -50 || true
+	echo "gen/ is stale: run ./scripts/buf generate and commit the result" >&2
+	exit 1
+fi
+
+step "buf breaking"
+tag=""
+if git rev-parse --git-dir >/dev/null 2>&1; then
+	tag="$(git describe --tags --abbrev=0 --match 'v[0-9]*' 2>/dev/null || true)"
+fi
+if [[ -n "$tag" ]]; then
+	$buf breaking proto --against ".git#tag=${tag},subdir=proto"
+else
+	echo "skipped: no release tag (v*) yet to compare against"
+fi
+
+step "go test"
+go test -race -count=1 ./...
