@@ -77,7 +77,34 @@ type Result struct {
 	// Messages are texts from message effects, in rule order (also present in Effects when the
 	// caller can show messages).
 	Messages []string
+	// TypedDryRuns records the typed answers dry-run rules would have given, in rule order.
+	TypedDryRuns []*TypedAnswer
+	// Errors lists rules that failed at run time (a CEL error, a modify expression that did not
+	// give an object, a recovered panic). A failed rule counts as not matched. An entry with an
+	// empty RuleID means the evaluation as a whole failed and the Result carries no effects.
+	// The engine never fails closed on its own: the decision core decides, from its
+	// configuration, whether a non-empty Errors turns the decision into a denial.
+	Errors []RuleError
 }
+
+// RuleError is a run-time failure of one rule, or of the whole evaluation when RuleID is empty.
+type RuleError struct {
+	// RuleID is the failing rule; empty when the failure was not tied to a rule.
+	RuleID string
+	// Err is what went wrong.
+	Err error
+}
+
+// Error implements error.
+func (e RuleError) Error() string {
+	if e.RuleID == "" {
+		return "policy evaluation: " + e.Err.Error()
+	}
+	return "rule \"" + e.RuleID + "\": " + e.Err.Error()
+}
+
+// Unwrap returns the underlying error.
+func (e RuleError) Unwrap() error { return e.Err }
 
 // TypedAnswer is a rule's answer to one of the eight Harness typed events. Which fields matter
 // depends on the event type; the typed deciders turn it into the typed decision.

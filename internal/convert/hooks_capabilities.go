@@ -1,0 +1,86 @@
+package convert
+
+import (
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// hooksEffectDeny is the one core effect name of v0.1.
+const hooksEffectDeny = "deny"
+
+// DecodeHooksCapabilities converts a decoded v0.1 capabilities object ({"effects": ["deny",
+// "com.example.effect"]}) into canonical capabilities: "deny" becomes EFFECT_KIND_DENY and
+// reverse-DNS names become extension effects. effects must be a non-empty array of unique names,
+// each "deny" or reverse-DNS. Other members are ignored here (HooksInterceptParams keeps them).
+func DecodeHooksCapabilities(path string, v any) (*ahpv1.Capabilities, error) {
+	caps, _, err := hooksDecodeCapabilities(path, v)
+	return caps, err
+}
+
+// hooksDecodeCapabilities also returns the members other than effects, for lossless params.
+func hooksDecodeCapabilities(path string, v any) (*ahpv1.Capabilities, *structpb.Struct, error) {
+	o, err := hooksObjectAt(path, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := o.required("effects")
+	if err != nil {
+		return nil, nil, err
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, nil, hooksInvalid(o.at("effects"), "must be an array of effect names")
+	}
+	if len(list) == 0 {
+		return nil, nil, hooksInvalid(o.at("effects"), "must not be empty")
+	}
+	caps := &ahpv1.Capabilities{}
+	seen := make(map[string]bool, len(list))
+	for i, e := range list {
+		p := indexPath(o.at("effects"), i)
+		name, ok := e.(string)
+		switch {
+		case !ok:
+			return nil, nil, hooksInvalid(p, "must be a string")
+		case seen[name]:
+			return nil, nil, hooksInvalid(p, "duplicate effect name")
+		case name == hooksEffectDeny:
+			caps.Effects = append(caps.Effects, ahpv1.EffectKind_EFFECT_KIND_DENY)
+		case hooksReverseDNS.MatchString(name):
+			caps.ExtensionEffects = append(caps.ExtensionEffects, name)
+		default:
+			return nil, nil, hooksInvalid(p, "unknown effect; v0.1 defines only deny, and extension effects use reverse-DNS names")
+		}
+		seen[name] = true
+	}
+	rest, err := o.rest()
+	if err != nil {
+		return nil, nil, err
+	}
+	return caps, rest, nil
+}
+
+// EncodeHooksCapabilities writes canonical capabilities as a v0.1 capabilities object: core effects
+// first, then extension effects, each in order (the wire list is a set). Core kinds other than deny
+// have no v0.1 name; they are written by their lower-case kind name, which v0.1 rejects, so that
+// EncodeHooksMessage refuses them instead of dropping them silently.
+func EncodeHooksCapabilities(c *ahpv1.Capabilities) map[string]any {
+	effects := make([]any, 0, len(c.GetEffects())+len(c.GetExtensionEffects()))
+	for _, k := range c.GetEffects() {
+		effects = append(effects, enumWireName(k))
+	}
+	for _, name := range c.GetExtensionEffects() {
+		effects = append(effects, name)
+	}
+	return map[string]any{"effects": effects}
+}
+
+// hooksHasDeny reports whether capabilities advertise deny.
+func hooksHasDeny(c *ahpv1.Capabilities) bool {
+	for _, k := range c.GetEffects() {
+		if k == ahpv1.EffectKind_EFFECT_KIND_DENY {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,466 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// HooksProtocolVersion is the Agent Hooks Protocol version this codec implements, as it appears in
+// protocolVersion on the wire. Matching is exact.
+const HooksProtocolVersion = "0.1"
+
+// hooksReverseDNS is the reverse-DNS name pattern of the v0.1 schemas (extensions.schema.json), used
+// for extension keys, deny codes, extension effects and backend ids.
+var hooksReverseDNS = regexp.MustCompile(`^(?:[A-Za-z][A-Za-z0-9_-]*\.)+[A-Za-z][A-Za-z0-9_-]*$`)
+
+// hooksMaxSafeInteger bounds integers (ids, timeouts) to what every SDK can represent exactly.
+const hooksMaxSafeInteger = 1<<53 - 1
+
+// hooksParseJSON parses one UTF-8 JSON document. Duplicate object keys are rejected, because two
+// readers could pick different values for the same key (the conformance checker rejects them too);
+// the parsed value is still returned with that error so the caller can address a reply.
+func hooksParseJSON(data []byte) (any, error) {
+	if !utf8.Valid(data) {
+		return nil, hooksUnparsable("", "not valid UTF-8")
+	}
+	v, err := decodeJSON(data)
+	if err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, hooksUnparsable("", "not valid JSON (syntax error at byte offset %d)", syn.Offset)
+		}
+		return nil, hooksUnparsable("", "not a single valid JSON value")
+	}
+	if err := hooksCheckDuplicateKeys(data); err != nil {
+		return v, err
+	}
+	return v, nil
+}
+
+// hooksCheckDuplicateKeys walks the tokens of an already valid JSON document and reports the path
+// of the first key that repeats within its object.
+func hooksCheckDuplicateKeys(data []byte) error {
+	type frame struct {
+		object  bool
+		path    string
+		keys    map[string]struct{}
+		wantKey bool   // objects: the next token is a key or '}'
+		key     string // objects: the key whose value comes next
+		index   int    // arrays: index of the next element
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return nil // decodeJSON already accepted the document
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if top != nil && top.object && top.wantKey {
+			key, _ := tok.(string)
+			if _, dup := top.keys[key]; dup {
+				return hooksBadEnvelope(joinPath(top.path, key), "duplicate object key")
+			}
+			top.keys[key] = struct{}{}
+			top.key, top.wantKey = key, false
+			continue
+		}
+		// A value starts here; settle the parent first, since a nested value has its own frame.
+		path := ""
+		switch {
+		case top == nil:
+		case top.object:
+			path, top.wantKey = joinPath(top.path, top.key), true
+		default:
+			path = indexPath(top.path, top.index)
+			top.index++
+		}
+		if d, ok := tok.(json.Delim); ok {
+			f := &frame{object: d == '{', path: path, wantKey: d == '{'}
+			if f.object {
+				f.keys = map[string]struct{}{}
+			}
+			stack = append(stack, f)
+		}
+	}
+}
+
+// hooksObject reads the members of one JSON object at a known path. Members a decoder maps onto a
+// typed field are claimed; whatever is left over is kept verbatim as unknown fields. A member that
+// holds the zero value of its typed field ("" or []) is left unclaimed on purpose: proto3 cannot
+// tell that value from an absent field, so keeping it among the unknown fields is what makes the
+// JSON round trip lossless.
+type hooksObject struct {
+	path    string
+	m       map[string]any
+	claimed map[string]bool
+}
+
+// hooksObjectAt checks that v is a JSON object.
+func hooksObjectAt(path string, v any) (*hooksObject, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, hooksInvalid(path, "must be an object")
+	}
+	return &hooksObject{path: path, m: m, claimed: make(map[string]bool, len(m))}, nil
+}
+
+func (o *hooksObject) at(key string) string { return joinPath(o.path, key) }
+
+func (o *hooksObject) has(key string) bool {
+	_, ok := o.m[key]
+	return ok
+}
+
+func (o *hooksObject) claim(key string) { o.claimed[key] = true }
+
+// required returns a member that must be present, claimed.
+func (o *hooksObject) required(key string) (any, error) {
+	v, ok := o.m[key]
+	if !ok {
+		return nil, hooksInvalid(o.at(key), "required")
+	}
+	o.claim(key)
+	return v, nil
+}
+
+// requiredString reads a required string member.
+func (o *hooksObject) requiredString(key string, nonEmpty bool) (string, error) {
+	v, err := o.required(key)
+	if err != nil {
+		return "", err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", hooksInvalid(o.at(key), "must be a string")
+	}
+	if nonEmpty && s == "" {
+		return "", hooksInvalid(o.at(key), "must not be empty")
+	}
+	return s, nil
+}
+
+// optionalString reads an optional string member; only a non-empty string is claimed.
+func (o *hooksObject) optionalString(key string) (string, error) {
+	v, ok := o.m[key]
+	if !ok {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", hooksInvalid(o.at(key), "must be a string")
+	}
+	if s != "" {
+		o.claim(key)
+	}
+	return s, nil
+}
+
+// looseString claims a member the schema leaves untyped only when it is a non-empty string, the
+// one form the proto field can carry; any other value stays verbatim among the unknown fields.
+func (o *hooksObject) looseString(key string) string {
+	if s, ok := o.m[key].(string); ok && s != "" {
+		o.claim(key)
+		return s
+	}
+	return ""
+}
+
+// optionalStrings reads an optional array of strings; only a non-empty array is claimed.
+func (o *hooksObject) optionalStrings(key string) ([]string, error) {
+	v, ok := o.m[key]
+	if !ok {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, hooksInvalid(o.at(key), "must be an array of strings")
+	}
+	out := make([]string, 0, len(list))
+	for i, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, hooksInvalid(indexPath(o.at(key), i), "must be a string")
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	o.claim(key)
+	return out, nil
+}
+
+// optionalBool reads an optional boolean member.
+func (o *hooksObject) optionalBool(key string) (*bool, error) {
+	v, ok := o.m[key]
+	if !ok {
+		return nil, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return nil, hooksInvalid(o.at(key), "must be a boolean")
+	}
+	o.claim(key)
+	return &b, nil
+}
+
+// requiredObject reads a required object member.
+func (o *hooksObject) requiredObject(key string) (*hooksObject, error) {
+	v, err := o.required(key)
+	if err != nil {
+		return nil, err
+	}
+	return hooksObjectAt(o.at(key), v)
+}
+
+// optionalObject reads an optional object member; nil when absent.
+func (o *hooksObject) optionalObject(key string) (*hooksObject, error) {
+	v, ok := o.m[key]
+	if !ok {
+		return nil, nil
+	}
+	o.claim(key)
+	return hooksObjectAt(o.at(key), v)
+}
+
+// requiredStruct reads a required member that must be a JSON object, as a Struct.
+func (o *hooksObject) requiredStruct(key string) (*structpb.Struct, error) {
+	v, err := o.required(key)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, hooksInvalid(o.at(key), "must be an object")
+	}
+	return hooksStruct(o.at(key), m)
+}
+
+// optionalValue reads an optional member of any JSON type; nil when absent, a null Value for null.
+func (o *hooksObject) optionalValue(key string) (*structpb.Value, error) {
+	v, ok := o.m[key]
+	if !ok {
+		return nil, nil
+	}
+	o.claim(key)
+	return hooksValue(o.at(key), v)
+}
+
+// forbid rejects a member that must not be present.
+func (o *hooksObject) forbid(key, format string, args ...any) error {
+	if o.has(key) {
+		return hooksInvalid(o.at(key), format, args...)
+	}
+	return nil
+}
+
+// extensions reads an optional reverse-DNS keyed extensions object (extensions.schema.json).
+func (o *hooksObject) extensions(key string) (*structpb.Struct, error) {
+	v, ok := o.m[key]
+	if !ok {
+		return nil, nil
+	}
+	o.claim(key)
+	return hooksDecodeExtensions(o.at(key), v)
+}
+
+// hooksDecodeExtensions checks that v is an object whose keys are reverse-DNS names.
+func hooksDecodeExtensions(path string, v any) (*structpb.Struct, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, hooksInvalid(path, "must be an object")
+	}
+	for _, k := range hooksSortedKeys(m) {
+		if !hooksReverseDNS.MatchString(k) {
+			return nil, hooksInvalid(joinPath(path, k), "extension key is not a reverse-DNS name (e.g. com.example.feature)")
+		}
+	}
+	return hooksStruct(path, m)
+}
+
+// rest returns the unclaimed members as a Struct, or nil when there are none.
+func (o *hooksObject) rest() (*structpb.Struct, error) {
+	if len(o.claimed) == len(o.m) {
+		return nil, nil
+	}
+	s := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	for _, k := range hooksSortedKeys(o.m) {
+		if o.claimed[k] {
+			continue
+		}
+		v, err := hooksValue(o.at(k), o.m[k])
+		if err != nil {
+			return nil, err
+		}
+		s.Fields[k] = v
+	}
+	return s, nil
+}
+
+// hooksSortedKeys gives the keys of m in order, so the first error reported is deterministic.
+func hooksSortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// hooksBaseMap starts an encoded object from a level's unknown fields; typed fields written after
+// it take precedence.
+func hooksBaseMap(unknown *structpb.Struct) map[string]any {
+	return fromStruct(unknown)
+}
+
+// hooksInteger reads a JSON number holding an integer within ±(2^53-1). Exponent or fraction
+// forms are accepted when their value is integral, as JSON Schema's "integer" allows.
+func hooksInteger(v any) (int64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return i, i >= -hooksMaxSafeInteger && i <= hooksMaxSafeInteger
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > hooksMaxSafeInteger {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// hooksIsDateTime reports whether s is an RFC 3339 date-time (section 5.6): full-date "T"
+// full-time, with "T" and "Z" case-insensitive, an optional fraction and a Z or ±hh:mm offset.
+// time.Parse is not used because it accepts forms RFC 3339 does not (and rejects second 60).
+func hooksIsDateTime(s string) bool {
+	if len(s) < len("2006-01-02T15:04:05Z") {
+		return false
+	}
+	year, ok1 := hooksDigits(s[0:4])
+	month, ok2 := hooksDigits(s[5:7])
+	day, ok3 := hooksDigits(s[8:10])
+	hour, ok4 := hooksDigits(s[11:13])
+	minute, ok5 := hooksDigits(s[14:16])
+	second, ok6 := hooksDigits(s[17:19])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) ||
+		s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' || s[16] != ':' {
+		return false
+	}
+	if month < 1 || month > 12 || day < 1 || day > hooksDaysIn(year, month) ||
+		hour > 23 || minute > 59 || second > 60 {
+		return false
+	}
+	rest := s[19:]
+	if rest != "" && rest[0] == '.' {
+		i := 1
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			i++
+		}
+		if i == 1 {
+			return false
+		}
+		rest = rest[i:]
+	}
+	if rest == "Z" || rest == "z" {
+		return true
+	}
+	if len(rest) != len("+00:00") || (rest[0] != '+' && rest[0] != '-') || rest[3] != ':' {
+		return false
+	}
+	oh, ok1 := hooksDigits(rest[1:3])
+	om, ok2 := hooksDigits(rest[4:6])
+	return ok1 && ok2 && oh <= 23 && om <= 59
+}
+
+// hooksDigits reads a run of ASCII digits.
+func hooksDigits(s string) (int, bool) {
+	v := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v, true
+}
+
+func hooksDaysIn(year, month int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// hooksIsURI reports whether s is an absolute URI in the sense of RFC 3986 (JSON Schema "uri"): a
+// scheme, then only URI characters and well-formed percent escapes, with at most one fragment.
+func hooksIsURI(s string) bool {
+	colon := strings.IndexByte(s, ':')
+	if colon < 1 {
+		return false
+	}
+	for i, c := range []byte(s[:colon]) {
+		alpha := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+		if !alpha && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	rest := s[colon+1:]
+	if strings.Count(rest, "#") > 1 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if c == '%' {
+			if i+2 >= len(rest) || !hooksIsHex(rest[i+1]) || !hooksIsHex(rest[i+2]) {
+				return false
+			}
+			i += 2
+			continue
+		}
+		if !hooksIsURIChar(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func hooksIsHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// hooksIsURIChar reports whether c is an RFC 3986 unreserved or reserved character.
+func hooksIsURIChar(c byte) bool {
+	if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+		return true
+	}
+	return strings.IndexByte("-._~:/?#[]@!$&'()*+,;=", c) >= 0
+}

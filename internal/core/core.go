@@ -1,0 +1,345 @@
+// Package core is the transport-free decision core of ahp-server. It knows canonical ahp.v1
+// events and decisions, the policy engine, the typed deciders, session memory, idempotency and the
+// watch hub — and nothing of HTTP, Connect, JSON-RPC or dialects. internal/service adapts it to
+// Connect; tests drive it directly.
+package core
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/hub"
+	"github.com/ahp-gateway/ahp/internal/idempotency"
+	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/session"
+	"github.com/google/uuid"
+)
+
+// Policy is a compiled policy snapshot; *policy.Policy implements it.
+type Policy interface {
+	// Evaluate decides one input; it must not panic (the core recovers if it does).
+	Evaluate(policy.Input) policy.Result
+	// Settings configure the typed deciders.
+	Settings() policy.Settings
+}
+
+// TypedDecider fills the typed answer of a typed event; typed.Decide implements it.
+type TypedDecider func(d *ahpv1.Decision, ev *ahpv1.Event, res policy.Result, view *policy.SessionView, s policy.Settings, now time.Time) error
+
+// HarnessLimits are the Agent Harness Protocol limits the core enforces and advertises.
+type HarnessLimits struct {
+	// TimeoutMs is advertised in the handshake (default 10000).
+	TimeoutMs uint64
+	// BatchSize is the maximum events per batch (default 100).
+	BatchSize uint64
+	// MaxDepth is the maximum event depth (default 10).
+	MaxDepth uint32
+}
+
+// Config wires the core. Policy and Typed are required; the rest have in-process defaults.
+type Config struct {
+	// Policy returns the current policy snapshot (hot reload swaps what it returns).
+	Policy func() Policy
+	// Typed builds typed decisions.
+	Typed TypedDecider
+	// Sessions is session memory (default: in-process).
+	Sessions session.Store
+	// Idempotency remembers decisions and observations (default: in-process, 100k entries, 10 min).
+	Idempotency idempotency.Store
+	// Hub receives every decision and observation for Watch (default: none).
+	Hub hub.Publisher
+	// Limits are the Harness limits.
+	Limits HarnessLimits
+	// ServerName and Version describe the server in handshakes and capabilities.
+	ServerName, Version string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// NewID makes decision ids (default UUIDv7).
+	NewID func() string
+	// Logger receives operational logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Core decides events. It is safe for concurrent use.
+type Core struct {
+	cfg Config
+}
+
+// New returns a core; it panics if Policy or Typed is missing, which is a wiring bug.
+func New(cfg Config) *Core {
+	if cfg.Policy == nil || cfg.Typed == nil {
+		panic("core: Config.Policy and Config.Typed are required")
+	}
+	if cfg.Sessions == nil {
+		cfg.Sessions = session.NewMemory(session.Options{})
+	}
+	if cfg.Idempotency == nil {
+		cfg.Idempotency = idempotency.NewMemory(100_000, 10*time.Minute)
+	}
+	if cfg.Hub == nil {
+		cfg.Hub = noHub{}
+	}
+	if cfg.Limits.TimeoutMs == 0 {
+		cfg.Limits.TimeoutMs = 10_000
+	}
+	if cfg.Limits.BatchSize == 0 {
+		cfg.Limits.BatchSize = 100
+	}
+	if cfg.Limits.MaxDepth == 0 {
+		cfg.Limits.MaxDepth = 10
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = "ahp-server"
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = newUUIDv7
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Core{cfg: cfg}
+}
+
+type noHub struct{}
+
+func (noHub) Publish(hub.Item) {}
+
+func newUUIDv7() string {
+	id, err := uuid.NewV7()
+	if err != nil { // only when the system's random source fails
+		return uuid.NewString()
+	}
+	return id.String()
+}
+
+// Limits returns the Harness limits in force.
+func (c *Core) Limits() HarnessLimits { return c.cfg.Limits }
+
+// Intercept decides one blocking event. A retried (source, event id) gets the remembered decision,
+// marked replayed, without evaluating again.
+func (c *Core) Intercept(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabilities) (*ahpv1.Decision, error) {
+	if err := c.checkEvent("event", ev, interceptable, "is observe-only; send it with ObservationService.Observe"); err != nil {
+		return nil, err
+	}
+	return c.decide(ctx, ev, caps)
+}
+
+// Typed decides a Harness typed event of the given type (the event's type may be left unspecified
+// when its payload says it).
+func (c *Core) Typed(ctx context.Context, ev *ahpv1.Event, want ahpv1.EventType) (*ahpv1.Decision, error) {
+	if ev != nil && ev.GetType() == ahpv1.EventType_EVENT_TYPE_UNSPECIFIED {
+		ev.Type = want
+	}
+	if ev.GetType() != want {
+		return nil, invalid("event.type", "must be %s for this call, got %s", convert.EventTypeName(want), typeName(ev.GetType()))
+	}
+	if err := c.checkEvent("event", ev, interceptable, ""); err != nil {
+		return nil, err
+	}
+	return c.decide(ctx, ev, nil)
+}
+
+// Batch decides generic-decision events in order with the Harness ahp/batch rules: the size limit,
+// the depth limit and the batchable check apply to the whole batch before anything is evaluated
+// (so an invalid batch has no side effects), and an evaluation failure becomes a block for that
+// event only (fail closed).
+func (c *Core) Batch(ctx context.Context, events []*ahpv1.Event, caps *ahpv1.Capabilities) ([]*ahpv1.Decision, error) {
+	if n := uint64(len(events)); n > c.cfg.Limits.BatchSize {
+		return nil, invalid("events", "Batch size %d exceeds configured limit %d", n, c.cfg.Limits.BatchSize)
+	}
+	for i, ev := range events {
+		field := fmt.Sprintf("events[%d]", i)
+		if err := c.checkEvent(field, ev, func(ahpv1.EventType) bool { return true }, ""); err != nil {
+			return nil, err
+		}
+		if !batchable(ev.GetType()) {
+			return nil, invalid(field+".type", "Event type %s cannot be batched because it does not return a generic Decision", convert.EventTypeName(ev.GetType()))
+		}
+	}
+	out := make([]*ahpv1.Decision, 0, len(events))
+	for _, ev := range events {
+		d, err := c.decide(ctx, ev, caps)
+		if err != nil {
+			d = c.synthetic(ev, "Handler error: "+err.Error(), "dev.ahpgateway.batch.handler_error")
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Observe records a fire-and-forget event. A repeated (source, event id) is reported as a
+// duplicate and not counted again.
+func (c *Core) Observe(_ context.Context, ev *ahpv1.Event) (duplicate bool, err error) {
+	if err := c.checkEvent("event", ev, observable, "must be sent for a decision, not observed"); err != nil {
+		return false, err
+	}
+	if !c.cfg.Idempotency.FirstObservation(idempotency.Key(ev)) {
+		return true, nil
+	}
+	now := c.cfg.Now()
+	c.cfg.Sessions.RecordEvent(ev, now)
+	c.cfg.Hub.Publish(hub.Item{Event: ev, Time: now})
+	return false, nil
+}
+
+// checkEvent validates what protovalidate cannot: the type's class, the payload presence and the
+// Harness depth limit.
+func (c *Core) checkEvent(field string, ev *ahpv1.Event, allowed func(ahpv1.EventType) bool, why string) error {
+	if ev == nil {
+		return invalid(field, "required")
+	}
+	if ev.GetType() == ahpv1.EventType_EVENT_TYPE_UNSPECIFIED {
+		ev.Type = bodyType(ev)
+	}
+	t := ev.GetType()
+	if classOf(t) == classUnknown {
+		return invalid(field+".type", "unknown event type %d", int32(t))
+	}
+	if !allowed(t) {
+		return invalid(field+".type", "%s %s", convert.EventTypeName(t), why)
+	}
+	if bt := bodyType(ev); bt != ahpv1.EventType_EVENT_TYPE_UNSPECIFIED && bt != t {
+		return invalid(field+".body", "carries a %s payload but the event type is %s", convert.EventTypeName(bt), convert.EventTypeName(t))
+	}
+	if needsBody(t) && bodyType(ev) == ahpv1.EventType_EVENT_TYPE_UNSPECIFIED {
+		return invalid(field+"."+bodyField(t), "required for %s events", convert.EventTypeName(t))
+	}
+	if ev.GetId() == "" {
+		return invalid(field+".id", "required")
+	}
+	if h := ev.GetHarness(); h != nil && h.GetDepth() > c.cfg.Limits.MaxDepth {
+		return invalid(field+".harness.depth", "Event depth %d exceeds configured max depth %d", h.GetDepth(), c.cfg.Limits.MaxDepth)
+	}
+	return nil
+}
+
+// bodyField names the oneof field of a typed or contract payload ("rate_limit").
+func bodyField(t ahpv1.EventType) string {
+	return strings.ReplaceAll(convert.EventTypeName(t), ".", "_")
+}
+
+func typeName(t ahpv1.EventType) string {
+	if n := convert.EventTypeName(t); n != "" {
+		return n
+	}
+	return "unspecified"
+}
+
+// decide evaluates one validated event, or replays the remembered decision for it.
+func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabilities) (*ahpv1.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	key := idempotency.Key(ev)
+	if prev, ok := c.cfg.Idempotency.Decision(key); ok {
+		replay := cloneDecision(prev)
+		replay.Replayed = true
+		return replay, nil
+	}
+	start := time.Now()
+	now := c.cfg.Now()
+	view := c.cfg.Sessions.View(ev.GetSession().GetId(), agentID(ev))
+	pol := c.cfg.Policy()
+	caps = effectiveCapabilities(ev, caps)
+
+	res, err := evaluate(pol, policy.Input{Event: ev, Capabilities: caps, Session: view, Now: now})
+	if err != nil {
+		c.cfg.Logger.Error("policy evaluation failed", "event_id", ev.GetId(), "error", err)
+		return nil, &Error{Code: CodeInternal, Reason: "policy evaluation failed: " + err.Error()}
+	}
+	d := &ahpv1.Decision{
+		DecisionId:     c.cfg.NewID(),
+		Verdict:        res.Verdict,
+		Effects:        res.Effects,
+		MatchedRuleIds: res.MatchedRuleIDs,
+		Fallbacks:      res.Fallbacks,
+		DryRuns:        res.DryRuns,
+	}
+	if failed := enforceErrors(res); failed != "" {
+		c.cfg.Logger.Warn("policy rule failed to evaluate; failing closed", "event_id", ev.GetId(), "rule_id", failed)
+		d.Effects = []*ahpv1.Effect{denyEffect(fmt.Sprintf("policy rule %q could not be evaluated; failing closed", failed), "dev.ahpgateway.policy.evaluation_error", failed)}
+		d.Verdict = ahpv1.Verdict_VERDICT_DENY
+		d.Synthetic = true
+	}
+	if d.Verdict == ahpv1.Verdict_VERDICT_UNSPECIFIED {
+		d.Verdict = ahpv1.Verdict_VERDICT_ALLOW
+	}
+	if classOf(ev.GetType()) == classTyped {
+		if err := c.cfg.Typed(d, ev, res, view, pol.Settings(), now); err != nil {
+			return nil, err
+		}
+	}
+	d.LatencyUs = uint64(time.Since(start).Microseconds())
+
+	c.cfg.Sessions.RecordEvent(ev, now)
+	c.cfg.Sessions.RecordDecision(ev, d)
+	c.cfg.Idempotency.RememberDecision(key, d)
+	c.cfg.Hub.Publish(hub.Item{Event: ev, Decision: d, Time: now})
+	return d, nil
+}
+
+// evaluate runs the policy, turning a panic into an error for this call only.
+func evaluate(p Policy, in policy.Input) (res policy.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return p.Evaluate(in), nil
+}
+
+// synthetic is a system-made denial, labelled so nobody mistakes it for a policy's own.
+func (c *Core) synthetic(ev *ahpv1.Event, reason, code string) *ahpv1.Decision {
+	return &ahpv1.Decision{
+		DecisionId: c.cfg.NewID(),
+		Verdict:    ahpv1.Verdict_VERDICT_DENY,
+		Effects:    []*ahpv1.Effect{denyEffect(reason, code, "")},
+		Synthetic:  true,
+	}
+}
+
+func denyEffect(reason, code, ruleID string) *ahpv1.Effect {
+	return &ahpv1.Effect{RuleId: ruleID, Effect: &ahpv1.Effect_Deny{Deny: &ahpv1.DenyEffect{Reason: reason, Code: code}}}
+}
+
+func agentID(ev *ahpv1.Event) string {
+	if id := ev.GetHarness().GetAgentId(); id != "" {
+		return id
+	}
+	return ev.GetSession().GetAgent().GetId()
+}
+
+// effectiveCapabilities fills in the dialect default when the caller advertised nothing: a Hooks
+// v0.1 caller can act on deny only; a Harness caller on what its generic Decision can say.
+func effectiveCapabilities(ev *ahpv1.Event, caps *ahpv1.Capabilities) *ahpv1.Capabilities {
+	if caps != nil && (len(caps.GetEffects()) > 0 || len(caps.GetExtensionEffects()) > 0) {
+		return caps
+	}
+	switch ev.GetOrigin().GetDialect() {
+	case ahpv1.Dialect_DIALECT_HOOKS:
+		return hooksCapabilities
+	case ahpv1.Dialect_DIALECT_HARNESS:
+		return harnessCapabilities
+	}
+	return nil // the typed API: every canonical effect
+}
+
+var (
+	hooksCapabilities   = &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_DENY}}
+	harnessCapabilities = &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{
+		ahpv1.EffectKind_EFFECT_KIND_DENY, ahpv1.EffectKind_EFFECT_KIND_ALLOW, ahpv1.EffectKind_EFFECT_KIND_ASK,
+		ahpv1.EffectKind_EFFECT_KIND_MODIFY, ahpv1.EffectKind_EFFECT_KIND_DEFER, ahpv1.EffectKind_EFFECT_KIND_ESCALATE,
+		ahpv1.EffectKind_EFFECT_KIND_MESSAGE,
+	}}
+)

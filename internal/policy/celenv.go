@@ -1,0 +1,156 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"sync"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/ext"
+)
+
+// Names of the CEL variables; docs/policy.md describes each.
+const (
+	varEvent   = "event"
+	varTool    = "tool"
+	varInput   = "input"
+	varSession = "session"
+	varPayload = "payload"
+	varNow     = "now"
+)
+
+var (
+	baseEnvOnce sync.Once
+	baseEnv     *cel.Env
+	baseEnvErr  error
+)
+
+// celEnv returns the one CEL environment every policy compiles against. cel.Env is safe for
+// concurrent use, and building it once keeps Parse cheap for hot reloads.
+func celEnv() (*cel.Env, error) {
+	baseEnvOnce.Do(func() { baseEnv, baseEnvErr = cel.NewEnv(envOptions()...) })
+	return baseEnv, baseEnvErr
+}
+
+func envOptions() []cel.EnvOption {
+	// Open JSON-shaped maps: the event's fields are fixed, but tool input, extensions and
+	// payloads are whatever the harness sent, so everything is map(string, dyn).
+	object := cel.MapType(cel.StringType, cel.DynType)
+	return []cel.EnvOption{
+		cel.Variable(varEvent, object),
+		cel.Variable(varTool, object),
+		cel.Variable(varInput, object),
+		cel.Variable(varSession, object),
+		cel.Variable(varPayload, object),
+		cel.Variable(varNow, cel.TimestampType),
+		// Harness numbers arrive as doubles (JSON) or ints (typed fields); comparing them
+		// across types must just work.
+		cel.CrossTypeNumericComparisons(true),
+		cel.DefaultUTCTimeZone(true),
+		cel.OptionalTypes(),
+		ext.Strings(),
+		ext.Sets(),
+		ext.Lists(),
+		ext.Bindings(),
+		cel.Function("glob",
+			cel.Overload("glob_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
+				cel.BinaryBinding(globMatch))),
+		cel.Function("path.base",
+			cel.Overload("path_base_string", []*cel.Type{cel.StringType}, cel.StringType,
+				cel.UnaryBinding(stringFunc(path.Base)))),
+		cel.Function("path.dir",
+			cel.Overload("path_dir_string", []*cel.Type{cel.StringType}, cel.StringType,
+				cel.UnaryBinding(stringFunc(path.Dir)))),
+		cel.Function("path.ext",
+			cel.Overload("path_ext_string", []*cel.Type{cel.StringType}, cel.StringType,
+				cel.UnaryBinding(stringFunc(path.Ext)))),
+		cel.Function("path.clean",
+			cel.Overload("path_clean_string", []*cel.Type{cel.StringType}, cel.StringType,
+				cel.UnaryBinding(stringFunc(path.Clean)))),
+	}
+}
+
+// globMatch implements glob(s, pattern) with path.Match semantics, like match.tool_names.
+func globMatch(s, pattern ref.Val) ref.Val {
+	str, ok1 := s.(types.String)
+	pat, ok2 := pattern.(types.String)
+	if !ok1 || !ok2 {
+		return types.NewErr("glob: want (string, string)")
+	}
+	ok, err := path.Match(string(pat), string(str))
+	if err != nil {
+		return types.NewErr("glob: bad pattern %q", string(pat))
+	}
+	return types.Bool(ok)
+}
+
+// stringFunc lifts a string function into a CEL unary binding.
+func stringFunc(f func(string) string) func(ref.Val) ref.Val {
+	return func(v ref.Val) ref.Val {
+		s, ok := v.(types.String)
+		if !ok {
+			return types.NewErr("want a string, got %s", v.Type().TypeName())
+		}
+		return types.String(f(string(s)))
+	}
+}
+
+// exprKind says what an expression must produce, for load-time type checks.
+type exprKind int
+
+const (
+	exprBool   exprKind = iota // when
+	exprString                 // reason_expr, text_expr
+	exprObject                 // modify input, merge_expr
+)
+
+func (k exprKind) String() string {
+	switch k {
+	case exprBool:
+		return "bool"
+	case exprString:
+		return "string"
+	default:
+		return "map"
+	}
+}
+
+// compiledExpr is a checked, planned CEL program.
+type compiledExpr struct {
+	prg cel.Program
+	// dynamic is set when the checker could only prove the type dyn; the value is then checked
+	// at run time.
+	dynamic bool
+}
+
+// compileExpr parses, checks and plans src once, at load. dyn is accepted wherever a concrete
+// type is expected (tool input is open JSON, so `input.force` is dyn) and checked when evaluated.
+func compileExpr(env *cel.Env, src string, want exprKind) (*compiledExpr, error) {
+	ast, iss := env.Compile(src)
+	if iss.Err() != nil {
+		return nil, iss.Err()
+	}
+	out := ast.OutputType()
+	dynamic := out.IsExactType(cel.DynType)
+	if !dynamic {
+		var ok bool
+		switch want {
+		case exprBool:
+			ok = out.IsExactType(cel.BoolType)
+		case exprString:
+			ok = out.IsExactType(cel.StringType)
+		case exprObject:
+			ok = out.Kind() == types.MapKind
+		}
+		if !ok {
+			return nil, fmt.Errorf("expression has type %s, want %s", out, want)
+		}
+	}
+	prg, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize))
+	if err != nil {
+		return nil, err
+	}
+	return &compiledExpr{prg: prg, dynamic: dynamic}, nil
+}

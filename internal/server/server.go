@@ -1,0 +1,233 @@
+// Package server assembles ahp-server: the decision core behind the four Connect services, gRPC
+// health and reflection, on one net/http server speaking HTTP/1.1 and h2c (or TLS). cmd/ahp-server
+// only parses flags and calls it.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"github.com/ahp-gateway/ahp/internal/core"
+	"github.com/ahp-gateway/ahp/internal/hub"
+	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/service"
+	"github.com/ahp-gateway/ahp/internal/session"
+	"github.com/ahp-gateway/ahp/internal/typed"
+)
+
+// Config configures a server. Zero values take the documented defaults.
+type Config struct {
+	// PolicyFile is the YAML policy; "" uses the embedded default policy.
+	PolicyFile string
+	// PolicyPollInterval is how often PolicyFile is checked for changes (default 1s; <0 disables).
+	PolicyPollInterval time.Duration
+	// TLSCertFile and TLSKeyFile enable TLS when both are set.
+	TLSCertFile, TLSKeyFile string
+	// Limits are the Harness limits (batch size, depth, advertised timeout).
+	Limits core.HarnessLimits
+	// WatchBuffer is each watcher's buffer (default 1024).
+	WatchBuffer int
+	// MaxRequestBytes caps a request message (default 4 MiB).
+	MaxRequestBytes int
+	// UnaryTimeout bounds a unary call's handling (default 30s).
+	UnaryTimeout time.Duration
+	// ShutdownTimeout bounds graceful shutdown (default 15s).
+	ShutdownTimeout time.Duration
+	// Version is reported in handshakes and capabilities.
+	Version string
+	// Logger receives logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Server is a configured ahp-server.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	current atomic.Pointer[policy.Policy]
+	hub     *hub.Hub
+	core    *core.Core
+	health  *grpchealth.StaticChecker
+	handler http.Handler
+	names   []string
+
+	reloads, reloadFailures atomic.Uint64
+}
+
+// New loads the policy and builds the handler; it fails if the policy does not load.
+func New(cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.PolicyPollInterval == 0 {
+		cfg.PolicyPollInterval = time.Second
+	}
+	if cfg.WatchBuffer <= 0 {
+		cfg.WatchBuffer = 1024
+	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = 4 << 20
+	}
+	if cfg.UnaryTimeout <= 0 {
+		cfg.UnaryTimeout = 30 * time.Second
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 15 * time.Second
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, hub: hub.New(65536)}
+
+	p, err := loadPolicy(cfg.PolicyFile)
+	if err != nil {
+		return nil, err
+	}
+	s.current.Store(p)
+	s.log.Info("policy loaded", "name", p.Name(), "rules", len(p.Rules()), "digest", p.Digest(), "source", policySource(cfg.PolicyFile))
+
+	s.core = core.New(core.Config{
+		Policy:   func() core.Policy { return s.current.Load() },
+		Typed:    typed.Decide,
+		Sessions: session.NewMemory(session.Options{}),
+		Hub:      s.hub,
+		Limits:   cfg.Limits,
+		Version:  cfg.Version,
+		Logger:   s.log,
+	})
+	svc, err := service.New(s.core, service.Options{Watcher: s.hub, WatchBuffer: cfg.WatchBuffer, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+
+	opts := []connect.HandlerOption{
+		connect.WithReadMaxBytes(cfg.MaxRequestBytes),
+		connect.WithRecover(s.recovered),
+		connect.WithInterceptors(unaryTimeout(cfg.UnaryTimeout)),
+	}
+	mux := http.NewServeMux()
+	s.names = svc.Register(mux, opts...)
+	s.health = grpchealth.NewStaticChecker(s.names...)
+	mux.Handle(grpchealth.NewHandler(s.health))
+	reflector := grpcreflect.NewStaticReflector(append(append([]string(nil), s.names...), grpchealth.HealthV1ServiceName)...)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	s.handler = mux
+	return s, nil
+}
+
+func policySource(file string) string {
+	if file == "" {
+		return "embedded default"
+	}
+	return file
+}
+
+func loadPolicy(file string) (*policy.Policy, error) {
+	if file == "" {
+		return policy.Default(), nil
+	}
+	return policy.LoadFile(file)
+}
+
+// recovered turns a handler panic into an Internal error for that call only.
+func (s *Server) recovered(_ context.Context, spec connect.Spec, _ http.Header, v any) error {
+	s.log.Error("handler panicked", "procedure", spec.Procedure, "panic", fmt.Sprint(v))
+	return connect.NewError(connect.CodeInternal, errors.New("internal error"))
+}
+
+// unaryTimeout bounds unary calls; streams live as long as their clients want.
+func unaryTimeout(d time.Duration) connect.UnaryInterceptorFunc {
+	return func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			ctx, cancel := context.WithTimeout(ctx, d)
+			defer cancel()
+			return next(ctx, req)
+		}
+	}
+}
+
+// Handler is the HTTP handler serving every service, health and reflection.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Core exposes the decision core (for embedding and tests).
+func (s *Server) Core() *core.Core { return s.core }
+
+// Policy returns the policy currently in force.
+func (s *Server) Policy() *policy.Policy { return s.current.Load() }
+
+// ReloadStats reports successful and failed policy reloads.
+func (s *Server) ReloadStats() (reloads, failures uint64) {
+	return s.reloads.Load(), s.reloadFailures.Load()
+}
+
+// HTTPServer returns an http.Server with production timeouts for this handler. There is no
+// read/write timeout because Watch and the streaming RPCs are long-lived; unary calls are bounded
+// by UnaryTimeout instead, and slow clients by ReadHeaderTimeout and IdleTimeout.
+func (s *Server) HTTPServer() *http.Server {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler:           s.handler,
+		Protocols:         &protocols,
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// Serve serves on ln until ctx is cancelled, then drains: health turns NOT_SERVING, in-flight
+// calls finish (up to ShutdownTimeout), watchers are ended.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := s.HTTPServer()
+	tlsOn := s.cfg.TLSCertFile != "" && s.cfg.TLSKeyFile != ""
+	if tlsOn {
+		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCertFile, s.cfg.TLSKeyFile)
+		if err != nil {
+			return fmt.Errorf("load TLS key pair: %w", err)
+		}
+		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+
+	reloadCtx, stopReload := context.WithCancel(ctx)
+	defer stopReload()
+	if s.cfg.PolicyFile != "" && s.cfg.PolicyPollInterval > 0 {
+		go s.watchPolicy(reloadCtx)
+	}
+
+	errc := make(chan error, 1)
+	go func() {
+		if tlsOn {
+			errc <- hs.ServeTLS(ln, "", "")
+		} else {
+			errc <- hs.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		s.hub.Close()
+		return err
+	case <-ctx.Done():
+	}
+	for _, name := range s.names {
+		s.health.SetStatus(name, grpchealth.StatusNotServing)
+	}
+	s.health.SetStatus("", grpchealth.StatusNotServing)
+	s.hub.Close() // ends Watch streams so Shutdown is not held up by them
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := hs.Shutdown(shutdownCtx)
+	if errors.Is(<-errc, http.ErrServerClosed) && err == nil {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,37 @@
+package service
+
+import (
+	"context"
+
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+)
+
+// Handshake implements ahpv1connect.HarnessServiceHandler.
+func (s *Services) Handshake(ctx context.Context, req *connect.Request[ahpv1.HandshakeRequest]) (*connect.Response[ahpv1.HandshakeResponse], error) {
+	if err := s.validate(req.Msg); err != nil {
+		return nil, err
+	}
+	resp, err := s.core.Handshake(ctx, req.Msg)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return connect.NewResponse(resp), nil
+}
+
+// Query implements ahpv1connect.HarnessServiceHandler.
+func (s *Services) Query(ctx context.Context, req *connect.Request[ahpv1.QueryRequest]) (*connect.Response[ahpv1.QueryResponse], error) {
+	if err := s.validate(req.Msg); err != nil {
+		return nil, err
+	}
+	resp, err := s.core.Query(ctx, req.Msg)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return connect.NewResponse(resp), nil
+}
+
+// GetCapabilities implements ahpv1connect.HarnessServiceHandler.
+func (s *Services) GetCapabilities(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
+	return connect.NewResponse(s.core.Capabilities()), nil
+}

@@ -1,0 +1,120 @@
+// Package service adapts the decision core to the four Connect services of ahp.v1. Handlers are
+// thin: validate the request (protovalidate), call the core, map its errors to Connect codes.
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"buf.build/go/protovalidate"
+	"connectrpc.com/connect"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/core"
+	"github.com/ahp-gateway/ahp/internal/hub"
+	"google.golang.org/protobuf/proto"
+)
+
+// Watcher is what Watch needs from the event hub.
+type Watcher interface {
+	// Subscribe starts a live tail with the given filter and buffer size.
+	Subscribe(f hub.Filter, buffer int) *hub.Subscription
+}
+
+// Options configure the services.
+type Options struct {
+	// Watcher feeds Watch (required for Watch to work; nil makes Watch fail with Unavailable).
+	Watcher Watcher
+	// WatchBuffer is each watcher's buffer in items (default 1024); a watcher that falls this far
+	// behind is cut off.
+	WatchBuffer int
+	// StreamConcurrency bounds in-flight events per InterceptStream (default 16).
+	StreamConcurrency int
+	// Logger receives operational logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Services implements every ahp.v1 service over a core.
+type Services struct {
+	core      *core.Core
+	opts      Options
+	validator protovalidate.Validator
+}
+
+var (
+	_ ahpv1connect.InterceptServiceHandler     = (*Services)(nil)
+	_ ahpv1connect.TypedDecisionServiceHandler = (*Services)(nil)
+	_ ahpv1connect.ObservationServiceHandler   = (*Services)(nil)
+	_ ahpv1connect.HarnessServiceHandler       = (*Services)(nil)
+)
+
+// New returns the services.
+func New(c *core.Core, opts Options) (*Services, error) {
+	if opts.WatchBuffer <= 0 {
+		opts.WatchBuffer = 1024
+	}
+	if opts.StreamConcurrency <= 0 {
+		opts.StreamConcurrency = 16
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	v, err := protovalidate.New()
+	if err != nil {
+		return nil, err
+	}
+	return &Services{core: c, opts: opts, validator: v}, nil
+}
+
+// Register mounts the four services on mux and returns their fully-qualified names (for health
+// checks and reflection).
+func (s *Services) Register(mux *http.ServeMux, opts ...connect.HandlerOption) []string {
+	mux.Handle(ahpv1connect.NewInterceptServiceHandler(s, opts...))
+	mux.Handle(ahpv1connect.NewTypedDecisionServiceHandler(s, opts...))
+	mux.Handle(ahpv1connect.NewObservationServiceHandler(s, opts...))
+	mux.Handle(ahpv1connect.NewHarnessServiceHandler(s, opts...))
+	return []string{
+		ahpv1connect.InterceptServiceName,
+		ahpv1connect.TypedDecisionServiceName,
+		ahpv1connect.ObservationServiceName,
+		ahpv1connect.HarnessServiceName,
+	}
+}
+
+// validate checks protovalidate rules; the error names the field and is InvalidArgument.
+func (s *Services) validate(msg proto.Message) error {
+	if err := s.validator.Validate(msg); err != nil {
+		return connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	return nil
+}
+
+// toConnect maps a core error (or a context error) to a Connect error. Messages come from the core,
+// which never puts field values in them.
+func toConnect(err error) error {
+	if err == nil {
+		return nil
+	}
+	if ce, ok := core.AsError(err); ok {
+		code := connect.CodeInternal
+		switch ce.Code {
+		case core.CodeInvalidArgument:
+			code = connect.CodeInvalidArgument
+		case core.CodeFailedPrecondition:
+			code = connect.CodeFailedPrecondition
+		}
+		return connect.NewError(code, errors.New(ce.Error()))
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return connect.NewError(connect.CodeCanceled, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return connect.NewError(connect.CodeDeadlineExceeded, err)
+	}
+	var cerr *connect.Error
+	if errors.As(err, &cerr) {
+		return cerr
+	}
+	return connect.NewError(connect.CodeInternal, errors.New("internal error"))
+}
