@@ -158,6 +158,16 @@ Flags:
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			if err := srv.ReloadPolicy(); err == nil {
+				logger.Info("policy reloaded on SIGHUP")
+			}
+		}
+	}()
 	if err := srv.Serve(ctx, ln); err != nil {
 		logger.Error("server stopped", "error", err)
 		return 1

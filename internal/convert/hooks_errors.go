@@ -138,9 +138,6 @@ var hooksCodeMessages = map[int]string{
 func HooksRPCError(err error) *ahpv1.RpcError {
 	code := HooksErrorCode(err)
 	out := &ahpv1.RpcError{Code: int32(code), Message: hooksCodeMessages[code]}
-	if out.Message == "" {
-		out.Message = "Error"
-	}
 	data := map[string]any{}
 	var he *hooksError
 	if errors.As(err, &he) {
@@ -169,7 +166,7 @@ func HooksErrorResponse(err error) (resp *HooksMessage, ok bool) {
 	if err == nil {
 		return nil, false
 	}
-	id := NullHooksID()
+	id := HooksNullID()
 	var rej *hooksRejection
 	if errors.As(err, &rej) {
 		if !rej.reply {

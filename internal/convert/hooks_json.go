@@ -1,11 +1,9 @@
 package convert
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
-	"math"
+	"math/big"
 	"regexp"
 	"slices"
 	"strconv"
@@ -26,6 +24,8 @@ var hooksReverseDNS = regexp.MustCompile(`^(?:[A-Za-z][A-Za-z0-9_-]*\.)+[A-Za-z]
 // hooksMaxSafeInteger bounds integers (ids, timeouts) to what every SDK can represent exactly.
 const hooksMaxSafeInteger = 1<<53 - 1
 
+const hooksDuplicateKeyMessage = "duplicate object key"
+
 // hooksParseJSON parses one UTF-8 JSON document. Duplicate object keys are rejected, because two
 // readers could pick different values for the same key (the conformance checker rejects them too);
 // the parsed value is still returned with that error so the caller can address a reply.
@@ -33,12 +33,17 @@ func hooksParseJSON(data []byte) (any, error) {
 	if !utf8.Valid(data) {
 		return nil, hooksUnparsable("", "not valid UTF-8")
 	}
-	v, err := decodeJSON(data)
-	if err != nil {
+	// json.Valid first: decodeJSON lets trailing bytes through when they do not form a whole token
+	// ({} x), and the duplicate-key walk relies on the document being valid throughout.
+	if !json.Valid(data) {
 		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
+		if err := json.Unmarshal(data, new(json.RawMessage)); errors.As(err, &syn) {
 			return nil, hooksUnparsable("", "not valid JSON (syntax error at byte offset %d)", syn.Offset)
 		}
+		return nil, hooksUnparsable("", "not a single valid JSON value")
+	}
+	v, err := decodeJSON(data)
+	if err != nil {
 		return nil, hooksUnparsable("", "not a single valid JSON value")
 	}
 	if err := hooksCheckDuplicateKeys(data); err != nil {
@@ -47,63 +52,76 @@ func hooksParseJSON(data []byte) (any, error) {
 	return v, nil
 }
 
-// hooksCheckDuplicateKeys walks the tokens of an already valid JSON document and reports the path
-// of the first key that repeats within its object.
+// hooksCheckDuplicateKeys reports the path of the first key that repeats within its object. It
+// runs on a document json.Valid has accepted, so a structural walk over the bytes is enough: only
+// strings, brackets and commas matter. Keys are compared after unescaping ("a" and "\u0061" are
+// the same key).
 func hooksCheckDuplicateKeys(data []byte) error {
 	type frame struct {
-		object  bool
-		path    string
-		keys    map[string]struct{}
-		wantKey bool   // objects: the next token is a key or '}'
-		key     string // objects: the key whose value comes next
-		index   int    // arrays: index of the next element
+		object bool
+		path   string
+		keys   map[string]struct{}
+		key    string // objects: the key whose value comes next
+		index  int    // arrays: index of the current element
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
 	var stack []*frame
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
+	wantKey := false
+	childPath := func() string {
+		if len(stack) == 0 {
+			return ""
 		}
-		if err != nil {
-			return nil // decodeJSON already accepted the document
+		top := stack[len(stack)-1]
+		if top.object {
+			return joinPath(top.path, top.key)
 		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+		return indexPath(top.path, top.index)
+	}
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '{':
+			stack = append(stack, &frame{object: true, path: childPath()})
+			wantKey = true
+		case '[':
+			stack = append(stack, &frame{path: childPath()})
+		case '}', ']':
 			stack = stack[:len(stack)-1]
-			continue
-		}
-		if top != nil && top.object && top.wantKey {
-			key, _ := tok.(string)
-			if _, dup := top.keys[key]; dup {
-				return hooksBadEnvelope(joinPath(top.path, key), "duplicate object key")
+			wantKey = false
+		case ',':
+			top := stack[len(stack)-1]
+			if top.object {
+				wantKey = true
+			} else {
+				top.index++
 			}
-			top.keys[key] = struct{}{}
-			top.key, top.wantKey = key, false
-			continue
-		}
-		// A value starts here; settle the parent first, since a nested value has its own frame.
-		path := ""
-		switch {
-		case top == nil:
-		case top.object:
-			path, top.wantKey = joinPath(top.path, top.key), true
-		default:
-			path = indexPath(top.path, top.index)
-			top.index++
-		}
-		if d, ok := tok.(json.Delim); ok {
-			f := &frame{object: d == '{', path: path, wantKey: d == '{'}
-			if f.object {
-				f.keys = map[string]struct{}{}
+		case '"':
+			end := i + 1
+			escaped := false
+			for data[end] != '"' {
+				if data[end] == '\\' {
+					escaped = true
+					end++
+				}
+				end++
 			}
-			stack = append(stack, f)
+			if wantKey {
+				top := stack[len(stack)-1]
+				key := string(data[i+1 : end])
+				if escaped {
+					_ = json.Unmarshal(data[i:end+1], &key) // valid: decodeJSON accepted it
+				}
+				if _, dup := top.keys[key]; dup {
+					return hooksBadEnvelope(joinPath(top.path, key), hooksDuplicateKeyMessage)
+				}
+				if top.keys == nil {
+					top.keys = map[string]struct{}{}
+				}
+				top.keys[key] = struct{}{}
+				top.key, wantKey = key, false
+			}
+			i = end
 		}
 	}
+	return nil
 }
 
 // hooksObject reads the members of one JSON object at a known path. Members a decoder maps onto a
@@ -335,21 +353,34 @@ func hooksBaseMap(unknown *structpb.Struct) map[string]any {
 	return fromStruct(unknown)
 }
 
-// hooksInteger reads a JSON number holding an integer within ±(2^53-1). Exponent or fraction
-// forms are accepted when their value is integral, as JSON Schema's "integer" allows.
+// hooksInteger reads a JSON number holding an integer within ±(2^53-1). Fraction and exponent
+// forms ("1.0", "1e3") count when their value is integral, as JSON Schema's "integer" has it.
 func hooksInteger(v any) (int64, bool) {
 	n, ok := v.(json.Number)
 	if !ok {
 		return 0, false
 	}
-	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+	s := string(n)
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return i, i >= -hooksMaxSafeInteger && i <= hooksMaxSafeInteger
 	}
-	f, err := n.Float64()
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > hooksMaxSafeInteger {
+	// big.Rat decides exactly, but would build 10^e for any exponent e; no safe integer needs a
+	// long literal or a large exponent, so those are refused first.
+	if len(s) > 64 {
 		return 0, false
 	}
-	return int64(f), true
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		exp, err := strconv.Atoi(s[i+1:])
+		if err != nil || exp < -64 || exp > 64 {
+			return 0, false
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return 0, false
+	}
+	i := r.Num().Int64()
+	return i, i >= -hooksMaxSafeInteger && i <= hooksMaxSafeInteger
 }
 
 // hooksIsDateTime reports whether s is an RFC 3339 date-time (section 5.6): full-date "T"

@@ -2,6 +2,7 @@ package convert
 
 import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -161,7 +162,7 @@ func hooksRenderDeny(deny *ahpv1.DenyEffect, ruleID string) *ahpv1.HooksEffect {
 	ext := map[string]*structpb.Value{}
 	for k, v := range deny.GetExtensions().GetFields() {
 		if hooksReverseDNS.MatchString(k) {
-			ext[k] = v
+			ext[k] = proto.CloneOf(v) // the result must not share messages with the decision
 		}
 	}
 	if _, taken := ext[Namespace]; ruleID != "" && !taken {

@@ -132,7 +132,7 @@ func (c *Core) Intercept(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capab
 	if err := c.checkEvent("event", ev, interceptable, "is observe-only; send it with ObservationService.Observe"); err != nil {
 		return nil, err
 	}
-	return c.decide(ctx, ev, caps)
+	return c.decide(ctx, ev, caps, true)
 }
 
 // Typed decides a Harness typed event of the given type (the event's type may be left unspecified
@@ -147,7 +147,7 @@ func (c *Core) Typed(ctx context.Context, ev *ahpv1.Event, want ahpv1.EventType)
 	if err := c.checkEvent("event", ev, interceptable, ""); err != nil {
 		return nil, err
 	}
-	return c.decide(ctx, ev, nil)
+	return c.decide(ctx, ev, nil, true)
 }
 
 // Batch decides generic-decision events in order with the Harness ahp/batch rules: the size limit,
@@ -169,7 +169,7 @@ func (c *Core) Batch(ctx context.Context, events []*ahpv1.Event, caps *ahpv1.Cap
 	}
 	out := make([]*ahpv1.Decision, 0, len(events))
 	for _, ev := range events {
-		d, err := c.decide(ctx, ev, caps)
+		d, err := c.decide(ctx, ev, caps, true)
 		if err != nil {
 			d = c.synthetic(ev, "Handler error: "+err.Error(), "dev.ahpgateway.batch.handler_error")
 		}
@@ -236,8 +236,10 @@ func typeName(t ahpv1.EventType) string {
 	return "unspecified"
 }
 
-// decide evaluates one validated event, or replays the remembered decision for it.
-func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabilities) (*ahpv1.Decision, error) {
+// decide evaluates one validated event, or replays the remembered decision for it. record=false
+// is for hypothetical events (queries): they are decided and published but not remembered as
+// something the agent did.
+func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabilities, record bool) (*ahpv1.Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -282,9 +284,12 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 	}
 	d.LatencyUs = uint64(time.Since(start).Microseconds())
 
-	c.cfg.Sessions.RecordEvent(ev, now)
-	c.cfg.Sessions.RecordDecision(ev, d)
-	c.cfg.Idempotency.RememberDecision(key, d)
+	if record {
+		c.cfg.Sessions.RecordEvent(ev, now)
+		c.cfg.Sessions.RecordDecision(ev, d)
+		// A copy, so a caller changing its answer cannot change what a retry replays.
+		c.cfg.Idempotency.RememberDecision(key, cloneDecision(d))
+	}
 	c.cfg.Hub.Publish(hub.Item{Event: ev, Decision: d, Time: now})
 	return d, nil
 }

@@ -49,16 +49,17 @@ func (c *Core) Handshake(_ context.Context, req *ahpv1.HandshakeRequest) (*ahpv1
 }
 
 // Query answers a Harness query with the same rules that decide events. The query becomes a
-// canonical event of type query whose payload holds query_type and the query payload; when the
-// payload names a tool ({"tool_name", "arguments"}) the event also carries that tool, so tool rules
-// apply too. should_i_proceed answers true or false; any other query type answers an object with
+// hypothetical canonical event — decided and published to watchers, but not remembered in session
+// memory or the idempotency store. When the payload names a tool ({"tool_name", "arguments"}) the
+// event is the tool.before that the agent is asking about, so tool rules apply unchanged; otherwise
+// it is a query event whose payload holds query_type and the query payload (rules with on: [query]). should_i_proceed answers true or false; any other query type answers an object with
 // the verdict and the matched rule ids.
 func (c *Core) Query(ctx context.Context, req *ahpv1.QueryRequest) (*ahpv1.QueryResponse, error) {
 	if req.GetQueryType() == "" {
 		return nil, invalid("query_type", "required")
 	}
 	ev := queryEvent(req, c.cfg.NewID())
-	d, err := c.decide(ctx, ev, nil)
+	d, err := c.decide(ctx, ev, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +101,8 @@ func queryEvent(req *ahpv1.QueryRequest, id string) *ahpv1.Event {
 	}
 	fields := req.GetPayload().GetStructValue().GetFields()
 	if name := fields["tool_name"].GetStringValue(); name != "" {
-		ev.Tool = &ahpv1.Tool{Name: name, Kind: convert.ToolKindFor(name), Input: fields["arguments"].GetStructValue()}
+		ev.Type = ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE
+		ev.Tool = &ahpv1.Tool{CallId: ev.GetId(), Name: name, Kind: convert.ToolKindFor(name), Input: fields["arguments"].GetStructValue()}
 	}
 	return ev
 }

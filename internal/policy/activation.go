@@ -13,16 +13,17 @@ import (
 	"github.com/ahp-gateway/ahp/internal/convert"
 )
 
-// activation supplies the CEL variables of one evaluation. Each variable is built from the proto
-// on first use and cached, so a policy whose rules only look at `input` never pays for `session`
-// or `payload`. Values are CEL values (ref.Val) all the way down: no protojson round trip, and
-// JSON-shaped proto fields (tool input, extensions) are wrapped, not copied.
+// activation supplies the CEL variables of one evaluation straight from the proto: no protojson
+// round trip, no copy of the tool input. Fixed-shape parts (event, tool, session) are records
+// whose fields are computed when read; JSON parts (tool input, extensions) are wrapped as they
+// are; each variable is built at most once per evaluation.
 //
 // An activation belongs to one Evaluate call and is not shared between goroutines.
 type activation struct {
 	in      *Input
 	adapter types.Adapter
-	now     time.Time
+	now     ref.Val
+	nowTime time.Time
 
 	event, tool, input, session, payload ref.Val
 }
@@ -34,7 +35,7 @@ func newActivation(in *Input, adapter types.Adapter) *activation {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return &activation{in: in, adapter: adapter, now: now}
+	return &activation{in: in, adapter: adapter, nowTime: now}
 }
 
 // ResolveName implements interpreter.Activation.
@@ -42,31 +43,68 @@ func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
 	case varEvent:
 		if a.event == nil {
-			a.event = a.buildEvent()
+			a.event = newRecord(a.adapter, eventFields{a})
 		}
 		return a.event, true
 	case varTool:
 		return a.toolVal(), true
 	case varInput:
-		if a.input == nil {
-			a.input = a.structVal(a.in.Event.GetTool().GetInput())
-		}
-		return a.input, true
+		return a.inputVal(), true
 	case varSession:
 		if a.session == nil {
-			a.session = a.buildSession()
+			sv := a.in.Session
+			if sv == nil {
+				sv = &SessionView{}
+			}
+			a.session = newRecord(a.adapter, sessionFields{a, sv})
 		}
 		return a.session, true
 	case varPayload:
 		return a.payloadVal(), true
 	case varNow:
-		return types.Timestamp{Time: a.now}, true
+		if a.now == nil {
+			a.now = types.Timestamp{Time: a.nowTime}
+		}
+		return a.now, true
 	}
 	return nil, false
 }
 
 // Parent implements interpreter.Activation.
 func (a *activation) Parent() interpreter.Activation { return nil }
+
+func (a *activation) toolVal() ref.Val {
+	if a.tool == nil {
+		a.tool = newRecord(a.adapter, toolFields{a, a.in.Event.GetTool()})
+	}
+	return a.tool
+}
+
+// inputVal converts the top level of the tool input once: almost every rule reads a key or two
+// of it, often more than once, and a map lookup beats converting the proto value on each read.
+// Nested objects and lists stay wrapped.
+func (a *activation) inputVal() ref.Val {
+	if a.input == nil {
+		fields := a.in.Event.GetTool().GetInput().GetFields()
+		if len(fields) == 0 {
+			a.input = emptyObject
+		} else {
+			m := make(map[string]ref.Val, len(fields))
+			for k, v := range fields {
+				m[k] = jsonVal(a.adapter, v)
+			}
+			a.input = types.NewMap(a.adapter, m)
+		}
+	}
+	return a.input
+}
+
+func (a *activation) payloadVal() ref.Val {
+	if a.payload == nil {
+		a.payload = a.buildPayload()
+	}
+	return a.payload
+}
 
 // inputOverride rebinds `input` for modify expressions, which see the input as changed by earlier
 // rules while `tool.input` and `event.tool.input` keep what the agent sent.
@@ -84,21 +122,23 @@ func (o *inputOverride) ResolveName(name string) (any, bool) {
 
 func (o *inputOverride) Parent() interpreter.Activation { return nil }
 
-// object builds a CEL map from string keys to CEL values.
-func (a *activation) object(m map[string]ref.Val) ref.Val {
-	return types.NewMap(a.adapter, m)
-}
+// ---- JSON values ----
 
-// structVal wraps a JSON object; absent objects read as an empty map so `has(x.y)` works.
-func (a *activation) structVal(s *structpb.Struct) ref.Val {
+// emptyObject is the value of absent JSON objects, so `has(x.y)` is false rather than an error.
+var emptyObject = types.NewMap(types.DefaultTypeAdapter, map[string]ref.Val{})
+
+var emptyList = types.NewRefValList(types.DefaultTypeAdapter, nil)
+
+// structVal wraps a JSON object without copying it.
+func structVal(adapter types.Adapter, s *structpb.Struct) ref.Val {
 	if s == nil {
-		return a.object(nil)
+		return emptyObject
 	}
-	return types.NewJSONStruct(a.adapter, s)
+	return types.NewJSONStruct(adapter, s)
 }
 
 // jsonVal converts any JSON value; absent reads as null.
-func (a *activation) jsonVal(v *structpb.Value) ref.Val {
+func jsonVal(adapter types.Adapter, v *structpb.Value) ref.Val {
 	switch k := v.GetKind().(type) {
 	case *structpb.Value_NumberValue:
 		return types.Double(k.NumberValue)
@@ -107,97 +147,239 @@ func (a *activation) jsonVal(v *structpb.Value) ref.Val {
 	case *structpb.Value_BoolValue:
 		return types.Bool(k.BoolValue)
 	case *structpb.Value_StructValue:
-		return a.structVal(k.StructValue)
+		return structVal(adapter, k.StructValue)
 	case *structpb.Value_ListValue:
 		if k.ListValue == nil {
-			return types.NewRefValList(a.adapter, nil)
+			return emptyList
 		}
-		return types.NewJSONList(a.adapter, k.ListValue)
+		return types.NewJSONList(adapter, k.ListValue)
 	default:
 		return types.NullValue
 	}
 }
 
-func (a *activation) toolVal() ref.Val {
-	if a.tool == nil {
-		t := a.in.Event.GetTool()
-		e := t.GetError()
-		a.tool = a.object(map[string]ref.Val{
-			"call_id": types.String(t.GetCallId()),
-			"name":    types.String(t.GetName()),
-			"kind":    types.String(convert.ToolKindName(t.GetKind())),
-			"input":   a.structVal(t.GetInput()),
-			"output":  a.jsonVal(t.GetOutput()),
-			"error": a.object(map[string]ref.Val{
-				"message":  types.String(e.GetMessage()),
-				"code":     a.jsonVal(e.GetCode()),
-				"category": types.String(e.GetCategory()),
-			}),
-			"mcp": a.object(map[string]ref.Val{
-				"server": types.String(t.GetMcp().GetServer()),
-				"tool":   types.String(t.GetMcp().GetTool()),
-			}),
-		})
-	}
-	return a.tool
-}
+// ---- event ----
 
-func (a *activation) payloadVal() ref.Val {
-	if a.payload == nil {
-		a.payload = a.buildPayload()
-	}
-	return a.payload
-}
+type eventFields struct{ a *activation }
 
-func (a *activation) buildEvent() ref.Val {
-	ev := a.in.Event
-	s := ev.GetSession()
-	h := ev.GetHarness()
-	o := ev.GetOrigin()
-	harness := map[string]ref.Val{
-		"agent_id": types.String(h.GetAgentId()),
-		"depth":    types.Int(h.GetDepth()),
-		"context":  a.object(nil),
-		"metadata": a.structVal(h.GetMetadata()),
-	}
-	if c := h.GetContext(); c != nil {
-		harness["context"] = messageVal(a.adapter, c.ProtoReflect())
-	}
-	native := ev.GetNative()
-	return a.object(map[string]ref.Val{
-		"id":     types.String(ev.GetId()),
-		"source": types.String(ev.GetSource()),
-		"type":   types.String(convert.EventTypeName(ev.GetType())),
-		"time":   types.String(ev.GetTime()),
-		"session": a.object(map[string]ref.Val{
-			"id":              types.String(s.GetId()),
-			"cwd":             types.String(s.GetCwd()),
-			"workspace_roots": types.NewStringList(a.adapter, s.GetWorkspaceRoots()),
-			"model":           types.String(s.GetModel()),
-			"agent": a.object(map[string]ref.Val{
-				"id":   types.String(s.GetAgent().GetId()),
-				"type": types.String(s.GetAgent().GetType()),
-			}),
-		}),
-		"tool":        a.toolVal(),
-		"extensions":  a.structVal(ev.GetExtensions()),
-		"harness":     a.object(harness),
-		"payload":     a.payloadVal(),
-		"raw_payload": a.jsonVal(ev.GetPayload()),
-		"outcome":     types.String(enumWireName(ev.GetOutcome())),
-		"origin": a.object(map[string]ref.Val{
+var eventFieldNames = []string{"id", "source", "type", "time", "session", "tool", "extensions",
+	"harness", "payload", "raw_payload", "outcome", "origin", "native"}
+
+func (f eventFields) names() []string { return eventFieldNames }
+
+func (f eventFields) field(name string) (ref.Val, bool) {
+	a, ev := f.a, f.a.in.Event
+	switch name {
+	case "id":
+		return types.String(ev.GetId()), true
+	case "source":
+		return types.String(ev.GetSource()), true
+	case "type":
+		return types.String(convert.EventTypeName(ev.GetType())), true
+	case "time":
+		return types.String(ev.GetTime()), true
+	case "session":
+		return newRecord(a.adapter, eventSessionFields{a, ev.GetSession()}), true
+	case "tool":
+		return a.toolVal(), true
+	case "extensions":
+		return structVal(a.adapter, ev.GetExtensions()), true
+	case "harness":
+		return newRecord(a.adapter, harnessFields{a, ev.GetHarness()}), true
+	case "payload":
+		return a.payloadVal(), true
+	case "raw_payload":
+		return jsonVal(a.adapter, ev.GetPayload()), true
+	case "outcome":
+		return types.String(enumWireName(ev.GetOutcome())), true
+	case "origin":
+		o := ev.GetOrigin()
+		return types.NewMap(a.adapter, map[string]ref.Val{
 			"dialect":          types.String(enumWireName(o.GetDialect())),
 			"protocol_version": types.String(o.GetProtocolVersion()),
 			"event_type":       types.String(o.GetEventType()),
 			"provider":         types.String(o.GetProvider()),
-		}),
-		"native": a.object(map[string]ref.Val{
-			"provider":   types.String(native.GetProvider()),
-			"event_name": types.String(native.GetEventName()),
-			"payload":    a.structVal(native.GetPayload()),
-		}),
-	})
+		}), true
+	case "native":
+		n := ev.GetNative()
+		return types.NewMap(a.adapter, map[string]ref.Val{
+			"provider":   types.String(n.GetProvider()),
+			"event_name": types.String(n.GetEventName()),
+			"payload":    structVal(a.adapter, n.GetPayload()),
+		}), true
+	}
+	return nil, false
 }
+
+type eventSessionFields struct {
+	a *activation
+	s *ahpv1.Session
+}
+
+var eventSessionFieldNames = []string{"id", "cwd", "workspace_roots", "model", "agent"}
+
+func (f eventSessionFields) names() []string { return eventSessionFieldNames }
+
+func (f eventSessionFields) field(name string) (ref.Val, bool) {
+	switch name {
+	case "id":
+		return types.String(f.s.GetId()), true
+	case "cwd":
+		return types.String(f.s.GetCwd()), true
+	case "workspace_roots":
+		return types.NewStringList(f.a.adapter, f.s.GetWorkspaceRoots()), true
+	case "model":
+		return types.String(f.s.GetModel()), true
+	case "agent":
+		return types.NewMap(f.a.adapter, map[string]ref.Val{
+			"id":   types.String(f.s.GetAgent().GetId()),
+			"type": types.String(f.s.GetAgent().GetType()),
+		}), true
+	}
+	return nil, false
+}
+
+type harnessFields struct {
+	a *activation
+	h *ahpv1.HarnessEnvelope
+}
+
+var harnessFieldNames = []string{"agent_id", "depth", "context", "metadata"}
+
+func (f harnessFields) names() []string { return harnessFieldNames }
+
+func (f harnessFields) field(name string) (ref.Val, bool) {
+	switch name {
+	case "agent_id":
+		return types.String(f.h.GetAgentId()), true
+	case "depth":
+		return types.Int(f.h.GetDepth()), true
+	case "context":
+		if c := f.h.GetContext(); c != nil {
+			return messageVal(f.a.adapter, c.ProtoReflect()), true
+		}
+		return emptyObject, true
+	case "metadata":
+		return structVal(f.a.adapter, f.h.GetMetadata()), true
+	}
+	return nil, false
+}
+
+// ---- tool ----
+
+type toolFields struct {
+	a *activation
+	t *ahpv1.Tool
+}
+
+var toolFieldNames = []string{"call_id", "name", "kind", "input", "output", "error", "mcp"}
+
+func (f toolFields) names() []string { return toolFieldNames }
+
+func (f toolFields) field(name string) (ref.Val, bool) {
+	switch name {
+	case "call_id":
+		return types.String(f.t.GetCallId()), true
+	case "name":
+		return types.String(f.t.GetName()), true
+	case "kind":
+		return types.String(convert.ToolKindName(f.t.GetKind())), true
+	case "input":
+		return f.a.inputVal(), true
+	case "output":
+		return jsonVal(f.a.adapter, f.t.GetOutput()), true
+	case "error":
+		e := f.t.GetError()
+		return types.NewMap(f.a.adapter, map[string]ref.Val{
+			"message":  types.String(e.GetMessage()),
+			"code":     jsonVal(f.a.adapter, e.GetCode()),
+			"category": types.String(e.GetCategory()),
+		}), true
+	case "mcp":
+		return types.NewMap(f.a.adapter, map[string]ref.Val{
+			"server": types.String(f.t.GetMcp().GetServer()),
+			"tool":   types.String(f.t.GetMcp().GetTool()),
+		}), true
+	}
+	return nil, false
+}
+
+// ---- session memory ----
+
+type sessionFields struct {
+	a  *activation
+	sv *SessionView
+}
+
+var sessionFieldNames = []string{"id", "agent_id", "event_count", "tool_call_count", "error_count",
+	"deny_count", "idle_ms", "first_seen", "last_seen", "last_event_type", "run_status",
+	"verification_status", "facts", "recent"}
+
+func (f sessionFields) names() []string { return sessionFieldNames }
+
+func (f sessionFields) field(name string) (ref.Val, bool) {
+	sv := f.sv
+	switch name {
+	case "id":
+		return types.String(sv.SessionID), true
+	case "agent_id":
+		return types.String(sv.AgentID), true
+	case "event_count":
+		return uintVal(sv.EventCount), true
+	case "tool_call_count":
+		return uintVal(sv.ToolCallCount), true
+	case "error_count":
+		return uintVal(sv.ErrorCount), true
+	case "deny_count":
+		return uintVal(sv.DenyCount), true
+	case "idle_ms":
+		// Time since the session was last seen; 0 for a session never seen before.
+		if sv.LastSeen.IsZero() {
+			return types.Int(0), true
+		}
+		return types.Int(max(f.a.nowTime.Sub(sv.LastSeen).Milliseconds(), 0)), true
+	case "first_seen":
+		return timestampVal(sv.FirstSeen), true
+	case "last_seen":
+		return timestampVal(sv.LastSeen), true
+	case "last_event_type":
+		return types.String(sv.LastEventType), true
+	case "run_status":
+		return types.String(sv.RunStatus), true
+	case "verification_status":
+		return types.String(sv.VerificationStatus), true
+	case "facts":
+		if len(sv.Facts) == 0 {
+			return emptyList, true
+		}
+		facts := make([]ref.Val, len(sv.Facts))
+		for i, fact := range sv.Facts {
+			facts[i] = types.NewMap(f.a.adapter, map[string]ref.Val{
+				"content":    types.String(fact.GetContent()),
+				"source":     types.String(fact.GetSource()),
+				"confidence": types.Double(fact.GetConfidence()),
+			})
+		}
+		return types.NewRefValList(f.a.adapter, facts), true
+	case "recent":
+		if len(sv.Recent) == 0 {
+			return emptyList, true
+		}
+		recent := make([]ref.Val, len(sv.Recent))
+		for i, r := range sv.Recent {
+			recent[i] = types.NewMap(f.a.adapter, map[string]ref.Val{
+				"type":      types.String(r.Type),
+				"tool_name": types.String(r.ToolName),
+				"tool_kind": types.String(r.ToolKind),
+				"time":      timestampVal(r.Time),
+			})
+		}
+		return types.NewRefValList(f.a.adapter, recent), true
+	}
+	return nil, false
+}
+
+// ---- payload ----
 
 // buildPayload gives the typed payload in Harness wire names; for events without one, the
 // payload object the dialect sent (fields without a canonical home). Keys of the dialect payload
@@ -205,65 +387,26 @@ func (a *activation) buildEvent() ref.Val {
 func (a *activation) buildPayload() ref.Val {
 	ev := a.in.Event
 	raw := ev.GetPayload().GetStructValue()
+	if ev == nil {
+		return emptyObject
+	}
 	m := ev.ProtoReflect()
 	fd := m.WhichOneof(eventBody)
 	if fd == nil {
-		return a.structVal(raw)
+		return structVal(a.adapter, raw)
 	}
 	fields := messageFields(a.adapter, m.Get(fd).Message())
 	for k, v := range raw.GetFields() {
 		if _, ok := fields[k]; !ok {
-			fields[k] = a.jsonVal(v)
+			fields[k] = jsonVal(a.adapter, v)
 		}
 	}
-	return a.object(fields)
+	return types.NewMap(a.adapter, fields)
 }
 
 var eventBody = (&ahpv1.Event{}).ProtoReflect().Descriptor().Oneofs().ByName("body")
 
-func (a *activation) buildSession() ref.Val {
-	sv := a.in.Session
-	if sv == nil {
-		sv = &SessionView{}
-	}
-	var idle int64
-	if !sv.LastSeen.IsZero() {
-		idle = max(a.now.Sub(sv.LastSeen).Milliseconds(), 0)
-	}
-	facts := make([]ref.Val, len(sv.Facts))
-	for i, f := range sv.Facts {
-		facts[i] = a.object(map[string]ref.Val{
-			"content":    types.String(f.GetContent()),
-			"source":     types.String(f.GetSource()),
-			"confidence": types.Double(f.GetConfidence()),
-		})
-	}
-	recent := make([]ref.Val, len(sv.Recent))
-	for i, r := range sv.Recent {
-		recent[i] = a.object(map[string]ref.Val{
-			"type":      types.String(r.Type),
-			"tool_name": types.String(r.ToolName),
-			"tool_kind": types.String(r.ToolKind),
-			"time":      timestampVal(r.Time),
-		})
-	}
-	return a.object(map[string]ref.Val{
-		"id":                  types.String(sv.SessionID),
-		"agent_id":            types.String(sv.AgentID),
-		"event_count":         uintVal(sv.EventCount),
-		"tool_call_count":     uintVal(sv.ToolCallCount),
-		"error_count":         uintVal(sv.ErrorCount),
-		"deny_count":          uintVal(sv.DenyCount),
-		"idle_ms":             types.Int(idle),
-		"first_seen":          timestampVal(sv.FirstSeen),
-		"last_seen":           timestampVal(sv.LastSeen),
-		"last_event_type":     types.String(sv.LastEventType),
-		"run_status":          types.String(sv.RunStatus),
-		"verification_status": types.String(sv.VerificationStatus),
-		"facts":               types.NewRefValList(a.adapter, facts),
-		"recent":              types.NewRefValList(a.adapter, recent),
-	})
-}
+// ---- scalars ----
 
 // uintVal gives counters as CEL int so `session.deny_count > 3` and arithmetic with int literals
 // work; only values beyond int64 stay uint.

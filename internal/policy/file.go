@@ -151,8 +151,12 @@ var yamlTypeNames = strings.NewReplacer(
 	"\n  ", "; ",
 )
 
+// unknownField matches yaml.v3's report of a field the target struct does not have.
+var unknownField = regexp.MustCompile(`field (\S+) not found in type `)
+
 func friendlyYAMLError(err error) error {
-	return errors.New(yamlTypeNames.Replace(err.Error()))
+	msg := unknownField.ReplaceAllString(err.Error(), `unknown field "$1" in `)
+	return errors.New(yamlTypeNames.Replace(msg))
 }
 
 // ruleLines returns the line of each entry of the top-level `rules:` sequence, so validation

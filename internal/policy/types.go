@@ -91,6 +91,9 @@ type Result struct {
 type RuleError struct {
 	// RuleID is the failing rule; empty when the failure was not tied to a rule.
 	RuleID string
+	// DryRun is set when the failing rule is a dry-run rule, whose outcome could not have
+	// changed the decision; a caller that fails closed on errors may ignore these.
+	DryRun bool
 	// Err is what went wrong.
 	Err error
 }

@@ -54,6 +54,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	current atomic.Pointer[policy.Policy]
+	watcher *policy.Watcher
 	hub     *hub.Hub
 	core    *core.Core
 	health  *grpchealth.StaticChecker
@@ -85,11 +86,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, hub: hub.New(65536)}
 
-	p, err := loadPolicy(cfg.PolicyFile)
+	p, err := s.loadPolicy()
 	if err != nil {
 		return nil, err
 	}
-	s.current.Store(p)
 	s.log.Info("policy loaded", "name", p.Name(), "rules", len(p.Rules()), "digest", p.Digest(), "source", policySource(cfg.PolicyFile))
 
 	s.core = core.New(core.Config{
@@ -129,11 +129,55 @@ func policySource(file string) string {
 	return file
 }
 
-func loadPolicy(file string) (*policy.Policy, error) {
-	if file == "" {
-		return policy.Default(), nil
+// loadPolicy loads the configured policy and, for a file, prepares hot reload: a changed file is
+// validated and swapped in atomically; a broken one keeps the old policy and is logged and counted.
+func (s *Server) loadPolicy() (*policy.Policy, error) {
+	if s.cfg.PolicyFile == "" {
+		p := policy.Default()
+		s.current.Store(p)
+		return p, nil
 	}
-	return policy.LoadFile(file)
+	interval := s.cfg.PolicyPollInterval
+	if interval < 0 {
+		interval = time.Hour // polling disabled; Serve does not start the watcher
+	}
+	w, err := policy.NewWatcher(s.cfg.PolicyFile, policy.WatchOptions{
+		Interval: interval,
+		OnReload: func(p *policy.Policy) {
+			s.current.Store(p)
+			s.reloads.Add(1)
+			s.log.Info("policy reloaded", "name", p.Name(), "rules", len(p.Rules()), "digest", p.Digest())
+		},
+		OnError: func(err error) {
+			s.reloadFailures.Add(1)
+			s.log.Error("policy reload failed; the previous policy stays in force", "error", err)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.watcher = w
+	p := w.Policy()
+	s.current.Store(p)
+	return p, nil
+}
+
+// WatchPolicy runs hot reload — polling the policy file — until ctx is done. Serve runs it; call it
+// yourself when serving Handler through your own http.Server. Without a policy file it returns at
+// once.
+func (s *Server) WatchPolicy(ctx context.Context) {
+	if s.watcher != nil {
+		_ = s.watcher.Run(ctx)
+	}
+}
+
+// ReloadPolicy re-reads the policy file now (for SIGHUP); it returns the load error, if any, and
+// keeps the old policy on failure.
+func (s *Server) ReloadPolicy() error {
+	if s.watcher == nil {
+		return nil
+	}
+	return s.watcher.Reload()
 }
 
 // recovered turns a handler panic into an Internal error for that call only.
@@ -200,8 +244,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 	reloadCtx, stopReload := context.WithCancel(ctx)
 	defer stopReload()
-	if s.cfg.PolicyFile != "" && s.cfg.PolicyPollInterval > 0 {
-		go s.watchPolicy(reloadCtx)
+	if s.watcher != nil && s.cfg.PolicyPollInterval > 0 {
+		go s.WatchPolicy(reloadCtx)
 	}
 
 	errc := make(chan error, 1)

@@ -1,0 +1,42 @@
+package convert_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/convert"
+)
+
+// BenchmarkDecodeHooksMessage decodes the richest intercept request of the test data.
+func BenchmarkDecodeHooksMessage(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(hooksTestdata, "message", "intercept-full.valid.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := convert.DecodeHooksMessage(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncodeHooksDeny renders a deny decision and encodes the response, as the bridge does
+// for every denied call.
+func BenchmarkEncodeHooksDeny(b *testing.B) {
+	d := &ahpv1.Decision{
+		DecisionId:     "0190f1c2-7d1e-7000-8000-000000000001",
+		MatchedRuleIds: []string{"git-1"},
+		Effects:        []*ahpv1.Effect{hooksDeny("Force pushes are blocked.", "dev.ahpgateway.git.force_push", "git-1")},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := convert.RenderHooksResult(d, convert.HooksProtocolVersion)
+		if _, err := convert.EncodeHooksMessage(&convert.HooksMessage{ID: convert.HooksStringID("ev-1"), Result: r}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,258 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+)
+
+// CodeFallback is the deny code of denials the engine sends in place of an effect the caller
+// cannot express, so nobody mistakes them for a rule's own denial.
+const CodeFallback = "dev.ahpgateway.policy.fallback"
+
+// capSet is the set of effects a caller accepts, one bit per ahpv1.EffectKind.
+type capSet uint64
+
+const allCaps = ^capSet(0)
+
+func capsOf(c *ahpv1.Capabilities) capSet {
+	if c == nil {
+		return allCaps
+	}
+	var s capSet
+	for _, e := range c.GetEffects() {
+		if e > 0 && e < 64 {
+			s |= 1 << uint(e)
+		}
+	}
+	return s
+}
+
+func (s capSet) has(k ahpv1.EffectKind) bool { return s&(1<<uint(k)) != 0 }
+
+// candidate is an effect on its way into the Result, with the rule that produced it.
+type candidate struct {
+	rule   *rule
+	effect *ahpv1.Effect
+}
+
+// combiner collects the effects of matching enforce rules, narrowed to the caller, and picks
+// what the caller receives.
+type combiner struct {
+	caps capSet
+	res  *Result
+
+	deny, ask, deferral, allow *candidate // first of each (deferral: longest wait)
+	modifies                   []candidate
+	input                      *structpb.Struct // input after the last modify
+	messages                   []candidate
+}
+
+// add takes the effect of one enforce rule; input is the tool input after it.
+func (c *combiner) add(r *rule, e *ahpv1.Effect, input *structpb.Struct) {
+	kind := r.effect
+	switch kind {
+	case ahpv1.EffectKind_EFFECT_KIND_MESSAGE:
+		c.res.Messages = append(c.res.Messages, e.GetMessage().GetText())
+		if c.caps.has(kind) {
+			c.messages = append(c.messages, candidate{r, e})
+		} else {
+			c.res.Fallbacks = append(c.res.Fallbacks, &ahpv1.Fallback{
+				RuleId: r.info.ID, Wanted: e, Reason: "message is not supported by this caller; dropped",
+			})
+		}
+		return
+	case ahpv1.EffectKind_EFFECT_KIND_ALLOW:
+		// An allow the caller cannot express means what no effect means; nothing to record.
+		if c.caps.has(kind) && c.allow == nil {
+			c.allow = &candidate{r, e}
+		}
+		return
+	}
+	if !c.caps.has(kind) {
+		if e = c.fallback(r, e); e == nil {
+			return
+		}
+		kind = ahpv1.EffectKind_EFFECT_KIND_DENY
+	}
+	switch kind {
+	case ahpv1.EffectKind_EFFECT_KIND_DENY:
+		if c.deny == nil {
+			c.deny = &candidate{r, e}
+		}
+	case ahpv1.EffectKind_EFFECT_KIND_ASK, ahpv1.EffectKind_EFFECT_KIND_ESCALATE:
+		if c.ask == nil {
+			c.ask = &candidate{r, e}
+		}
+	case ahpv1.EffectKind_EFFECT_KIND_DEFER:
+		if c.deferral == nil || e.GetDefer().GetRetryAfterMs() > c.deferral.effect.GetDefer().GetRetryAfterMs() {
+			c.deferral = &candidate{r, e}
+		}
+	case ahpv1.EffectKind_EFFECT_KIND_MODIFY:
+		c.modifies = append(c.modifies, candidate{r, e})
+		c.input = input
+	}
+}
+
+// fallback replaces an effect the caller cannot express, as the rule's `fallback:` says, records
+// it, and returns the deny to send or nil.
+func (c *combiner) fallback(r *rule, wanted *ahpv1.Effect) *ahpv1.Effect {
+	name := effectName(r.effect)
+	fb := &ahpv1.Fallback{RuleId: r.info.ID, Wanted: cloneModify(wanted)}
+	canDeny := c.caps.has(ahpv1.EffectKind_EFFECT_KIND_DENY)
+	switch {
+	case r.effect == ahpv1.EffectKind_EFFECT_KIND_DENY:
+		fb.Reason = "deny is not supported by this caller; dropped"
+	case !r.fallbackDeny:
+		fb.Reason = name + " is not supported by this caller; rule fallback is no-effect"
+	case !canDeny:
+		fb.Reason = name + " is not supported by this caller, nor is the deny fallback; dropped"
+	default:
+		fb.Sent = &ahpv1.Effect{RuleId: r.info.ID, Effect: &ahpv1.Effect_Deny{Deny: &ahpv1.DenyEffect{
+			Reason: fallbackReason(r, wanted),
+			Code:   CodeFallback,
+		}}}
+		fb.Reason = name + " is not supported by this caller; rule fallback is deny"
+	}
+	c.res.Fallbacks = append(c.res.Fallbacks, fb)
+	return fb.Sent
+}
+
+// fallbackReason says why a caller got a deny it did not see coming, in the caller's terms.
+func fallbackReason(r *rule, wanted *ahpv1.Effect) string {
+	var head, reason string
+	switch e := wanted.GetEffect().(type) {
+	case *ahpv1.Effect_Ask:
+		head, reason = "approval required", e.Ask.GetReason()
+	case *ahpv1.Effect_Escalate:
+		head, reason = "escalation required", e.Escalate.GetReason()
+		if t := e.Escalate.GetTarget(); t != "" {
+			head = "escalation to " + t + " required"
+		}
+	case *ahpv1.Effect_Defer:
+		head, reason = "retry later", e.Defer.GetReason()
+		if ms := e.Defer.GetRetryAfterMs(); ms > 0 {
+			head = fmt.Sprintf("retry in %dms", ms)
+		}
+	case *ahpv1.Effect_Modify:
+		head, reason = "input must be changed", e.Modify.GetReason()
+	}
+	if reason == "" {
+		reason = fmt.Sprintf("rule %q", r.info.ID)
+	}
+	return fmt.Sprintf("%s: %s (%s is not supported by this caller)", head, reason, effectName(r.effect))
+}
+
+// finish picks the winning effect, adds the messages, and sets the verdict.
+func (c *combiner) finish() {
+	var win *candidate
+	switch {
+	case c.deny != nil:
+		win = c.deny
+	case c.ask != nil:
+		win = c.ask
+	case c.deferral != nil:
+		win = c.deferral
+	case len(c.modifies) > 0:
+		win = c.combinedModify()
+	case c.allow != nil:
+		win = c.allow
+	}
+	out := c.messages
+	if win != nil {
+		out = append(out, *win)
+		// Rule order: the winner goes where its rule is among the messages.
+		slices.SortStableFunc(out, func(a, b candidate) int { return a.rule.index - b.rule.index })
+	}
+	if len(out) > 0 {
+		c.res.Effects = make([]*ahpv1.Effect, len(out))
+		for i, cd := range out {
+			c.res.Effects[i] = cd.effect
+		}
+	}
+	c.res.Verdict = VerdictOf(c.res.Effects)
+}
+
+// combinedModify is one MODIFY effect carrying the input after every modify rule, attributed to
+// the first contributing rule; every contributor is in MatchedRuleIDs.
+func (c *combiner) combinedModify() *candidate {
+	first := c.modifies[0]
+	var reasons []string
+	for _, m := range c.modifies {
+		if r := m.effect.GetModify().GetReason(); r != "" {
+			reasons = append(reasons, r)
+		}
+	}
+	return &candidate{first.rule, &ahpv1.Effect{
+		RuleId: first.rule.info.ID,
+		Effect: &ahpv1.Effect_Modify{Modify: &ahpv1.ModifyEffect{
+			Target:    ahpv1.ModifyTarget_MODIFY_TARGET_INPUT,
+			Operation: ahpv1.ModifyOperation_MODIFY_OPERATION_REPLACE,
+			// A private copy: the changed input may share values with the event.
+			Value:  structpb.NewStructValue(proto.Clone(c.input).(*structpb.Struct)),
+			Reason: strings.Join(reasons, "; "),
+		}},
+	}}
+}
+
+// VerdictOf summarises effects: deny wins over ask and escalate (the first of those two decides),
+// which win over defer, over modify, over allow. Messages do not count; no effect is ALLOW.
+func VerdictOf(effects []*ahpv1.Effect) ahpv1.Verdict {
+	best, rank := ahpv1.Verdict_VERDICT_ALLOW, 0
+	for _, e := range effects {
+		v, r := ahpv1.Verdict_VERDICT_ALLOW, 0
+		switch e.GetEffect().(type) {
+		case *ahpv1.Effect_Deny:
+			v, r = ahpv1.Verdict_VERDICT_DENY, 5
+		case *ahpv1.Effect_Ask:
+			v, r = ahpv1.Verdict_VERDICT_ASK, 4
+		case *ahpv1.Effect_Escalate:
+			v, r = ahpv1.Verdict_VERDICT_ESCALATE, 4
+		case *ahpv1.Effect_Defer:
+			v, r = ahpv1.Verdict_VERDICT_DEFER, 3
+		case *ahpv1.Effect_Modify:
+			v, r = ahpv1.Verdict_VERDICT_MODIFY, 2
+		case *ahpv1.Effect_Allow:
+			v, r = ahpv1.Verdict_VERDICT_ALLOW, 1
+		}
+		if r > rank {
+			best, rank = v, r
+		}
+	}
+	return best
+}
+
+// effectName is the policy-file name of an effect kind ("ask").
+func effectName(k ahpv1.EffectKind) string { return enumWireName(k) }
+
+// mergePatch applies an RFC 7386 JSON merge patch to target and returns the result; target is not
+// changed. null deletes a key, objects merge recursively, anything else replaces.
+func mergePatch(target, patch *structpb.Struct) *structpb.Struct {
+	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(target.GetFields())+len(patch.GetFields()))}
+	for k, v := range target.GetFields() {
+		out.Fields[k] = v
+	}
+	for k, pv := range patch.GetFields() {
+		switch {
+		case pv.GetKind() == nil:
+			// A Value with no kind is malformed; skip it rather than invent a meaning.
+		case isNull(pv):
+			delete(out.Fields, k)
+		case pv.GetStructValue() != nil:
+			out.Fields[k] = structpb.NewStructValue(mergePatch(out.Fields[k].GetStructValue(), pv.GetStructValue()))
+		default:
+			out.Fields[k] = pv
+		}
+	}
+	return out
+}
+
+func isNull(v *structpb.Value) bool {
+	_, ok := v.GetKind().(*structpb.Value_NullValue)
+	return ok
+}

@@ -1,0 +1,282 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
+	"cel.dev/cel-go/interpreter"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+)
+
+// errNoEvent is reported when Evaluate is called without an event.
+var errNoEvent = errors.New("input has no event")
+
+// Evaluate decides one input: it runs the rules that apply to the event's type in file order,
+// then combines the effects of the matching enforce rules and narrows them to what the caller can
+// express (see the package documentation for the exact rules). It never panics: a failure inside
+// a rule is recorded in Result.Errors against that rule, which then counts as not matched, and a
+// failure outside any rule gives a Result with no effects and an Errors entry without a rule id.
+// Whether errors make the decision fail closed is the caller's choice.
+func (p *Policy) Evaluate(in Input) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = Result{
+				Verdict: ahpv1.Verdict_VERDICT_ALLOW,
+				Errors:  []RuleError{{Err: fmt.Errorf("internal error: %v", r)}},
+			}
+		}
+	}()
+	if in.Event == nil {
+		return Result{Verdict: ahpv1.Verdict_VERDICT_ALLOW, Errors: []RuleError{{Err: errNoEvent}}}
+	}
+	ev := in.Event
+	rules := p.anyType
+	if t := int(ev.GetType()); t >= 0 && t < len(p.byType) && p.byType[t] != nil {
+		rules = p.byType[t]
+	}
+	act := newActivation(&in, p.adapter)
+	agent := agentOf(&in)
+	c := combiner{caps: capsOf(in.Capabilities), res: &res}
+	// input is the tool input as changed so far by enforce modify rules.
+	input := ev.GetTool().GetInput()
+
+	for _, r := range rules {
+		if !r.matchesStatic(ev, agent) {
+			continue
+		}
+		m, err := r.evaluate(act, input)
+		if err != nil {
+			res.Errors = append(res.Errors, RuleError{RuleID: r.info.ID, DryRun: r.dryRun, Err: err})
+			continue
+		}
+		if !m.matched {
+			continue
+		}
+		res.MatchedRuleIDs = append(res.MatchedRuleIDs, r.info.ID)
+		switch {
+		case r.typed != nil && r.dryRun:
+			res.TypedDryRuns = append(res.TypedDryRuns, r.typedAnswer())
+		case r.typed != nil:
+			if res.Typed == nil {
+				res.Typed = r.typedAnswer()
+			}
+		case m.effect == nil:
+			// A message whose text expression gave "": nothing to show.
+		case r.dryRun:
+			res.DryRuns = append(res.DryRuns, &ahpv1.DryRun{RuleId: r.info.ID, WouldBe: cloneModify(m.effect)})
+		default:
+			if m.input != nil {
+				input = m.input
+			}
+			c.add(r, m.effect, input)
+		}
+	}
+	c.finish()
+	return res
+}
+
+// agentOf is the agent a rule's match.agents sees: the event's session agent, else the Harness
+// envelope's agent id, else the one session memory last saw.
+func agentOf(in *Input) string {
+	if id := in.Event.GetSession().GetAgent().GetId(); id != "" {
+		return id
+	}
+	if id := in.Event.GetHarness().GetAgentId(); id != "" {
+		return id
+	}
+	if in.Session != nil {
+		return in.Session.AgentID
+	}
+	return ""
+}
+
+func (r *rule) matchesStatic(ev *ahpv1.Event, agent string) bool {
+	if r.kinds != 0 && r.kinds&(1<<uint(ev.GetTool().GetKind())) == 0 {
+		return false
+	}
+	return r.names.match(ev.GetTool().GetName()) &&
+		r.sources.match(ev.GetSource()) &&
+		r.sessions.match(ev.GetSession().GetId()) &&
+		r.agents.match(agent)
+}
+
+// match is the outcome of one rule.
+type match struct {
+	matched bool
+	effect  *ahpv1.Effect    // nil for typed rules and empty messages
+	input   *structpb.Struct // the changed input, for modify rules
+}
+
+// evaluate runs the rule's condition and builds its effect. A panic (from CEL or from this
+// package) becomes an error for this rule only.
+func (r *rule) evaluate(act *activation, input *structpb.Struct) (m match, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			m, err = match{}, fmt.Errorf("internal error: %v", x)
+		}
+	}()
+	if r.when != nil {
+		ok, err := evalBool(r.when, act)
+		if err != nil {
+			return match{}, fmt.Errorf("when: %w", err)
+		}
+		if !ok {
+			return match{}, nil
+		}
+	}
+	if r.typed != nil {
+		return match{matched: true}, nil
+	}
+	effect, newInput, err := r.buildEffect(act, input)
+	if err != nil {
+		return match{}, err
+	}
+	return match{matched: true, effect: effect, input: newInput}, nil
+}
+
+func (r *rule) typedAnswer() *TypedAnswer {
+	t := *r.typed
+	t.Hints = slices.Clone(t.Hints)
+	t.Facts = slices.Clone(t.Facts)
+	t.Knowledge = slices.Clone(t.Knowledge)
+	return &t
+}
+
+// buildEffect builds the canonical effect of a matched rule; for modify it also returns the input
+// as the rule changes it.
+func (r *rule) buildEffect(act *activation, input *structpb.Struct) (*ahpv1.Effect, *structpb.Struct, error) {
+	reason := r.reason
+	if r.reasonExpr != nil {
+		s, err := evalString(r.reasonExpr, act)
+		if err != nil {
+			if r.effect == ahpv1.EffectKind_EFFECT_KIND_MESSAGE {
+				return nil, nil, fmt.Errorf("text_expr: %w", err)
+			}
+			return nil, nil, fmt.Errorf("reason_expr: %w", err)
+		}
+		reason = s
+	}
+	e := &ahpv1.Effect{RuleId: r.info.ID}
+	switch r.effect {
+	case ahpv1.EffectKind_EFFECT_KIND_DENY:
+		if reason == "" {
+			reason = fmt.Sprintf("denied by policy rule %q", r.info.ID)
+		}
+		e.Effect = &ahpv1.Effect_Deny{Deny: &ahpv1.DenyEffect{Reason: reason, Code: r.code}}
+	case ahpv1.EffectKind_EFFECT_KIND_ALLOW:
+		e.Effect = &ahpv1.Effect_Allow{Allow: &ahpv1.AllowEffect{Reason: reason}}
+	case ahpv1.EffectKind_EFFECT_KIND_ASK:
+		e.Effect = &ahpv1.Effect_Ask{Ask: &ahpv1.AskEffect{Reason: reason}}
+	case ahpv1.EffectKind_EFFECT_KIND_DEFER:
+		e.Effect = &ahpv1.Effect_Defer{Defer: &ahpv1.DeferEffect{RetryAfterMs: r.retryAfter, Reason: reason}}
+	case ahpv1.EffectKind_EFFECT_KIND_ESCALATE:
+		e.Effect = &ahpv1.Effect_Escalate{Escalate: &ahpv1.EscalateEffect{Reason: reason, Target: r.target}}
+	case ahpv1.EffectKind_EFFECT_KIND_MESSAGE:
+		if reason == "" {
+			return nil, nil, nil
+		}
+		e.Effect = &ahpv1.Effect_Message{Message: &ahpv1.MessageEffect{Text: reason}}
+	case ahpv1.EffectKind_EFFECT_KIND_MODIFY:
+		changed, err := r.modify(act, input)
+		if err != nil {
+			return nil, nil, err
+		}
+		e.Effect = &ahpv1.Effect_Modify{Modify: &ahpv1.ModifyEffect{
+			Target:    ahpv1.ModifyTarget_MODIFY_TARGET_INPUT,
+			Operation: ahpv1.ModifyOperation_MODIFY_OPERATION_REPLACE,
+			Value:     structpb.NewStructValue(changed),
+			Reason:    reason,
+		}}
+		return e, changed, nil
+	default:
+		return nil, nil, fmt.Errorf("effect %s cannot be built", r.effect)
+	}
+	return e, nil, nil
+}
+
+// modify applies the rule's change to input (never in place).
+func (r *rule) modify(act *activation, input *structpb.Struct) (*structpb.Struct, error) {
+	switch {
+	case r.merge != nil:
+		return mergePatch(input, r.merge), nil
+	case r.mergeExpr != nil:
+		patch, err := evalObject(r.mergeExpr, &inputOverride{parent: act, input: structVal(act.adapter, input)})
+		if err != nil {
+			return nil, fmt.Errorf("merge_expr: %w", err)
+		}
+		return mergePatch(input, patch), nil
+	default:
+		out, err := evalObject(r.inputExpr, &inputOverride{parent: act, input: structVal(act.adapter, input)})
+		if err != nil {
+			return nil, fmt.Errorf("modify input: %w", err)
+		}
+		return out, nil
+	}
+}
+
+// cloneModify gives dry-run records their own copy of a modify value, which may share parts with
+// the event's input.
+func cloneModify(e *ahpv1.Effect) *ahpv1.Effect {
+	if e.GetModify() != nil {
+		return proto.Clone(e).(*ahpv1.Effect)
+	}
+	return e
+}
+
+// ---- CEL evaluation helpers ----
+
+func evalBool(x *compiledExpr, act interpreter.Activation) (bool, error) {
+	v, _, err := x.prg.Eval(act)
+	if err != nil {
+		return false, err
+	}
+	b, ok := v.(types.Bool)
+	if !ok {
+		return false, fmt.Errorf("gave %s, want bool", typeName(v))
+	}
+	return bool(b), nil
+}
+
+func evalString(x *compiledExpr, act interpreter.Activation) (string, error) {
+	v, _, err := x.prg.Eval(act)
+	if err != nil {
+		return "", err
+	}
+	s, ok := v.(types.String)
+	if !ok {
+		return "", fmt.Errorf("gave %s, want string", typeName(v))
+	}
+	return string(s), nil
+}
+
+var structType = reflect.TypeFor[*structpb.Struct]()
+
+func evalObject(x *compiledExpr, act interpreter.Activation) (*structpb.Struct, error) {
+	v, _, err := x.prg.Eval(act)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := v.(traits.Mapper); !ok {
+		return nil, fmt.Errorf("gave %s, want map", typeName(v))
+	}
+	native, err := v.ConvertToNative(structType)
+	if err != nil {
+		return nil, err
+	}
+	return native.(*structpb.Struct), nil
+}
+
+func typeName(v ref.Val) string {
+	if v == nil {
+		return "nothing"
+	}
+	return v.Type().TypeName()
+}

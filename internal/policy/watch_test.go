@@ -1,0 +1,236 @@
+package policy_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/policy"
+)
+
+const (
+	policyDeny = "version: 1\nname: v1\nrules:\n  - id: a\n    effect: {deny: {reason: one}}\n"
+	policyAsk  = "version: 1\nname: v2\nrules:\n  - id: a\n    effect: {ask: {reason: two}}\n"
+	policyBad  = "version: 1\nname: v3\nrules:\n  - id: a\n    when: nope\n    effect: {ask: {}}\n"
+)
+
+// recorder collects watcher callbacks.
+type recorder struct {
+	mu       sync.Mutex
+	reloads  []string
+	errs     []error
+	reloaded chan struct{}
+	failed   chan struct{}
+}
+
+func newRecorder() *recorder {
+	return &recorder{reloaded: make(chan struct{}, 10), failed: make(chan struct{}, 10)}
+}
+
+func (r *recorder) options() policy.WatchOptions {
+	return policy.WatchOptions{
+		Interval: 5 * time.Millisecond,
+		OnReload: func(p *policy.Policy) {
+			r.mu.Lock()
+			r.reloads = append(r.reloads, p.Name())
+			r.mu.Unlock()
+			r.reloaded <- struct{}{}
+		},
+		OnError: func(err error) {
+			r.mu.Lock()
+			r.errs = append(r.errs, err)
+			r.mu.Unlock()
+			r.failed <- struct{}{}
+		},
+	}
+}
+
+func wait(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// writeFile replaces a file the way editors do: write a temporary file, rename it over.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func startWatcher(t *testing.T, content string) (*policy.Watcher, *recorder, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, path, content)
+	rec := newRecorder()
+	w, err := policy.NewWatcher(path, rec.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run returned %v, want context.Canceled", err)
+		}
+	})
+	return w, rec, path
+}
+
+func TestReloadSwapsOnGoodFile(t *testing.T) {
+	t.Parallel()
+	w, rec, path := startWatcher(t, policyDeny)
+	if w.Policy().Name() != "v1" {
+		t.Fatalf("initial policy %q", w.Policy().Name())
+	}
+	writeFile(t, path, policyAsk)
+	wait(t, rec.reloaded, "reload")
+	if w.Policy().Name() != "v2" {
+		t.Errorf("policy after reload = %q, want v2", w.Policy().Name())
+	}
+	wantVerdict(t, w.Policy().Evaluate(shell(t, "ls")), ahpv1.Verdict_VERDICT_ASK)
+}
+
+func TestReloadKeepsOldPolicyOnBrokenFile(t *testing.T) {
+	t.Parallel()
+	w, rec, path := startWatcher(t, policyDeny)
+	old := w.Policy()
+	writeFile(t, path, policyBad)
+	wait(t, rec.failed, "reload error")
+	if w.Policy() != old {
+		t.Error("a broken file replaced the policy")
+	}
+	rec.mu.Lock()
+	msg := rec.errs[0].Error()
+	rec.mu.Unlock()
+	wantContains(t, "error", msg, `rule "a": when:`)
+	wantContains(t, "error", msg, "keeping policy "+old.Digest())
+
+	// Fixing the file recovers.
+	writeFile(t, path, policyAsk)
+	wait(t, rec.reloaded, "reload after fix")
+	if w.Policy().Name() != "v2" {
+		t.Errorf("policy = %q, want v2", w.Policy().Name())
+	}
+}
+
+func TestWatcherReportsAPersistentProblemOnce(t *testing.T) {
+	t.Parallel()
+	w, rec, path := startWatcher(t, policyDeny)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, rec.failed, "missing-file error")
+	time.Sleep(50 * time.Millisecond) // ten more polls
+	rec.mu.Lock()
+	n := len(rec.errs)
+	rec.mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d errors reported for one missing file, want 1", n)
+	}
+	if w.Policy().Name() != "v1" {
+		t.Error("a missing file replaced the policy")
+	}
+	writeFile(t, path, policyAsk)
+	wait(t, rec.reloaded, "reload after the file came back")
+}
+
+func TestReloadIgnoresRewritesWithTheSameContent(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, path, policyDeny)
+	rec := newRecorder()
+	w, err := policy.NewWatcher(path, rec.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := w.Policy()
+	writeFile(t, path, policyDeny)
+	if err := w.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if w.Policy() != old || len(rec.reloads) != 0 {
+		t.Error("an unchanged file was reloaded")
+	}
+}
+
+func TestForcedReloadReturnsTheError(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, path, policyDeny)
+	rec := newRecorder()
+	w, err := policy.NewWatcher(path, rec.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, policyBad)
+	if err := w.Reload(); err == nil || !strings.Contains(err.Error(), "undeclared reference") {
+		t.Errorf("Reload() = %v", err)
+	}
+	if len(rec.errs) != 1 {
+		t.Errorf("OnError called %d times, want 1", len(rec.errs))
+	}
+}
+
+func TestNewWatcherFailsOnBrokenFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, path, policyBad)
+	if _, err := policy.NewWatcher(path, policy.WatchOptions{}); err == nil {
+		t.Error("NewWatcher accepted a broken file")
+	}
+	if _, err := policy.NewWatcher(filepath.Join(t.TempDir(), "missing.yaml"), policy.WatchOptions{}); err == nil {
+		t.Error("NewWatcher accepted a missing file")
+	}
+}
+
+func TestReadersSeeAConsistentPolicyDuringReloads(t *testing.T) {
+	t.Parallel()
+	w, rec, path := startWatcher(t, policyDeny)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res := w.Policy().Evaluate(shell(t, "ls"))
+				if res.Verdict != ahpv1.Verdict_VERDICT_DENY && res.Verdict != ahpv1.Verdict_VERDICT_ASK {
+					t.Errorf("verdict %v from a half-loaded policy", res.Verdict)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 6 {
+		content := policyAsk
+		if i%2 == 1 {
+			content = policyDeny
+		}
+		writeFile(t, path, content)
+		wait(t, rec.reloaded, "reload")
+	}
+	close(stop)
+	wg.Wait()
+}

@@ -1,0 +1,484 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpcreflect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/server"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+const basePolicy = `
+version: 1
+name: server-test
+rules:
+  - id: deny-rm
+    on: [tool.before]
+    match: {tool_kinds: [shell]}
+    when: 'has(input.command) && input.command.startsWith("rm ")'
+    effect: {deny: {reason: "no rm", code: dev.ahpgateway.test.rm}}
+  - id: ask-push
+    on: [tool.before]
+    when: 'has(input.command) && input.command.startsWith("git push")'
+    effect: {ask: {reason: "pushing needs a human"}}
+  - id: audit-curl
+    mode: dry-run
+    on: [tool.before]
+    when: 'has(input.command) && input.command.startsWith("curl ")'
+    effect: {deny: {reason: "would block curl"}}
+`
+
+// testServer runs a full ahp-server over httptest with HTTP/1.1 and h2c, like production.
+type testServer struct {
+	srv  *server.Server
+	url  string
+	file string
+}
+
+func start(t *testing.T, policyYAML string, tweak func(*server.Config)) *testServer {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(file, []byte(policyYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := server.Config{PolicyFile: file, PolicyPollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(srv.Handler())
+	hs.Config = srv.HTTPServer()
+	hs.Start()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); srv.WatchPolicy(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; hs.Close() })
+	return &testServer{srv: srv, url: hs.URL, file: file}
+}
+
+// protocols are the three wire protocols every RPC is exercised over.
+var protocols = []struct {
+	name string
+	opts []connect.ClientOption
+}{
+	{"connect", nil},
+	{"connect+json", []connect.ClientOption{connect.WithProtoJSON()}},
+	{"grpc", []connect.ClientOption{connect.WithGRPC()}},
+	{"grpc-web", []connect.ClientOption{connect.WithGRPCWeb()}},
+}
+
+func h2cClient() *http.Client {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{Protocols: &p}}
+}
+
+func shell(id, command string) *ahpv1.Event {
+	input, _ := structpb.NewStruct(map[string]any{"command": command})
+	return &ahpv1.Event{
+		Id: id, Source: "urn:server-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE,
+		Session: &ahpv1.Session{Id: "s1"},
+		Tool:    &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
+	}
+}
+
+func TestEveryRPCOverEveryProtocol(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, nil)
+	for _, proto := range protocols {
+		t.Run(proto.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			hc := h2cClient()
+			intercept := ahpv1connect.NewInterceptServiceClient(hc, ts.url, proto.opts...)
+			typedc := ahpv1connect.NewTypedDecisionServiceClient(hc, ts.url, proto.opts...)
+			observe := ahpv1connect.NewObservationServiceClient(hc, ts.url, proto.opts...)
+			harness := ahpv1connect.NewHarnessServiceClient(hc, ts.url, proto.opts...)
+			id := func(s string) string { return proto.name + "-" + s }
+
+			// Intercept (unary), with the decision id and rule ids.
+			resp, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shell(id("rm"), "rm -rf x")}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := resp.Msg.GetDecision()
+			if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || d.GetDecisionId() == "" || d.GetMatchedRuleIds()[0] != "deny-rm" {
+				t.Fatalf("Intercept = %v", d)
+			}
+			// Invalid input: a precise InvalidArgument.
+			_, err = intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: &ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE}}))
+			if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "event.id") {
+				t.Fatalf("invalid Intercept err = %v", err)
+			}
+
+			// InterceptBatch.
+			batch, err := intercept.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{shell(id("b1"), "ls"), shell(id("b2"), "rm y")}}))
+			if err != nil || len(batch.Msg.GetDecisions()) != 2 || batch.Msg.GetDecisions()[1].GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+				t.Fatalf("InterceptBatch = %v, %v", batch, err)
+			}
+
+			// Typed decision.
+			rl, err := typedc.HandleRateLimit(ctx, connect.NewRequest(&ahpv1.HandleRateLimitRequest{Event: &ahpv1.Event{
+				Id: id("rl"), Body: &ahpv1.Event_RateLimit{RateLimit: &ahpv1.RateLimitPayload{
+					SessionId: "s1", RetryAfterMs: 1500, CurrentUsage: "95000/100000 tokens",
+					LimitType: &ahpv1.RateLimitType{Type: &ahpv1.RateLimitType_Known{Known: ahpv1.RateLimitKind_RATE_LIMIT_KIND_LLM_TOKEN_LIMIT}},
+				}},
+			}}))
+			if err != nil || rl.Msg.GetDecision().GetRateLimit().GetRetry().GetRetryAfterMs() == 0 {
+				t.Fatalf("HandleRateLimit = %v, %v", rl, err)
+			}
+
+			// Observe (unary) and its idempotency.
+			after := &ahpv1.Event{Id: id("after"), Source: "urn:server-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "s1"}}
+			for i, want := range []bool{false, true} {
+				o, err := observe.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: after}))
+				if err != nil || o.Msg.GetDuplicate() != want {
+					t.Fatalf("Observe #%d = %v, %v", i, o, err)
+				}
+			}
+
+			// Harness calls.
+			hs, err := harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "2.4", AgentInfo: &ahpv1.AgentInfo{Framework: "test"}}))
+			if err != nil || hs.Msg.GetProtocolVersion() != "2.4" {
+				t.Fatalf("Handshake = %v, %v", hs, err)
+			}
+			_, err = harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "3.0", AgentInfo: &ahpv1.AgentInfo{}}))
+			if connect.CodeOf(err) != connect.CodeFailedPrecondition {
+				t.Fatalf("Handshake 3.0 err = %v", err)
+			}
+			q, err := harness.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{QueryType: "should_i_proceed", Payload: structpb.NewStringValue("?")}))
+			if err != nil || !q.Msg.GetAnswer().GetBoolValue() {
+				t.Fatalf("Query = %v, %v", q, err)
+			}
+			caps, err := harness.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
+			if err != nil || caps.Msg.GetHarnessProtocolVersion() != "2.4" {
+				t.Fatalf("GetCapabilities = %v, %v", caps, err)
+			}
+		})
+	}
+}
+
+func TestStreamingShapes(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, nil)
+	// Bidi and client streams need HTTP/2 for every protocol; connect-go also serves them over
+	// HTTP/1.1 for Connect and gRPC-Web only as unary or server streams.
+	for _, proto := range protocols {
+		t.Run(proto.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			hc := h2cClient()
+			intercept := ahpv1connect.NewInterceptServiceClient(hc, ts.url, proto.opts...)
+			observe := ahpv1connect.NewObservationServiceClient(hc, ts.url, proto.opts...)
+
+			// Watch first so it sees what follows.
+			watchCtx, stopWatch := context.WithCancel(ctx)
+			defer stopWatch()
+			watch, err := observe.Watch(watchCtx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "stream-" + proto.name}))
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			// Bidi: answers correlated by event id; a bad event gets a per-event error.
+			stream := intercept.InterceptStream(ctx)
+			events := map[string]string{"rm -rf a": "VERDICT_DENY", "ls": "VERDICT_ALLOW", "git push": "VERDICT_ASK"}
+			sent := map[string]string{}
+			i := 0
+			for cmd, want := range events {
+				ev := shell(fmt.Sprintf("%s-bidi-%d", proto.name, i), cmd)
+				ev.Session.Id = "stream-" + proto.name
+				sent[ev.GetId()] = want
+				if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: ev}); err != nil {
+					t.Fatal(err)
+				}
+				i++
+			}
+			if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: &ahpv1.Event{Id: "bad", Type: ahpv1.EventType_EVENT_TYPE_SESSION_END}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := stream.CloseRequest(); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for range len(sent) + 1 {
+				resp, err := stream.Receive()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.GetEventId() == "bad" {
+					if resp.GetError().GetCode() != "invalid_argument" {
+						t.Fatalf("bad event answer = %v", resp)
+					}
+					continue
+				}
+				got[resp.GetEventId()] = resp.GetDecision().GetVerdict().String()
+			}
+			for id, want := range sent {
+				if got[id] != want {
+					t.Errorf("%s: verdict %s, want %s", id, got[id], want)
+				}
+			}
+			if err := stream.CloseResponse(); err != nil {
+				t.Fatal(err)
+			}
+
+			// Client stream.
+			cs := observe.ObserveStream(ctx)
+			for j := range 5 {
+				ev := &ahpv1.Event{Id: fmt.Sprintf("%s-obs-%d", proto.name, j%4), Source: "urn:s", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "stream-" + proto.name}}
+				if err := cs.Send(&ahpv1.ObserveStreamRequest{Event: ev}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sum, err := cs.CloseAndReceive()
+			if err != nil || sum.Msg.GetAccepted() != 4 || sum.Msg.GetDuplicates() != 1 {
+				t.Fatalf("ObserveStream = %v, %v", sum, err)
+			}
+
+			// Server stream: the watcher saw the 3 decisions and 4 observations of this session.
+			decisions, observations := 0, 0
+			for decisions+observations < 7 && watch.Receive() {
+				if watch.Msg().GetDecision() != nil {
+					decisions++
+				} else {
+					observations++
+				}
+			}
+			if decisions != 3 || observations != 4 {
+				t.Fatalf("watch saw %d decisions, %d observations (err %v)", decisions, observations, watch.Err())
+			}
+		})
+	}
+}
+
+func TestWatchFilters(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	observe := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
+	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+
+	decisionsOnly, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{DecisionsOnly: true, SessionId: "wf"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKind, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "wf", ToolKinds: []ahpv1.ToolKind{ahpv1.ToolKind_TOOL_KIND_FILE_READ}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byType, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "wf", EventTypes: []ahpv1.EventType{ahpv1.EventType_EVENT_TYPE_SESSION_END}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ev := shell("wf-1", "ls")
+	ev.Session.Id = "wf"
+	if _, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev})); err != nil {
+		t.Fatal(err)
+	}
+	read := &ahpv1.Event{Id: "wf-2", Source: "urn:s", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "wf"}, Tool: &ahpv1.Tool{Name: "Read", Kind: ahpv1.ToolKind_TOOL_KIND_FILE_READ}}
+	end := &ahpv1.Event{Id: "wf-3", Source: "urn:s", Type: ahpv1.EventType_EVENT_TYPE_SESSION_END, Session: &ahpv1.Session{Id: "wf"}}
+	other := &ahpv1.Event{Id: "wf-4", Source: "urn:s", Type: ahpv1.EventType_EVENT_TYPE_SESSION_END, Session: &ahpv1.Session{Id: "another"}}
+	for _, e := range []*ahpv1.Event{read, end, other} {
+		if _, err := observe.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: e})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect := func(name string, s *connect.ServerStreamForClient[ahpv1.WatchResponse], wantID string) {
+		t.Helper()
+		if !s.Receive() {
+			t.Fatalf("%s: %v", name, s.Err())
+		}
+		if got := s.Msg().GetEvent().GetId(); got != wantID {
+			t.Fatalf("%s: first item %s, want %s", name, got, wantID)
+		}
+	}
+	expect("decisions only", decisionsOnly, "wf-1")
+	expect("tool kind", byKind, "wf-2")
+	expect("event type", byType, "wf-3")
+}
+
+func TestSlowWatcherIsCutOff(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, func(c *server.Config) { c.WatchBuffer = 4 })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	observe := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
+	slow, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Never reading while many items are published overflows the tiny buffer (HTTP/2 flow control
+	// lets the server write ahead only so far). Intercepts keep succeeding meanwhile.
+	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	payload := strings.Repeat("x", 16<<10)
+	for i := range 400 {
+		if _, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shell(fmt.Sprintf("slow-%d", i), "echo "+payload)})); err != nil {
+			t.Fatalf("intercept %d while a watcher lags: %v", i, err)
+		}
+	}
+	for slow.Receive() {
+	}
+	if connect.CodeOf(slow.Err()) != connect.CodeResourceExhausted || !strings.Contains(slow.Err().Error(), "too slow") {
+		t.Fatalf("slow watcher ended with %v", slow.Err())
+	}
+}
+
+func TestDryRunRecordsWithoutEffect(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, nil)
+	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shell("dry", "curl example.com")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := resp.Msg.GetDecision()
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW || len(d.GetEffects()) != 0 || len(d.GetDryRuns()) != 1 || d.GetDryRuns()[0].GetRuleId() != "audit-curl" {
+		t.Fatalf("dry-run decision = %v", d)
+	}
+}
+
+func TestCapabilityNarrowing(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, nil)
+	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	denyOnly := &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_DENY}}
+	resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shell("narrow", "git push origin main"), Capabilities: denyOnly}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := resp.Msg.GetDecision()
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || len(d.GetFallbacks()) != 1 || d.GetEffects()[0].GetDeny() == nil {
+		t.Fatalf("deny-only caller got %v", d)
+	}
+}
+
+func TestHotReload(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, nil)
+	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	verdict := func(id, cmd string) ahpv1.Verdict {
+		resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shell(id, cmd)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Msg.GetDecision().GetVerdict()
+	}
+	if v := verdict("hr-0", "touch f"); v != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("before reload: %v", v)
+	}
+	updated := basePolicy + `
+  - id: deny-touch
+    on: [tool.before]
+    when: 'has(input.command) && input.command.startsWith("touch ")'
+    effect: {deny: {reason: "no touching"}}
+`
+	writeFile(t, ts.file, updated)
+	waitFor(t, func() bool { r, _ := ts.srv.ReloadStats(); return r >= 1 })
+	if v := verdict("hr-1", "touch f"); v != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("after good reload: %v", v)
+	}
+	// A broken file keeps the last good policy and is counted.
+	writeFile(t, ts.file, "rules: [this is: not valid")
+	waitFor(t, func() bool { _, f := ts.srv.ReloadStats(); return f >= 1 })
+	if v := verdict("hr-2", "touch f"); v != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("after broken reload: %v", v)
+	}
+	if v := verdict("hr-3", "rm -rf x"); v != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("old rules lost: %v", v)
+	}
+}
+
+func TestHealthAndReflection(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, nil)
+	// Health over the Connect protocol with JSON, as curl would call it.
+	req, _ := http.NewRequest(http.MethodPost, ts.url+"/grpc.health.v1.Health/Check", strings.NewReader("{}"))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body := make([]byte, 256)
+	n, _ := resp.Body.Read(body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body[:n]), "SERVING") {
+		t.Fatalf("health: %d %s", resp.StatusCode, body[:n])
+	}
+	// Reflection (v1; the client falls back to v1alpha on its own) lists every service.
+	stream := grpcreflect.NewClient(h2cClient(), ts.url, connect.WithGRPC()).NewStream(context.Background())
+	defer stream.Close()
+	names, err := stream.ListServices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := fmt.Sprint(names)
+	for _, want := range []string{"ahp.v1.InterceptService", "ahp.v1.TypedDecisionService", "ahp.v1.ObservationService", "ahp.v1.HarnessService", "grpc.health.v1.Health"} {
+		if !strings.Contains(listed, want) {
+			t.Errorf("reflection does not list %s: %s", want, listed)
+		}
+	}
+	if _, err := stream.FileContainingSymbol("ahp.v1.InterceptService"); err != nil {
+		t.Errorf("reflection cannot resolve ahp.v1.InterceptService: %v", err)
+	}
+}
+
+func TestDefaultPolicyWhenNoFile(t *testing.T) {
+	t.Parallel()
+	srv, err := server.New(server.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Policy().Name() != "default" {
+		t.Fatalf("policy = %q", srv.Policy().Name())
+	}
+}
+
+func TestBrokenPolicyFileFailsStartup(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "bad.yaml")
+	writeFile(t, file, "version: 1\nrules:\n  - id: x\n    when: 'nope('\n    effect: {deny: {reason: r}}\n")
+	_, err := server.New(server.Config{PolicyFile: file, Logger: slog.New(slog.DiscardHandler)})
+	if err == nil || !strings.Contains(err.Error(), `"x"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	// Write to a temp file and rename, the way editors and ConfigMap updates replace files.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

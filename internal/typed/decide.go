@@ -1,0 +1,463 @@
+package typed
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/policy"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Metadata keys Decide adds to typed decisions whose variant carries metadata. They use the
+// project's reverse-DNS namespace (docs/compatibility.md). Built-in answers carry neither, so their
+// wire form matches the reference server's.
+const (
+	// RuleIDKey names the rule whose answer produced the decision.
+	RuleIDKey = "dev.ahpgateway/rule_id"
+	// NoteKey explains why part of a rule's typed answer was not used.
+	NoteKey = "dev.ahpgateway/note"
+)
+
+// Errors returned by Decide, wrapped with the offending field; test them with errors.Is.
+var (
+	// ErrNotTyped: the event is not one of the eight typed events.
+	ErrNotTyped = errors.New("not a typed event")
+	// ErrMissingPayload: the event's body does not hold the payload its type needs.
+	ErrMissingPayload = errors.New("typed payload missing")
+)
+
+// Decide fills d.Typed (the typed oneof of d) for a typed event and sets d.Verdict to match. ev.Body
+// must hold the payload of ev.Type. It returns an error naming the field only for an event that is
+// not typed or lacks its payload, and for a nil d.
+//
+// Call it after copying res into d (effects, matched rules, fallbacks): when a policy verdict cannot
+// be expressed by the event type (an ask on planning, a defer on reasoning, ...) Decide answers with
+// the type's refusal, appends a Fallback to d.Fallbacks and marks d synthetic. The precedence of
+// policy verdict, rule answer and built-in behaviour is described in the package documentation.
+func Decide(d *ahpv1.Decision, ev *ahpv1.Event, res policy.Result, view *policy.SessionView, s policy.Settings, now time.Time) error {
+	if d == nil {
+		return errors.New("typed: decision: nil")
+	}
+	k, err := kindOf(ev)
+	if err != nil {
+		return err
+	}
+	if view == nil {
+		view = &policy.SessionView{}
+	}
+	in := &input{ev: ev, view: view, s: withDefaults(s), now: now}
+
+	if k.fromPolicy(d, in, strongest(res)) {
+		return nil
+	}
+	ta, note := k.accept(res.Typed)
+	tr := k.decide(d, in, ta)
+	if note != "" {
+		tr.notes = append([]string{note}, tr.notes...)
+	}
+	d.Verdict = verdictOf(d)
+	annotate(d, tr)
+	return nil
+}
+
+// IsTyped reports whether t is one of the eight Harness typed event types.
+func IsTyped(t ahpv1.EventType) bool {
+	_, ok := kinds[t]
+	return ok
+}
+
+// Actions lists the rule actions (policy.TypedAnswer.Action) event type t accepts, in the order of
+// its decision variants; nil when t is not typed. A policy compiler can use it to reject a rule
+// whose typed answer could never apply.
+func Actions(t ahpv1.EventType) []string {
+	if k, ok := kinds[t]; ok {
+		return slices.Clone(k.actions)
+	}
+	return nil
+}
+
+// input is what the deciders read; s has defaults applied and view is never nil.
+type input struct {
+	ev   *ahpv1.Event
+	view *policy.SessionView
+	s    policy.Settings
+	now  time.Time
+}
+
+// trace says where an answer came from, for the decision's metadata.
+type trace struct {
+	ruleID string
+	notes  []string
+}
+
+// kind describes one typed event type.
+type kind struct {
+	// name is the wire name of the type, also the field name of its payload and decision.
+	name string
+	// actions are the rule actions the type accepts.
+	actions []string
+	// present reports whether ev carries the type's payload.
+	present func(ev *ahpv1.Event) bool
+	// refuse answers with the type's refusal variant.
+	refuse func(d *ahpv1.Decision, reason string)
+	// escalate hands the decision to a human; nil when the type cannot.
+	escalate func(d *ahpv1.Decision)
+	// later answers a policy defer with the type's own "not now" variant; nil when it has none.
+	later func(d *ahpv1.Decision, in *input, g generic)
+	// decide answers from a rule's accepted typed answer (nil when none) and the built-in
+	// behaviour.
+	decide func(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace
+}
+
+// kinds is fixed at init and never changes.
+var kinds = map[ahpv1.EventType]*kind{
+	ahpv1.EventType_EVENT_TYPE_IDLE:               idleKind,
+	ahpv1.EventType_EVENT_TYPE_INTENT_DETECTION:   intentKind,
+	ahpv1.EventType_EVENT_TYPE_CONTEXT_PERCEPTION: perceptionKind,
+	ahpv1.EventType_EVENT_TYPE_MEMORY_RECALL:      memoryKind,
+	ahpv1.EventType_EVENT_TYPE_PLANNING:           planningKind,
+	ahpv1.EventType_EVENT_TYPE_REASONING:          reasoningKind,
+	ahpv1.EventType_EVENT_TYPE_RATE_LIMIT:         rateLimitKind,
+	ahpv1.EventType_EVENT_TYPE_CONFIRMATION:       confirmationKind,
+}
+
+// kindOf checks that ev is a typed event carrying its payload.
+func kindOf(ev *ahpv1.Event) (*kind, error) {
+	if ev == nil {
+		return nil, fmt.Errorf("typed: event: nil: %w", ErrNotTyped)
+	}
+	k, ok := kinds[ev.GetType()]
+	if !ok {
+		return nil, fmt.Errorf("typed: event.type: %s: %w", ev.GetType(), ErrNotTyped)
+	}
+	if !k.present(ev) {
+		return nil, fmt.Errorf("typed: event.body.%s: %w", k.name, ErrMissingPayload)
+	}
+	return k, nil
+}
+
+// accept returns the rule's typed answer if the type accepts its action, else nil and a note.
+// An empty action is accepted: it means "the built-in behaviour, with the answer's fields".
+func (k *kind) accept(ta *policy.TypedAnswer) (*policy.TypedAnswer, string) {
+	if ta == nil || ta.Action == "" || slices.Contains(k.actions, ta.Action) {
+		return ta, ""
+	}
+	return nil, fmt.Sprintf("ignored typed answer %q of rule %s: %s answers %s",
+		ta.Action, ta.RuleID, k.name, strings.Join(k.actions, ", "))
+}
+
+// action is the rule's action, "" when there is no answer.
+func action(ta *policy.TypedAnswer) string {
+	if ta == nil {
+		return ""
+	}
+	return ta.Action
+}
+
+// reasonOf is the rule's reason, or a reason naming the rule when it gave none.
+func reasonOf(ta *policy.TypedAnswer, verb string) string {
+	switch {
+	case ta.Reason != "":
+		return ta.Reason
+	case ta.RuleID != "":
+		return verb + " by rule " + ta.RuleID
+	}
+	return verb + " by policy"
+}
+
+// generic is the strongest generic verdict of a policy result and the effect that carries it.
+type generic struct {
+	verdict ahpv1.Verdict
+	// effect is the first effect with that verdict; nil when only Result.Verdict said so.
+	effect *ahpv1.Effect
+	reason string
+	ruleID string
+	// retryAfterMs is the delay of a defer effect.
+	retryAfterMs uint64
+}
+
+// severity orders verdicts as policy.Result.Verdict does: deny > ask/escalate > defer > modify >
+// allow.
+func severity(v ahpv1.Verdict) int {
+	switch v {
+	case ahpv1.Verdict_VERDICT_DENY:
+		return 4
+	case ahpv1.Verdict_VERDICT_ASK, ahpv1.Verdict_VERDICT_ESCALATE:
+		return 3
+	case ahpv1.Verdict_VERDICT_DEFER:
+		return 2
+	case ahpv1.Verdict_VERDICT_MODIFY:
+		return 1
+	case ahpv1.Verdict_VERDICT_ALLOW:
+		return 0
+	}
+	return -1
+}
+
+// strongest combines Result.Verdict with the effects. An effect stronger than the summary wins,
+// so a deny effect is never lost to an inconsistent summary (fail closed).
+func strongest(res policy.Result) generic {
+	g := generic{verdict: res.Verdict}
+	for _, e := range res.Effects {
+		v := effectVerdict(e)
+		s, gs := severity(v), severity(g.verdict)
+		if s > gs || (s == gs && s >= 0 && g.effect == nil) {
+			g = describe(e, v)
+		}
+	}
+	return g
+}
+
+// effectVerdict is the verdict an effect stands for; unspecified for messages and the Hooks draft
+// effects, which have no meaning for typed events.
+func effectVerdict(e *ahpv1.Effect) ahpv1.Verdict {
+	switch e.GetEffect().(type) {
+	case *ahpv1.Effect_Deny:
+		return ahpv1.Verdict_VERDICT_DENY
+	case *ahpv1.Effect_Ask:
+		return ahpv1.Verdict_VERDICT_ASK
+	case *ahpv1.Effect_Escalate:
+		return ahpv1.Verdict_VERDICT_ESCALATE
+	case *ahpv1.Effect_Defer:
+		return ahpv1.Verdict_VERDICT_DEFER
+	case *ahpv1.Effect_Modify:
+		return ahpv1.Verdict_VERDICT_MODIFY
+	case *ahpv1.Effect_Allow:
+		return ahpv1.Verdict_VERDICT_ALLOW
+	}
+	return ahpv1.Verdict_VERDICT_UNSPECIFIED
+}
+
+func describe(e *ahpv1.Effect, v ahpv1.Verdict) generic {
+	g := generic{verdict: v, effect: e, ruleID: e.GetRuleId()}
+	switch x := e.GetEffect().(type) {
+	case *ahpv1.Effect_Deny:
+		g.reason = x.Deny.GetReason()
+	case *ahpv1.Effect_Ask:
+		g.reason = x.Ask.GetReason()
+	case *ahpv1.Effect_Escalate:
+		g.reason = x.Escalate.GetReason()
+	case *ahpv1.Effect_Defer:
+		g.reason = x.Defer.GetReason()
+		g.retryAfterMs = x.Defer.GetRetryAfterMs()
+	}
+	return g
+}
+
+// fromPolicy applies step 1 of the precedence: a deny, ask/escalate or defer verdict decides. It
+// reports whether it answered. Allow and modify have no typed meaning and fall through.
+func (k *kind) fromPolicy(d *ahpv1.Decision, in *input, g generic) bool {
+	switch g.verdict {
+	case ahpv1.Verdict_VERDICT_DENY:
+		k.refuse(d, withDetail("denied by policy", g.reason))
+		d.Verdict = ahpv1.Verdict_VERDICT_DENY
+	case ahpv1.Verdict_VERDICT_ASK, ahpv1.Verdict_VERDICT_ESCALATE:
+		if k.escalate != nil {
+			k.escalate(d)
+			d.Verdict = g.verdict
+			break
+		}
+		k.fallBack(d, g, withDetail("approval required", g.reason), "cannot ask for approval")
+	case ahpv1.Verdict_VERDICT_DEFER:
+		if k.later != nil {
+			k.later(d, in, g)
+			d.Verdict = ahpv1.Verdict_VERDICT_DEFER
+			break
+		}
+		k.fallBack(d, g, withDetail("deferred by policy", g.reason)+retrySuffix(g.retryAfterMs), "cannot be deferred")
+	default:
+		return false
+	}
+	annotate(d, trace{ruleID: g.ruleID})
+	return true
+}
+
+// fallBack refuses in place of a verdict the type cannot express, and records it as a fallback to
+// deny, as the design requires for any effect a caller cannot express.
+func (k *kind) fallBack(d *ahpv1.Decision, g generic, reason, why string) {
+	k.refuse(d, reason)
+	d.Verdict = ahpv1.Verdict_VERDICT_DENY
+	d.Synthetic = true
+	wanted := g.effect
+	if wanted == nil {
+		wanted = &ahpv1.Effect{Effect: &ahpv1.Effect_Ask{Ask: &ahpv1.AskEffect{}}}
+		if g.verdict == ahpv1.Verdict_VERDICT_DEFER {
+			wanted = &ahpv1.Effect{Effect: &ahpv1.Effect_Defer{Defer: &ahpv1.DeferEffect{}}}
+		}
+	} else {
+		wanted = proto.CloneOf(wanted)
+	}
+	d.Fallbacks = append(d.Fallbacks, &ahpv1.Fallback{
+		RuleId: g.ruleID,
+		Wanted: wanted,
+		Sent:   &ahpv1.Effect{Effect: &ahpv1.Effect_Deny{Deny: &ahpv1.DenyEffect{Reason: reason}}, RuleId: g.ruleID},
+		Reason: k.name + " " + why + "; answered with its refusal",
+	})
+}
+
+// withDetail appends a detail after a colon when there is one.
+func withDetail(base, detail string) string {
+	if detail == "" {
+		return base
+	}
+	return base + ": " + detail
+}
+
+func retrySuffix(ms uint64) string {
+	if ms == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (retry after %dms)", ms)
+}
+
+// verdictOf is the generic verdict of the typed answer in d: what the agent was told to do.
+func verdictOf(d *ahpv1.Decision) ahpv1.Verdict {
+	const (
+		allow    = ahpv1.Verdict_VERDICT_ALLOW
+		deny     = ahpv1.Verdict_VERDICT_DENY
+		later    = ahpv1.Verdict_VERDICT_DEFER
+		modify   = ahpv1.Verdict_VERDICT_MODIFY
+		escalate = ahpv1.Verdict_VERDICT_ESCALATE
+	)
+	switch t := d.GetTyped().(type) {
+	case *ahpv1.Decision_Idle:
+		if t.Idle.GetDefer() != nil {
+			return later
+		}
+		return allow
+	case *ahpv1.Decision_IntentDetection:
+		if t.IntentDetection.GetBlock() != nil {
+			return deny
+		}
+		return allow
+	case *ahpv1.Decision_ContextPerception:
+		switch {
+		case t.ContextPerception.GetBlock() != nil:
+			return deny
+		case t.ContextPerception.GetRefine() != nil:
+			return modify
+		}
+		return allow
+	case *ahpv1.Decision_MemoryRecall:
+		if t.MemoryRecall.GetBlock() != nil {
+			return deny
+		}
+		return allow
+	case *ahpv1.Decision_Planning:
+		switch {
+		case t.Planning.GetBlock() != nil:
+			return deny
+		case t.Planning.GetModify() != nil:
+			return modify
+		}
+		return allow
+	case *ahpv1.Decision_Reasoning:
+		if t.Reasoning.GetBlock() != nil {
+			return deny
+		}
+		return allow
+	case *ahpv1.Decision_RateLimit:
+		if t.RateLimit.GetSkip() != nil {
+			return deny
+		}
+		return later
+	case *ahpv1.Decision_Confirmation:
+		switch {
+		case t.Confirmation.GetApprove() != nil:
+			return allow
+		case t.Confirmation.GetReject() != nil:
+			return deny
+		}
+		return escalate
+	}
+	return ahpv1.Verdict_VERDICT_UNSPECIFIED
+}
+
+// metadataSlot points at the metadata field of the variant in d, or is nil when the variant has
+// none (idle, intent allow, refine, planning modify, queue, skip, every confirmation variant).
+func metadataSlot(d *ahpv1.Decision) **structpb.Struct {
+	var b *ahpv1.TypedBlock
+	switch t := d.GetTyped().(type) {
+	case *ahpv1.Decision_IntentDetection:
+		b = t.IntentDetection.GetBlock()
+	case *ahpv1.Decision_ContextPerception:
+		if a := t.ContextPerception.GetAllow(); a != nil {
+			return &a.Metadata
+		}
+		b = t.ContextPerception.GetBlock()
+	case *ahpv1.Decision_MemoryRecall:
+		if a := t.MemoryRecall.GetAllow(); a != nil {
+			return &a.Metadata
+		}
+		b = t.MemoryRecall.GetBlock()
+	case *ahpv1.Decision_Planning:
+		if a := t.Planning.GetAllow(); a != nil {
+			return &a.Metadata
+		}
+		b = t.Planning.GetBlock()
+	case *ahpv1.Decision_Reasoning:
+		if a := t.Reasoning.GetAllow(); a != nil {
+			return &a.Metadata
+		}
+		b = t.Reasoning.GetBlock()
+	case *ahpv1.Decision_RateLimit:
+		if r := t.RateLimit.GetRetry(); r != nil {
+			return &r.Metadata
+		}
+	}
+	if b != nil {
+		return &b.Metadata
+	}
+	return nil
+}
+
+// setMetadata sets one metadata key on the variant in d, if it has metadata.
+func setMetadata(d *ahpv1.Decision, key string, v *structpb.Value) {
+	slot := metadataSlot(d)
+	if slot == nil {
+		return
+	}
+	if *slot == nil {
+		*slot = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	}
+	if (*slot).Fields == nil {
+		(*slot).Fields = map[string]*structpb.Value{}
+	}
+	(*slot).Fields[key] = v
+}
+
+// annotate records the rule and notes of tr in the decision's metadata.
+func annotate(d *ahpv1.Decision, tr trace) {
+	if tr.ruleID != "" {
+		setMetadata(d, RuleIDKey, structpb.NewStringValue(tr.ruleID))
+	}
+	if len(tr.notes) > 0 {
+		setMetadata(d, NoteKey, structpb.NewStringValue(strings.Join(tr.notes, "; ")))
+	}
+}
+
+// block builds a TypedBlock.
+func block(reason string) *ahpv1.TypedBlock { return &ahpv1.TypedBlock{Reason: reason} }
+
+// stringList is an optional list: nil (absent on the wire) when empty.
+func stringList(values []string) *ahpv1.StringList {
+	if len(values) == 0 {
+		return nil
+	}
+	return &ahpv1.StringList{Values: values}
+}
+
+// appendUnique appends the non-empty values not already in dst, keeping order.
+func appendUnique(dst []string, values ...string) []string {
+	for _, v := range values {
+		if v != "" && !slices.Contains(dst, v) {
+			dst = append(dst, v)
+		}
+	}
+	return dst
+}
