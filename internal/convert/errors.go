@@ -12,7 +12,12 @@ import (
 type FieldError struct {
 	Path    string
 	Message string
+	// Err is an optional sentinel the error also matches with errors.Is (e.g. ErrUnsupportedEvent).
+	Err error
 }
+
+// Unwrap returns the sentinel, if any.
+func (e *FieldError) Unwrap() error { return e.Err }
 
 func (e *FieldError) Error() string {
 	if e.Path == "" {
