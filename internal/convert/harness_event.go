@@ -309,7 +309,7 @@ func EncodeHarnessEventValue(ev *ahpv1.Event) (map[string]any, error) {
 	out := harnessEnvelopeJSON(ev, name)
 	out["payload"] = payload
 	for k, v := range ev.GetUnknownFields().GetFields() {
-		out[k] = fromValue(v)
+		out[k] = harnessMerge(out[k], fromValue(v))
 	}
 	return out, nil
 }
@@ -367,10 +367,7 @@ func harnessPayloadJSON(ev *ahpv1.Event, name string) (any, error) {
 		if err != nil {
 			return nil, harnessPrefixPath("payload", err)
 		}
-		for k, v := range ev.GetPayload().GetStructValue().GetFields() {
-			obj[k] = fromValue(v)
-		}
-		return obj, nil
+		return harnessMerge(obj, fromStruct(ev.GetPayload().GetStructValue())), nil
 	}
 	if t := ev.GetTool(); t != nil {
 		obj := fromStruct(ev.GetPayload().GetStructValue())

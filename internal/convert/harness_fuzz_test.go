@@ -1,0 +1,343 @@
+package convert_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/big"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/convert"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// harnessTypedNames are the typed event types, indexed by the fuzzers' selector byte.
+var harnessTypedNames = []string{"idle", "intent_detection", "context_perception", "memory_recall", "planning", "reasoning", "rate_limit", "confirmation"}
+
+// harnessPayloadNames are the event types with a payload schema.
+var harnessPayloadNames = append(slices.Clone(harnessTypedNames), "run_lifecycle", "task_list", "verification")
+
+// harnessFuzzParse decodes fuzz input as a bridge would; false for input that is not one JSON value.
+func harnessFuzzParse(data []byte) (any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return nil, false
+	}
+	return v, true
+}
+
+// harnessLooseEqual compares JSON values with numbers by float64 value, the precision
+// google.protobuf.Value keeps for free-form fields.
+func harnessLooseEqual(a, b any) bool {
+	switch x := a.(type) {
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		xf, _, xerr := big.ParseFloat(string(x), 10, 53, big.ToNearestEven)
+		yf, _, yerr := big.ParseFloat(string(y), 10, 53, big.ToNearestEven)
+		return xerr == nil && yerr == nil && xf.Cmp(yf) == 0
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !harnessLooseEqual(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		return ok && slices.EqualFunc(x, y, harnessLooseEqual)
+	default:
+		return a == b
+	}
+}
+
+// harnessSeedFiles adds every file matching pattern under testdata/harness as a seed.
+func harnessSeedFiles(f *testing.F, pattern string, add func([]byte)) {
+	files, err := filepath.Glob(filepath.Join(harnessData, pattern))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		add(bytes.TrimSpace(b))
+	}
+}
+
+// harnessSeedLines adds one field of every line of a JSONL file under testdata/harness.
+func harnessSeedLines(f *testing.F, name, field string, add func(json.RawMessage, map[string]json.RawMessage)) {
+	for _, line := range harnessLines(f, name) {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			f.Fatal(err)
+		}
+		add(m[field], m)
+	}
+}
+
+// FuzzHarnessEvent reads arbitrary ahp/event params. Reading never panics; whatever is read runs
+// the later checks, encodes, gives the same JSON back, and reads back to the same event. The one
+// allowed change is number text that google.protobuf.Value cannot keep (30000.0 vs 30000 in a
+// payload that fails to parse): then a second round trip must be a fixpoint.
+func FuzzHarnessEvent(f *testing.F) {
+	harnessSeedFiles(f, "events/*.json", func(b []byte) { f.Add(b) })
+	harnessSeedFiles(f, "exchanges/*/request.json", func(b []byte) {
+		var rpc harnessRPC
+		if json.Unmarshal(b, &rpc) == nil && rpc.Method == "ahp/event" {
+			f.Add([]byte(rpc.Params))
+		}
+	})
+	harnessSeedLines(f, "errors.jsonl", "params", func(p json.RawMessage, m map[string]json.RawMessage) {
+		if string(m["method"]) == `"ahp/event"` {
+			f.Add([]byte(p))
+		}
+	})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		params, ok := harnessFuzzParse(data)
+		if !ok {
+			return
+		}
+		p, err := convert.ReadHarnessEvent("params", params, "")
+		if err != nil {
+			if _, ok := convert.AsFieldError(err); !ok {
+				t.Fatalf("error %v is not a *FieldError", err)
+			}
+			return
+		}
+		_ = p.ValidateShape(&ahpv1.HarnessConfig{MaxDepth: new(uint32(3))})
+		_ = p.CheckDelivery(false)
+		_ = p.CheckBatchable()
+		payloadErr := p.ParseTypedPayload()
+		ev := p.Event
+
+		out, err := convert.EncodeHarnessEvent(ev)
+		if err != nil {
+			t.Fatalf("encode %s: %v", data, err)
+		}
+		if _, isObj := params.(map[string]any); isObj {
+			back, _ := harnessFuzzParse(out)
+			if !harnessLooseEqual(params, back) {
+				t.Fatalf("round trip changed the event\n got %s\nwant %s", out, data)
+			}
+		}
+		again, err := convert.DecodeHarnessEvent("params", harnessMustParse(t, out), "")
+		if err != nil {
+			t.Fatalf("decode %s: %v", out, err)
+		}
+		if _, isObj := params.(map[string]any); isObj && payloadErr == nil && convert.ValidateHarnessEventShape(ev, nil) == nil && !proto.Equal(ev, again) {
+			t.Fatalf("decode(encode(event)) differs\nfirst  %s\nsecond %s", harnessText(ev), harnessText(again))
+		}
+		out2, err := convert.EncodeHarnessEvent(again)
+		if err != nil {
+			t.Fatal(err)
+		}
+		third, err := convert.DecodeHarnessEvent("params", harnessMustParse(t, out2), "")
+		if err != nil || !proto.Equal(again, third) || !bytes.Equal(out, out2) {
+			t.Fatalf("no fixpoint after one round trip:\n%s\n%s\n%v", out, out2, err)
+		}
+
+		// Rendering any decision for the event works.
+		mod, _ := structpb.NewValue(map[string]any{"x": 1.0})
+		d := &ahpv1.Decision{DecisionId: "d", Effects: []*ahpv1.Effect{
+			{Effect: &ahpv1.Effect_Modify{Modify: &ahpv1.ModifyEffect{Value: mod, Operation: ahpv1.ModifyOperation_MODIFY_OPERATION_MERGE}}},
+		}}
+		if _, err := convert.EncodeHarnessDecision(convert.RenderHarnessDecision(d, ev)); err != nil {
+			t.Fatalf("render: %v", err)
+		}
+	})
+}
+
+func harnessMustParse(t *testing.T, data []byte) any {
+	t.Helper()
+	v, ok := harnessFuzzParse(data)
+	if !ok {
+		t.Fatalf("codec wrote invalid JSON: %s", data)
+	}
+	return v
+}
+
+// FuzzHarnessDecision reads arbitrary decisions, generic (selector 0) or typed (1..8). Whatever
+// is read writes back and reads back to the same message, and writing is stable.
+func FuzzHarnessDecision(f *testing.F) {
+	harnessSeedLines(f, "decisions.jsonl", "wire", func(w json.RawMessage, m map[string]json.RawMessage) {
+		var typ string
+		_ = json.Unmarshal(m["type"], &typ)
+		f.Add([]byte(w), byte(slices.Index(harnessTypedNames, typ)+1))
+	})
+	harnessSeedFiles(f, "exchanges/*/response.json", func(b []byte) {
+		var rpc harnessRPC
+		if json.Unmarshal(b, &rpc) == nil {
+			for i := range harnessTypedNames {
+				f.Add([]byte(rpc.Result), byte(i+1))
+			}
+		}
+	})
+	f.Fuzz(func(t *testing.T, data []byte, selector byte) {
+		v, ok := harnessFuzzParse(data)
+		if !ok {
+			return
+		}
+		kind := int(selector) % (len(harnessTypedNames) + 1)
+		decode := func(v any) (proto.Message, error) {
+			if kind == 0 {
+				return convert.DecodeHarnessDecision("result", v)
+			}
+			return convert.DecodeHarnessTypedDecision(harnessTypedNames[kind-1], "result", v)
+		}
+		encode := func(m proto.Message) ([]byte, error) {
+			if d, ok := m.(*ahpv1.HarnessDecision); ok {
+				return convert.EncodeHarnessDecision(d)
+			}
+			return convert.EncodeHarnessTypedDecision(m)
+		}
+		m, err := decode(v)
+		if err != nil {
+			return
+		}
+		out, err := encode(m)
+		if err != nil {
+			t.Fatalf("encode: %v", err)
+		}
+		m2, err := decode(harnessMustParse(t, out))
+		if err != nil {
+			t.Fatalf("decode %s: %v", out, err)
+		}
+		out2, err := encode(m2)
+		if err != nil || !bytes.Equal(out, out2) {
+			t.Fatalf("unstable:\n%s\n%s\n%v", out, out2, err)
+		}
+		if !proto.Equal(m, m2) {
+			t.Fatalf("decode(encode(decision)) differs\nfirst  %s\nsecond %s", harnessText(m), harnessText(m2))
+		}
+	})
+}
+
+// FuzzHarnessTypedPayload reads arbitrary typed and contract payloads. Whatever is read writes
+// in the reference's serde form, which reads back and writes the same bytes again.
+func FuzzHarnessTypedPayload(f *testing.F) {
+	harnessSeedFiles(f, "events/*.json", func(b []byte) {
+		var ev struct {
+			EventType string          `json:"event_type"`
+			Payload   json.RawMessage `json:"payload"`
+		}
+		if json.Unmarshal(b, &ev) == nil {
+			if i := slices.Index(harnessPayloadNames, ev.EventType); i >= 0 {
+				f.Add([]byte(ev.Payload), byte(i))
+			}
+		}
+	})
+	harnessSeedFiles(f, "exchanges/*/request.json", func(b []byte) {
+		var rpc struct {
+			Params struct {
+				EventType string          `json:"event_type"`
+				Payload   json.RawMessage `json:"payload"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(b, &rpc) == nil {
+			if i := slices.Index(harnessPayloadNames, rpc.Params.EventType); i >= 0 {
+				f.Add([]byte(rpc.Params.Payload), byte(i))
+			}
+		}
+	})
+	f.Fuzz(func(t *testing.T, data []byte, selector byte) {
+		v, ok := harnessFuzzParse(data)
+		if !ok {
+			return
+		}
+		name := harnessPayloadNames[int(selector)%len(harnessPayloadNames)]
+		m, err := convert.DecodeHarnessPayload(name, "payload", v)
+		if err != nil {
+			return
+		}
+		out, err := convert.EncodeHarnessPayload(m)
+		if err != nil {
+			t.Fatalf("encode: %v", err)
+		}
+		m2, err := convert.DecodeHarnessPayload(name, "payload", harnessMustParse(t, out))
+		if err != nil {
+			t.Fatalf("decode %s: %v", out, err)
+		}
+		out2, err := convert.EncodeHarnessPayload(m2)
+		if err != nil || !bytes.Equal(out, out2) {
+			t.Fatalf("unstable:\n%s\n%s\n%v", out, out2, err)
+		}
+	})
+}
+
+// FuzzHarnessBatch reads arbitrary ahp/batch params. Whatever is read passes through the batch
+// checks, encodes, and reads back to the same events; decisions rendered for the entries write a
+// batch result that reads back.
+func FuzzHarnessBatch(f *testing.F) {
+	harnessSeedFiles(f, "exchanges/batch/request.json", func(b []byte) {
+		var rpc harnessRPC
+		if json.Unmarshal(b, &rpc) == nil {
+			f.Add([]byte(rpc.Params))
+		}
+	})
+	harnessSeedLines(f, "errors.jsonl", "params", func(p json.RawMessage, m map[string]json.RawMessage) {
+		if string(m["method"]) == `"ahp/batch"` {
+			f.Add([]byte(p))
+		}
+	})
+	f.Add([]byte(`{"events":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, ok := harnessFuzzParse(data)
+		if !ok {
+			return
+		}
+		entries, err := convert.ReadHarnessBatch("params", v)
+		if err != nil {
+			return
+		}
+		cfg := &ahpv1.HarnessConfig{BatchSize: new(uint64(4)), MaxDepth: new(uint32(2))}
+		_ = convert.CheckHarnessBatchSize(len(entries), cfg)
+		events := make([]*ahpv1.Event, len(entries))
+		decisions := make([]*ahpv1.HarnessDecision, len(entries))
+		for i, p := range entries {
+			_ = p.ValidateShape(cfg)
+			_ = p.CheckBatchable()
+			events[i] = p.Event
+			decisions[i] = convert.RenderHarnessDecision(&ahpv1.Decision{Verdict: ahpv1.Verdict(i % 7)}, p.Event)
+		}
+		out, err := convert.EncodeHarnessBatch(events)
+		if err != nil {
+			t.Fatalf("encode: %v", err)
+		}
+		again, err := convert.DecodeHarnessBatch("params", harnessMustParse(t, out))
+		if err != nil || len(again) != len(events) {
+			t.Fatalf("decode %s: %v", out, err)
+		}
+		out2, err := convert.EncodeHarnessBatch(again)
+		if err != nil || !bytes.Equal(out, out2) {
+			t.Fatalf("unstable:\n%s\n%s\n%v", out, out2, err)
+		}
+		result, err := convert.EncodeHarnessBatchResult(decisions)
+		if err != nil {
+			t.Fatalf("encode result: %v", err)
+		}
+		back, err := convert.DecodeHarnessBatchResult("result", harnessMustParse(t, result))
+		if err != nil || len(back) != len(decisions) {
+			t.Fatalf("decode result %s: %v", result, err)
+		}
+		for i := range back {
+			if !proto.Equal(back[i], decisions[i]) {
+				t.Fatalf("decision %d differs after a round trip", i)
+			}
+		}
+	})
+}
