@@ -10,12 +10,15 @@ package convert
 //	err = p.CheckDelivery(false)                      // -32602 err message
 //	err = p.ParseTypedPayload()                       // -32603 "Handler error: " + err message
 //
-// ahp/batch is ReadHarnessBatch, CheckHarnessBatchSize, then per entry ValidateShape and
-// CheckBatchable. Answers are written with EncodeHarnessDecision and EncodeHarnessTypedDecision,
-// usually after RenderHarnessDecision or RenderHarnessTyped turned the canonical decision into the
-// caller's terms.
+// A notification runs ReadHarnessEvent, ValidateShape and CheckDelivery(true); the reference drops
+// its errors on stdio and WebSocket and answers them on HTTP as -32603 "Handler error: " + message,
+// with "Serialization error: " in front of a ReadHarnessEvent message. ahp/batch is
+// ReadHarnessBatch, CheckHarnessBatchSize, then per entry ValidateShape and CheckBatchable.
+// Answers are written with EncodeHarnessDecision and EncodeHarnessTypedDecision, usually after
+// RenderHarnessDecision or RenderHarnessTyped turned the canonical decision into the caller's
+// terms.
 //
-// All errors are *FieldError. Path is the JSON path of the offending value; Message is exactly the
+// Errors from reading and checking are *FieldError. Path is the JSON path of the offending value; Message is exactly the
 // text the reference puts after its "Invalid params: " / "Invalid event: " / "Handler error: "
 // prefix.
 

@@ -10,7 +10,6 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // ---- generic Decision ----
@@ -674,10 +673,4 @@ func harnessConfirmationDecisionJSON(d *ahpv1.ConfirmationDecision) (map[string]
 		return map[string]any{"decision": "reject", "reason": x.Reject.GetReason()}, nil
 	}
 	return nil, harnessRequired("decision", "a decision")
-}
-
-// harnessSetTyped sets the typed oneof field named name (a typed event type) of d to m.
-func harnessSetTyped(d *ahpv1.Decision, name string, m proto.Message) {
-	r := d.ProtoReflect()
-	r.Set(r.Descriptor().Fields().ByName(protoreflect.Name(name)), protoreflect.ValueOfMessage(m.ProtoReflect()))
 }

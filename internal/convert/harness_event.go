@@ -44,16 +44,21 @@ type HarnessEventParams struct {
 //     origin.synthesized_call_id set; for post_action tool.output copies output (else result), for
 //     error tool.error.message copies error (else message). Copied fields stay in the payload, so
 //     their original key survives;
-//   - typed and run contract payloads that parse become the body oneof; payload then holds only
-//     the fields the body does not reproduce (unknown fields, explicit nulls, ...), or is unset;
+//   - typed and run contract payloads that parse become the body oneof, and payload keeps only
+//     what the body cannot reproduce (unknown fields, explicit nulls, explicit [] that serde
+//     skips, ...) as a sparse overlay: objects hold the differing keys, equal-length arrays are
+//     overlaid element by element, anything else replaces; payload is unset when nothing is left;
 //   - any other payload, a payload that does not parse, or a non-object one, stays in payload
 //     verbatim (null included);
-//   - envelope fields the schema does not model, and modelled ones whose typed form cannot
-//     reproduce them exactly ("metadata": null, a context with unknown fields), are kept in
-//     unknown_fields.
+//   - envelope fields the schema does not model are kept in unknown_fields, and so are, as the
+//     same kind of overlay, the parts of modelled ones the typed form cannot reproduce
+//     ("metadata": null, a context with unknown fields, an f32 with more digits than f32 keeps).
 //
-// EncodeHarnessEvent inverts this exactly, up to the precision of google.protobuf.Value numbers
-// (doubles) in free-form fields.
+// EncodeHarnessEvent inverts this: the same keys and values come back. Numbers held as
+// google.protobuf.Value (free-form fields, overlays, verbatim payloads) are doubles, so integers
+// beyond 2^53 there come back rounded, and a payload that failed to parse because an integer field
+// held 30000.0 comes back with 30000. Serde's sequence form (a struct written as an array) is
+// accepted as the reference accepts it; at the top level it comes back as an object.
 func DecodeHarnessEvent(path string, v any, requestID string) (*ahpv1.Event, error) {
 	p, err := ReadHarnessEvent(path, v, requestID)
 	if err != nil {
@@ -296,7 +301,8 @@ func EncodeHarnessEvent(ev *ahpv1.Event) ([]byte, error) {
 //
 // Events from other dialects are written too: the wire type comes from the canonical type
 // (tool.before -> pre_action, ...), and the payload of a tool event is {tool_name, arguments,
-// call_id} plus payload fields. Canonical types with no Harness name are an error.
+// call_id} plus payload fields. Canonical types with no Harness name are an error matching
+// ErrUnsupportedEvent.
 func EncodeHarnessEventValue(ev *ahpv1.Event) (map[string]any, error) {
 	name, err := harnessWireName(ev)
 	if err != nil {
@@ -347,7 +353,11 @@ func harnessWireName(ev *ahpv1.Event) (string, error) {
 			return t.name, nil
 		}
 	}
-	return "", &FieldError{Path: "type", Message: fmt.Sprintf("event type %s has no Agent Harness Protocol equivalent", ev.GetType())}
+	return "", &FieldError{
+		Path:    "type",
+		Message: fmt.Sprintf("event type %s has no Agent Harness Protocol equivalent", ev.GetType()),
+		Err:     ErrUnsupportedEvent,
+	}
 }
 
 func harnessTypeMatches(t harnessEventType, canon ahpv1.EventType) bool {

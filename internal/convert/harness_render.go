@@ -4,6 +4,7 @@ package convert
 // rendered per caller").
 
 import (
+	"errors"
 	"fmt"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -143,7 +144,8 @@ func harnessOr(s, def string) string {
 // With several effects the strongest wins: deny > ask/escalate > defer > modify > allow. With no
 // deciding effect the verdict decides (deny, ask/escalate, defer). decision_id, matched rule ids
 // and the synthetic flag travel in metadata under the HarnessMetadata* keys. A nil decision
-// renders as a synthetic block.
+// renders as a synthetic block. Effects the generic Decision cannot express (return, flow,
+// inject) are ignored: the server falls back for them before a decision reaches the renderer.
 func RenderHarnessDecision(d *ahpv1.Decision, ev *ahpv1.Event) *ahpv1.HarnessDecision {
 	o := harnessOutcomeOf(d)
 	switch o.kind {
@@ -237,6 +239,11 @@ var harnessTypedUnsupported = map[string]string{
 	"intent_detection":   "Intent detection not supported",
 }
 
+// ErrHarnessNoTypedAnswer is matched (errors.Is) by the RenderHarnessTyped error for a typed event
+// that the decision neither answers nor refuses. Its message is the reference's default handler
+// text, which the bridge sends as -32603 "Handler error: " + message.
+var ErrHarnessNoTypedAnswer = errors.New("no typed answer")
+
 // RenderHarnessTyped renders a canonical decision as the typed decision JSON that answers a typed
 // event of type eventType. The decision's typed answer (d.typed) is written as is. Without one,
 // the effects decide, failing closed:
@@ -245,8 +252,8 @@ var harnessTypedUnsupported = map[string]string{
 //     for ask/escalate);
 //   - defer -> idle defer{reason}, rate_limit retry{retry_after_ms}, other types block{reason};
 //   - otherwise idle is allowed, as by the reference's default handler, and the other types fail
-//     with the reference's default handler text, e.g. "Capability not supported: Planning not
-//     supported" (the bridge answers -32603 "Handler error: " + message).
+//     with ErrHarnessNoTypedAnswer and the reference's default handler text, e.g. "Capability not
+//     supported: Planning not supported".
 func RenderHarnessTyped(d *ahpv1.Decision, eventType string) ([]byte, error) {
 	if !HarnessUsesTypedDecision(eventType) {
 		return nil, fmt.Errorf("convert: harness event type %q has no typed decision", eventType)
@@ -269,7 +276,7 @@ func RenderHarnessTyped(d *ahpv1.Decision, eventType string) ([]byte, error) {
 	case eventType == "idle":
 		out = map[string]any{"decision": "allow"}
 	default:
-		return nil, &FieldError{Message: "Capability not supported: " + harnessTypedUnsupported[eventType]}
+		return nil, &FieldError{Message: "Capability not supported: " + harnessTypedUnsupported[eventType], Err: ErrHarnessNoTypedAnswer}
 	}
 	return marshalJSON(out)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/convert"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -370,6 +371,26 @@ func TestHarnessEventRoundTrip(t *testing.T) {
 	}
 }
 
+// TestHarnessClientBytes checks that events the Rust client sent (keys sorted by to_value) are
+// written back byte for byte.
+func TestHarnessClientBytes(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"transcript_pre_action", "transcript_post_action", "client_context"} {
+		raw := harnessReadFile(t, "events/"+name+".json")
+		ev, err := convert.DecodeHarnessEvent("params", harnessParse(t, raw), "55cd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := convert.EncodeHarnessEvent(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(raw) {
+			t.Errorf("%s\n got %s\nwant %s", name, got, raw)
+		}
+	}
+}
+
 func TestHarnessDecisionWire(t *testing.T) {
 	t.Parallel()
 	for _, line := range harnessLines(t, "decisions.jsonl") {
@@ -406,6 +427,89 @@ func TestHarnessDecisionWire(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHarnessTypedResponsesFromProto builds the typed decisions of §3.3 by hand and checks the
+// encoder writes the reference's exact result bytes.
+func TestHarnessTypedResponsesFromProto(t *testing.T) {
+	t.Parallel()
+	metadata := func(k string, v *structpb.Value) *structpb.Struct {
+		return &structpb.Struct{Fields: map[string]*structpb.Value{k: v}}
+	}
+	template, err := structpb.NewValue(map[string]any{"steps": []any{"inspect", "fix", "verify"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	responses := map[string]proto.Message{
+		"idle": &ahpv1.IdleDecision{Decision: &ahpv1.IdleDecision_Allow_{Allow: &ahpv1.IdleDecision_Allow{}}},
+		"idle_defer": &ahpv1.IdleDecision{Decision: &ahpv1.IdleDecision_Defer_{Defer: &ahpv1.IdleDecision_Defer{
+			Reason: new(`too short; task=Some("refactor")`),
+		}}},
+		"intent_detection": &ahpv1.IntentDetectionDecision{Decision: &ahpv1.IntentDetectionDecision_Allow_{Allow: &ahpv1.IntentDetectionDecision_Allow{
+			DetectedIntent: "locate",
+			Confidence:     0.95,
+			TargetHints:    &ahpv1.TargetHints{TargetType: new("function"), TargetName: new("authenticate"), Domain: new("coding")},
+		}}},
+		"context_perception": &ahpv1.ContextPerceptionDecision{Decision: &ahpv1.ContextPerceptionDecision_Allow_{Allow: &ahpv1.ContextPerceptionDecision_Allow{
+			InjectedContext: &ahpv1.InjectedContext{
+				Facts:        []*ahpv1.Fact{{Content: "/repo is a Rust workspace", Source: "harness", Confidence: 0.9}},
+				FileContents: &ahpv1.FileContentSnippetList{Values: []*ahpv1.FileContentSnippet{{Path: "src/server.rs", Snippet: "pub struct AhpServer", RelevanceScore: 0.8}}},
+				ProjectSummary: &ahpv1.ProjectSummary{
+					ProjectName: "a3s-ahp", Language: new("rust"), KeyFiles: &ahpv1.StringList{Values: []string{"Cargo.toml"}},
+					StructureDescription: "lib + transports",
+				},
+				Suggestions: &ahpv1.StringList{Values: []string{"read src/protocol"}},
+			},
+		}}},
+		"memory_recall": &ahpv1.MemoryRecallDecision{Decision: &ahpv1.MemoryRecallDecision_Allow_{Allow: &ahpv1.MemoryRecallDecision_Allow{
+			InjectedFacts: []*ahpv1.Fact{{Content: "recall for previous auth bug", Source: "memory", Confidence: 0.5}},
+			Metadata:      metadata("hits", structpb.NewNumberValue(1)),
+		}}},
+		"planning": &ahpv1.PlanningDecision{Decision: &ahpv1.PlanningDecision_Allow_{Allow: &ahpv1.PlanningDecision_Allow{
+			SelectedStrategy: &ahpv1.PlanningStrategy{Strategy: &ahpv1.PlanningStrategy_Known{Known: ahpv1.PlanningStrategyKind_PLANNING_STRATEGY_KIND_STEP_BY_STEP}},
+			PlanningTemplate: template,
+		}}},
+		"reasoning": &ahpv1.ReasoningDecision{Decision: &ahpv1.ReasoningDecision_Allow_{Allow: &ahpv1.ReasoningDecision_Allow{
+			Hints: &ahpv1.StringList{Values: []string{"check the lockfile first"}},
+		}}},
+		"rate_limit": &ahpv1.RateLimitDecision{Decision: &ahpv1.RateLimitDecision_Retry_{Retry: &ahpv1.RateLimitDecision_Retry{RetryAfterMs: 3000}}},
+		"confirmation": &ahpv1.ConfirmationDecision{Decision: &ahpv1.ConfirmationDecision_Reject_{Reject: &ahpv1.ConfirmationDecision_Reject{
+			Reason: "cost above budget",
+		}}},
+	}
+	for name, m := range responses {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			want := harnessReadRPC(t, filepath.Join("exchanges", name, "response.json")).Result
+			got, err := convert.EncodeHarnessTypedDecision(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("\n got %s\nwant %s", got, want)
+			}
+			// As the typed answer of a canonical decision, it renders the same.
+			d := &ahpv1.Decision{DecisionId: "d1"}
+			proto.Merge(d, harnessTypedDecision(t, strings.TrimSuffix(name, "_defer"), m))
+			rendered, err := convert.RenderHarnessTyped(d, strings.TrimSuffix(name, "_defer"))
+			if err != nil || string(rendered) != string(want) {
+				t.Errorf("rendered %s, %v", rendered, err)
+			}
+		})
+	}
+}
+
+// harnessTypedDecision wraps a typed decision in a canonical Decision.
+func harnessTypedDecision(t *testing.T, eventType string, m proto.Message) *ahpv1.Decision {
+	t.Helper()
+	d := &ahpv1.Decision{}
+	r := d.ProtoReflect()
+	fd := r.Descriptor().Fields().ByName(protoreflect.Name(eventType))
+	if fd == nil {
+		t.Fatalf("no typed field %s", eventType)
+	}
+	r.Set(fd, protoreflect.ValueOfMessage(m.ProtoReflect()))
+	return d
 }
 
 // TestHarnessDecisionFromProto writes decisions built by hand, so the expected bytes do not depend
@@ -813,8 +917,8 @@ func TestHarnessToolExtraction(t *testing.T) {
 	if string(out) != wantHooks {
 		t.Errorf("hooks event as harness\n got %s\nwant %s", out, wantHooks)
 	}
-	if _, err := convert.EncodeHarnessEvent(&ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TURN_START}); err == nil {
-		t.Error("turn.start encoded as a Harness event")
+	if _, err := convert.EncodeHarnessEvent(&ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TURN_START}); !errors.Is(err, convert.ErrUnsupportedEvent) {
+		t.Errorf("turn.start as a Harness event: %v, want ErrUnsupportedEvent", err)
 	}
 }
 
@@ -1062,7 +1166,9 @@ func TestHarnessRenderDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deny := func(r string) *ahpv1.Effect { return &ahpv1.Effect{Effect: &ahpv1.Effect_Deny{Deny: &ahpv1.DenyEffect{Reason: r}}} }
+	deny := func(r string) *ahpv1.Effect {
+		return &ahpv1.Effect{Effect: &ahpv1.Effect_Deny{Deny: &ahpv1.DenyEffect{Reason: r}}}
+	}
 	ask := &ahpv1.Effect{Effect: &ahpv1.Effect_Ask{Ask: &ahpv1.AskEffect{Reason: "approve rm"}}}
 	escalate := &ahpv1.Effect{Effect: &ahpv1.Effect_Escalate{Escalate: &ahpv1.EscalateEffect{Reason: "r", Target: "oncall"}}}
 	deferE := &ahpv1.Effect{Effect: &ahpv1.Effect_Defer{Defer: &ahpv1.DeferEffect{RetryAfterMs: 1000, Reason: "busy"}}}
@@ -1169,6 +1275,9 @@ func TestHarnessRenderTyped(t *testing.T) {
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Errorf("error = %v, want %q", err, tt.wantErr)
+				}
+				if strings.HasPrefix(tt.wantErr, "Capability") != errors.Is(err, convert.ErrHarnessNoTypedAnswer) {
+					t.Errorf("errors.Is(%v, ErrHarnessNoTypedAnswer) is wrong", err)
 				}
 				return
 			}

@@ -2,8 +2,10 @@ package policy_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/policy"
@@ -66,6 +68,23 @@ func BenchmarkEvaluate50Rules(b *testing.B) {
 	in := shell(b, "npm test -- --watch=false")
 	in.Session.DenyCount = 2
 	benchEvaluate(b, p, in)
+}
+
+// BenchmarkEvaluate50RulesLatency reports the latency distribution (p50, p99) of single
+// evaluations, which is what the decision path's budget is stated in.
+func BenchmarkEvaluate50RulesLatency(b *testing.B) {
+	p := mustParse(b, fiftyRules(true))
+	in := shell(b, "npm test -- --watch=false")
+	in.Session.DenyCount = 2
+	var samples []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		p.Evaluate(in)
+		samples = append(samples, time.Since(start))
+	}
+	slices.Sort(samples)
+	b.ReportMetric(float64(samples[len(samples)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(samples[len(samples)*99/100].Nanoseconds()), "p99-ns")
 }
 
 func BenchmarkEvaluate50RulesAllConditionsRun(b *testing.B) {

@@ -113,7 +113,7 @@ func (k exprKind) String() string {
 	case exprString:
 		return "string"
 	default:
-		return "map"
+		return "map(string, dyn)"
 	}
 }
 
@@ -142,7 +142,9 @@ func compileExpr(env *cel.Env, src string, want exprKind) (*compiledExpr, error)
 		case exprString:
 			ok = out.IsExactType(cel.StringType)
 		case exprObject:
-			ok = out.Kind() == types.MapKind
+			// Tool input is a JSON object: string keys (or keys only known at run time).
+			ok = out.Kind() == types.MapKind && (out.Parameters()[0].IsExactType(cel.StringType) ||
+				out.Parameters()[0].IsExactType(cel.DynType))
 		}
 		if !ok {
 			return nil, fmt.Errorf("expression has type %s, want %s", out, want)

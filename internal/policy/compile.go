@@ -70,7 +70,9 @@ func compileRule(env *cel.Env, spec ruleSpec, index, line int) (*rule, error) {
 		label = fmt.Sprintf("line %d: %s", line, label)
 	}
 	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(label+": "+format, args...)) }
+	add := func(format string, args ...any) {
+		errs = append(errs, errors.New(label+": "+fmt.Sprintf(format, args...)))
+	}
 
 	r := &rule{index: index}
 	r.info = Rule{ID: spec.ID, Description: spec.Description, Line: line}
@@ -142,9 +144,7 @@ func compileRule(env *cel.Env, spec ruleSpec, index, line int) (*rule, error) {
 	r.info.DryRun = r.dryRun
 
 	// effect (and, since it depends on the effect, fallback)
-	if err := r.compileEffect(env, spec.Effect, add); err != nil {
-		add("%v", err)
-	}
+	r.compileEffect(env, spec.Effect, add)
 	switch spec.Fallback {
 	case "", fallbackDeny:
 		r.fallbackDeny = true
@@ -171,7 +171,7 @@ func compileRule(env *cel.Env, spec ruleSpec, index, line int) (*rule, error) {
 }
 
 // compileEffect checks that exactly one effect is given and compiles it.
-func (r *rule) compileEffect(env *cel.Env, e effectSpec, add func(string, ...any)) error {
+func (r *rule) compileEffect(env *cel.Env, e effectSpec, add func(string, ...any)) {
 	var given []string
 	for name, set := range map[string]bool{
 		"deny": e.Deny != nil, "allow": e.Allow != nil, "ask": e.Ask != nil, "modify": e.Modify != nil,
@@ -185,9 +185,11 @@ func (r *rule) compileEffect(env *cel.Env, e effectSpec, add func(string, ...any
 	if len(given) != 1 {
 		const all = "deny, allow, ask, modify, defer, escalate, message, typed"
 		if len(given) == 0 {
-			return fmt.Errorf("effect: give exactly one of %s (write `allow: {}` for one without fields)", all)
+			add("effect: give exactly one of %s (write `allow: {}` for one without fields)", all)
+		} else {
+			add("effect: give exactly one of %s, not %s", all, strings.Join(given, " and "))
 		}
-		return fmt.Errorf("effect: give exactly one of %s, not %s", all, strings.Join(given, " and "))
+		return
 	}
 	r.info.Effect = given[0]
 
@@ -240,7 +242,6 @@ func (r *rule) compileEffect(env *cel.Env, e effectSpec, add func(string, ...any
 	case e.Typed != nil:
 		r.compileTyped(e.Typed, add)
 	}
-	return nil
 }
 
 func (r *rule) compileModify(env *cel.Env, m *modifySpec, add func(string, ...any)) {

@@ -430,3 +430,21 @@ rules:
 	in.Now = time.Time{}
 	wantVerdict(t, p.Evaluate(in), ahpv1.Verdict_VERDICT_DENY)
 }
+
+func TestDryRunRuleErrorsAreMarked(t *testing.T) {
+	t.Parallel()
+	p := mustParse(t, `version: 1
+rules:
+  - id: trial
+    mode: dry-run
+    when: input.nope == 1
+    effect: {deny: {reason: x}}
+  - id: real
+    when: input.nope == 1
+    effect: {deny: {reason: x}}
+`)
+	res := p.Evaluate(shell(t, "ls"))
+	if len(res.Errors) != 2 || !res.Errors[0].DryRun || res.Errors[1].DryRun {
+		t.Errorf("errors = %+v, want the dry-run rule's error marked", res.Errors)
+	}
+}

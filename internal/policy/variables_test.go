@@ -64,7 +64,8 @@ func TestEventVariable(t *testing.T) {
 		`!has(event.harness.context.memory_summary)`,
 		`event.origin.dialect == "harness" && event.origin.protocol_version == "2.4" && event.origin.event_type == "pre_action"`,
 		`event.payload == {} && event.raw_payload == null && event.outcome == ""`,
-		`tool == event.tool && input == tool.input`,
+		`tool == event.tool && input == tool.input && type(tool) == map && size(tool) == 7`,
+		`"name" in tool && !("nope" in tool) && tool.exists(k, k == "mcp")`,
 	)
 }
 
