@@ -13,6 +13,8 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
+require github.com/google/go-cmp v0.7.0 // indirect
+
 require (
 	buf.build/go/protovalidate v1.4.0 // indirect
 	cel.dev/cel-go v0.33.2

@@ -150,6 +150,9 @@ Flags:
 		fmt.Fprintln(stderr, "ahp-server:", err)
 		return 1
 	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		logger.Warn("listening on a non-loopback address without authentication: anyone who can reach it can ask for decisions and watch every event", "addr", ln.Addr().String())
+	}
 	scheme := "http"
 	if *tlsCert != "" && *tlsKey != "" {
 		scheme = "https"

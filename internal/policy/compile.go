@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -297,7 +298,11 @@ func (r *rule) compileTyped(t *typedSpec, add func(string, ...any)) {
 		return
 	}
 	if t.Action == "" {
-		add("effect.typed: action is required")
+		// No action: the typed decider's built-in answer, using the fields given (hints,
+		// facts, knowledge, intent, strategy, max_backoff_ms). Without any, the rule says nothing.
+		if reflect.ValueOf(*t).IsZero() {
+			add("effect.typed: give an action or at least one answer field")
+		}
 		return
 	}
 	for _, et := range r.on {

@@ -29,8 +29,8 @@
 //	      defer:    {retry_after_ms: 2000, reason: ...}
 //	      escalate: {reason: ..., target: ...}
 //	      message:  {text: ...} | {text_expr: CEL}
-//	      typed:    {action: ..., reason, strategy, task, hints, intent, confidence, facts,
-//	                 knowledge, retry_after_ms, max_backoff_ms}
+//	      typed:    {action, reason, strategy, task, hints, intent, confidence, facts,
+//	                 knowledge, retry_after_ms, max_backoff_ms}  # no action: built-in answer
 //
 // Every reason may be given as reason_expr, a CEL string. Decoding is strict: unknown fields,
 // duplicate ids, unknown event names, tool kinds and typed actions, bad globs and CEL that does

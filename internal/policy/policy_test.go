@@ -119,7 +119,7 @@ func TestParseValidatesRules(t *testing.T) {
 		{"modify expr keys", "id: a\n    on: [tool.before]\n    effect: {modify: {merge_expr: '{1: 2}'}}", "has type map(int, int), want map(string, dyn)"},
 		{"typed on", "id: a\n    on: [tool.before]\n    effect: {typed: {action: retry}}", "only typed events"},
 		{"typed action", "id: a\n    on: [rate_limit, idle]\n    effect: {typed: {action: retry}}", `action "retry" is not an answer to idle (want one of allow, defer)`},
-		{"typed no action", "id: a\n    on: [idle]\n    effect: {typed: {}}", "action is required"},
+		{"typed empty", "id: a\n    on: [idle]\n    effect: {typed: {}}", "give an action or at least one answer field"},
 		{"message text", "id: a\n    effect: {message: {}}", "text or text_expr is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

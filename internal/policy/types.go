@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -100,11 +101,16 @@ type RuleError struct {
 
 // Error implements error.
 func (e RuleError) Error() string {
+	if e.Err == nil {
+		e.Err = errUnknown
+	}
 	if e.RuleID == "" {
 		return "policy evaluation: " + e.Err.Error()
 	}
 	return "rule \"" + e.RuleID + "\": " + e.Err.Error()
 }
+
+var errUnknown = errors.New("unknown error")
 
 // Unwrap returns the underlying error.
 func (e RuleError) Unwrap() error { return e.Err }
