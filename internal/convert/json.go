@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -54,7 +55,7 @@ func formatFloat(v float64) ([]byte, error) {
 	}
 	abs := math.Abs(v)
 	if abs != 0 && (abs < 1e-5 || abs >= 1e16) {
-		s := strconv.FormatFloat(v, 'e', -1, 64) // 1e-07 -> 1e-7, 1.5e+20 -> 1.5e20
+		s := strconv.FormatFloat(v, 'e', -1, 64)
 		s = trimExponent(s)
 		return []byte(s), nil
 	}
@@ -66,25 +67,18 @@ func formatFloat(v float64) ([]byte, error) {
 }
 
 func trimExponent(s string) string {
-	i := bytes.IndexByte([]byte(s), 'e')
-	if i < 0 {
+	// Go writes "1e-07" and "1.5e+20"; serde_json writes "1e-7" and "1.5e+20": keep the sign,
+	// drop leading zeros of the exponent.
+	mant, exp, ok := strings.Cut(s, "e")
+	if !ok || exp == "" {
 		return s
 	}
-	mant, exp := s[:i], s[i+1:]
-	sign := ""
-	if exp[0] == '+' || exp[0] == '-' {
-		if exp[0] == '-' {
-			sign = "-"
-		}
-		exp = exp[1:]
+	sign := exp[:1]
+	digits := strings.TrimLeft(exp[1:], "0")
+	if digits == "" {
+		digits = "0"
 	}
-	for len(exp) > 1 && exp[0] == '0' {
-		exp = exp[1:]
-	}
-	if !bytes.ContainsRune([]byte(mant), '.') {
-		mant += ".0"
-	}
-	return mant + "e" + sign + exp
+	return mant + "e" + sign + digits
 }
 
 // toValue converts a decoded JSON value into a structpb.Value. Numbers become doubles, as

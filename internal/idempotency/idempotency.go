@@ -4,10 +4,13 @@
 package idempotency
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/lru"
+	"google.golang.org/protobuf/proto"
 )
 
 // Store is what the decision core needs; the in-process Memory implements it, and a clustered
@@ -21,8 +24,14 @@ type Store interface {
 	FirstObservation(key string) bool
 }
 
-// Key builds the idempotency key of an event: its source and id. Events without a source (the
-// Harness protocol has none) are keyed by agent id instead, so two agents cannot collide.
+// Key builds the idempotency key of an event: its source, its id and a fingerprint of its content.
+// Events without a source (the Harness protocol has none) are scoped by agent id instead, so two
+// agents cannot collide.
+//
+// The fingerprint matters for safety: a retry reuses the id and the content, so it is recognised;
+// but an event that reuses an id with different content (Harness clients reuse JSON-RPC ids
+// freely; a buggy or hostile Hooks client might) must be evaluated on its own, never handed the
+// decision of the earlier, possibly harmless, event.
 func Key(ev *ahpv1.Event) string {
 	scope := ev.GetSource()
 	if scope == "" {
@@ -32,7 +41,17 @@ func Key(ev *ahpv1.Event) string {
 		}
 		scope = "agent:" + agent
 	}
-	return scope + "\x00" + ev.GetId()
+	return scope + "\x00" + ev.GetId() + "\x00" + fingerprint(ev)
+}
+
+// fingerprint is a SHA-256 over the event's deterministic protobuf encoding.
+func fingerprint(ev *ahpv1.Event) string {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(ev)
+	if err != nil {
+		return "unmarshalable"
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
 }
 
 // Memory is the in-process Store, bounded by size and time.
