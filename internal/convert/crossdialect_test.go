@@ -78,7 +78,7 @@ func TestToolKindTable(t *testing.T) {
 		"Edit": ahpv1.ToolKind_TOOL_KIND_FILE_EDIT, "MultiEdit": ahpv1.ToolKind_TOOL_KIND_FILE_EDIT,
 		"Grep": ahpv1.ToolKind_TOOL_KIND_SEARCH, "Glob": ahpv1.ToolKind_TOOL_KIND_SEARCH,
 		"WebFetch": ahpv1.ToolKind_TOOL_KIND_FETCH, "WebSearch": ahpv1.ToolKind_TOOL_KIND_FETCH,
-		"Task": ahpv1.ToolKind_TOOL_KIND_TASK,
+		"Task":                      ahpv1.ToolKind_TOOL_KIND_TASK,
 		"mcp__github__create_issue": ahpv1.ToolKind_TOOL_KIND_MCP,
 		"mcp__broken":               ahpv1.ToolKind_TOOL_KIND_OTHER,
 		"frobnicate":                ahpv1.ToolKind_TOOL_KIND_OTHER,
