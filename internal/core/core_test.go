@@ -376,3 +376,25 @@ func TestDecisionIsNotSharedWithReplay(t *testing.T) {
 		t.Fatalf("replay = %v", d2)
 	}
 }
+
+func TestDryRunRuleErrorDoesNotDeny(t *testing.T) {
+	t.Parallel()
+	p, err := policy.Parse([]byte(`
+version: 1
+name: dry
+rules:
+  - id: shaky
+    mode: dry-run
+    on: [tool.before]
+    when: 'input.boom.missing == 1'
+    effect: {deny: {reason: r}}
+`), "dry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: slog.New(slog.DiscardHandler)})
+	d, err := c.Intercept(context.Background(), shell("e", "ls"), nil)
+	if err != nil || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW || d.GetSynthetic() {
+		t.Fatalf("decision = %v, %v", d, err)
+	}
+}

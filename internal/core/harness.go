@@ -166,11 +166,15 @@ func sortTypes[T ~int32](s []T) {
 
 func cloneDecision(d *ahpv1.Decision) *ahpv1.Decision { return proto.Clone(d).(*ahpv1.Decision) }
 
-// enforceErrors returns the id of the first rule that failed to evaluate ("(policy)" when the
-// whole evaluation failed), or "" when none did. The core fails closed on such failures: a rule
-// that cannot be evaluated must not silently let an action through.
+// enforceErrors returns the id of the first enforce rule that failed to evaluate ("(policy)" when
+// the whole evaluation failed), or "" when none did. The core fails closed on such failures: a rule
+// that cannot be evaluated must not silently let an action through. A failing dry-run rule changes
+// nothing, as a matching one would not.
 func enforceErrors(res policy.Result) string {
 	for _, e := range res.Errors {
+		if e.DryRun {
+			continue
+		}
 		if e.RuleID == "" {
 			return "(policy)"
 		}
