@@ -13,7 +13,10 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require github.com/google/go-cmp v0.7.0 // indirect
+require (
+	github.com/coder/websocket v1.8.15 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+)
 
 require (
 	buf.build/go/protovalidate v1.4.0 // indirect
