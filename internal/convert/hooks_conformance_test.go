@@ -13,8 +13,15 @@ import (
 )
 
 // hooksConformanceDir holds the upstream Agent Hooks Protocol v0.1 fixtures. It lives outside this
-// repository, next to the checkout; the test skips when it is absent.
-var hooksConformanceDir = filepath.Join("..", "..", "..", "shared", "conformance", "hooks-v0.1")
+// repository: $AHP_SHARED_DIR/conformance/hooks-v0.1, by default in ../shared next to the checkout;
+// the test skips when it is absent.
+var hooksConformanceDir = func() string {
+	shared := os.Getenv("AHP_SHARED_DIR")
+	if shared == "" {
+		shared = filepath.Join("..", "..", "..", "shared")
+	}
+	return filepath.Join(shared, "conformance", "hooks-v0.1")
+}()
 
 // hooksConformanceRejects is where each invalid upstream fixture must fail. For stdio fixtures the
 // framing check runs first; decodePath additionally checks DecodeHooksMessage on the whole file.
