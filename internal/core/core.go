@@ -31,6 +31,26 @@ type Policy interface {
 // TypedDecider fills the typed answer of a typed event; typed.Decide implements it.
 type TypedDecider func(d *ahpv1.Decision, ev *ahpv1.Event, res policy.Result, view *policy.SessionView, s policy.Settings, now time.Time) error
 
+// Recorder writes every decision and observation to durable storage (the audit log). When it is
+// required and a write fails, decisions fail closed and observations are refused, so nothing is
+// decided or accepted without a record.
+type Recorder interface {
+	// RecordDecision records a decision about ev.
+	RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision, at time.Time) error
+	// RecordObservation records an observed event.
+	RecordObservation(ev *ahpv1.Event, at time.Time) error
+	// Required reports whether a failed write must stop the decision.
+	Required() bool
+}
+
+// Observer is told about every decision and observation, for metrics.
+type Observer interface {
+	// Decided is called once per decision given (replays included).
+	Decided(ev *ahpv1.Event, d *ahpv1.Decision)
+	// Observed is called once per accepted (non-duplicate) observation.
+	Observed(ev *ahpv1.Event)
+}
+
 // HarnessLimits are the Agent Harness Protocol limits the core enforces and advertises.
 type HarnessLimits struct {
 	// TimeoutMs is advertised in the handshake (default 10000).
@@ -53,6 +73,10 @@ type Config struct {
 	Idempotency idempotency.Store
 	// Hub receives every decision and observation for Watch (default: none).
 	Hub hub.Publisher
+	// Recorder is the audit log (default: none).
+	Recorder Recorder
+	// Observer receives metrics (default: none).
+	Observer Observer
 	// Limits are the Harness limits.
 	Limits HarnessLimits
 	// ServerName and Version describe the server in handshakes and capabilities.
@@ -184,11 +208,25 @@ func (c *Core) Observe(_ context.Context, ev *ahpv1.Event) (duplicate bool, err 
 	if err := c.checkEvent("event", ev, observable, "must be sent for a decision, not observed"); err != nil {
 		return false, err
 	}
-	if !c.cfg.Idempotency.FirstObservation(idempotency.Key(ev)) {
+	key := idempotency.Key(ev)
+	if !c.cfg.Idempotency.FirstObservation(key) {
 		return true, nil
 	}
 	now := c.cfg.Now()
+	if r := c.cfg.Recorder; r != nil {
+		if err := r.RecordObservation(ev, now); err != nil {
+			c.cfg.Logger.Error("audit write failed for an observation", "event_id", ev.GetId(), "error", err)
+			if r.Required() {
+				// Not accepted: let a retry through instead of calling it a duplicate.
+				c.cfg.Idempotency.ForgetObservation(key)
+				return false, &Error{Code: CodeUnavailable, Reason: "audit log unavailable; the event was not recorded, retry later"}
+			}
+		}
+	}
 	c.cfg.Sessions.RecordEvent(ev, now)
+	if o := c.cfg.Observer; o != nil {
+		o.Observed(ev)
+	}
 	c.cfg.Hub.Publish(hub.Item{Event: ev, Time: now})
 	return false, nil
 }
@@ -247,6 +285,9 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 	if prev, ok := c.cfg.Idempotency.Decision(key); ok {
 		replay := cloneDecision(prev)
 		replay.Replayed = true
+		if o := c.cfg.Observer; o != nil {
+			o.Decided(ev, replay)
+		}
 		return replay, nil
 	}
 	start := time.Now()
@@ -284,14 +325,46 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 	}
 	d.LatencyUs = uint64(time.Since(start).Microseconds())
 
+	remember := record
+	if r := c.cfg.Recorder; r != nil {
+		if err := r.RecordDecision(ev, d, now); err != nil {
+			c.cfg.Logger.Error("audit write failed for a decision", "event_id", ev.GetId(), "decision_id", d.GetDecisionId(), "error", err)
+			if r.Required() {
+				if err := c.failClosedForAudit(d, ev, view, pol.Settings(), now); err != nil {
+					return nil, err
+				}
+				remember = false // a retry after the audit recovers is decided afresh
+			}
+		}
+	}
 	if record {
 		c.cfg.Sessions.RecordEvent(ev, now)
 		c.cfg.Sessions.RecordDecision(ev, d)
+	}
+	if remember {
 		// A copy, so a caller changing its answer cannot change what a retry replays.
 		c.cfg.Idempotency.RememberDecision(key, cloneDecision(d))
 	}
+	if o := c.cfg.Observer; o != nil {
+		o.Decided(ev, d)
+	}
 	c.cfg.Hub.Publish(hub.Item{Event: ev, Decision: d, Time: now})
 	return d, nil
+}
+
+// failClosedForAudit turns d into a labelled synthetic denial because the required audit log could
+// not record it; a typed event gets its own refusal shape.
+func (c *Core) failClosedForAudit(d *ahpv1.Decision, ev *ahpv1.Event, view *policy.SessionView, s policy.Settings, now time.Time) error {
+	deny := denyEffect("audit log unavailable; failing closed", "dev.ahpgateway.audit.unavailable", "")
+	d.Effects = []*ahpv1.Effect{deny}
+	d.Verdict = ahpv1.Verdict_VERDICT_DENY
+	d.Synthetic = true
+	d.Fallbacks, d.DryRuns = nil, nil
+	if classOf(ev.GetType()) == classTyped {
+		res := policy.Result{Effects: d.Effects, Verdict: ahpv1.Verdict_VERDICT_DENY}
+		return c.cfg.Typed(d, ev, res, view, s, now)
+	}
+	return nil
 }
 
 // evaluate runs the policy, turning a panic into an error for this call only.

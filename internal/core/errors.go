@@ -17,6 +17,9 @@ const (
 	CodeFailedPrecondition
 	// CodeInternal: the server failed while deciding (a panic, an engine failure).
 	CodeInternal
+	// CodeUnavailable: the server cannot accept the request right now (e.g. a required audit log
+	// cannot be written); retrying later may succeed.
+	CodeUnavailable
 )
 
 // Error is a classified error from the decision core. Its message names the field and says why; it

@@ -93,9 +93,18 @@ type Stats struct {
 	Overflows uint64
 }
 
+// Option configures a Hub.
+type Option func(*Hub)
+
+// WithTransform rewrites every item once before any watcher sees it — used to redact secrets.
+// It runs on the dispatcher goroutine, off the decision path, and only for items some watcher
+// wants.
+func WithTransform(f func(Item) Item) Option { return func(h *Hub) { h.transform = f } }
+
 // Hub is the in-process fan-out.
 type Hub struct {
-	queue chan Item
+	transform func(Item) Item
+	queue     chan Item
 	done  chan struct{}
 	wg    sync.WaitGroup
 
@@ -109,11 +118,14 @@ type Hub struct {
 }
 
 // New starts a hub whose dispatch queue holds queueSize items (minimum 1).
-func New(queueSize int) *Hub {
+func New(queueSize int, opts ...Option) *Hub {
 	if queueSize < 1 {
 		queueSize = 1
 	}
 	h := &Hub{queue: make(chan Item, queueSize), done: make(chan struct{}), subs: make(map[*Subscription]struct{})}
+	for _, o := range opts {
+		o(h)
+	}
 	h.wg.Add(1)
 	go h.dispatch()
 	return h
@@ -149,9 +161,13 @@ func (h *Hub) dispatch() {
 func (h *Hub) deliver(it Item) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	transformed := h.transform == nil
 	for s := range h.subs {
 		if !s.filter.Match(it) {
 			continue
+		}
+		if !transformed {
+			it, transformed = h.transform(it), true
 		}
 		select {
 		case s.ch <- it:

@@ -119,3 +119,23 @@ func BenchmarkPublishNoSubscribers(b *testing.B) {
 		h.Publish(it)
 	}
 }
+
+func TestTransformRunsBeforeWatchersSeeItems(t *testing.T) {
+	t.Parallel()
+	h := hub.New(8, hub.WithTransform(func(it hub.Item) hub.Item {
+		ev := &ahpv1.Event{Id: "[REDACTED]", Type: it.Event.GetType()}
+		return hub.Item{Event: ev, Decision: it.Decision, Time: it.Time}
+	}))
+	defer h.Close()
+	s := h.Subscribe(hub.Filter{}, 4)
+	defer s.Close()
+	orig := event("s", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, 0)
+	orig.Id = "secret"
+	h.Publish(hub.Item{Event: orig})
+	if got := receive(t, s).Event.GetId(); got != "[REDACTED]" {
+		t.Fatalf("watcher saw %q", got)
+	}
+	if orig.GetId() != "secret" {
+		t.Fatal("the publisher's event was changed")
+	}
+}

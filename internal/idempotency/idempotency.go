@@ -22,6 +22,8 @@ type Store interface {
 	RememberDecision(key string, d *ahpv1.Decision)
 	// FirstObservation records key and reports whether it was new.
 	FirstObservation(key string) bool
+	// ForgetObservation removes key, so an observation that could not be recorded can be retried.
+	ForgetObservation(key string)
 }
 
 // Key builds the idempotency key of an event: its source, its id and a fingerprint of its content.
@@ -79,3 +81,6 @@ func (m *Memory) FirstObservation(key string) bool {
 	_, existed := m.observations.GetOrCreate(key, func() struct{} { return struct{}{} })
 	return !existed
 }
+
+// ForgetObservation implements Store.
+func (m *Memory) ForgetObservation(key string) { m.observations.Delete(key) }

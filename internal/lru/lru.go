@@ -97,6 +97,16 @@ func (c *Cache[K, V]) GetOrCreate(key K, create func() V) (V, bool) {
 	return v, false
 }
 
+// Delete removes key, if present.
+func (c *Cache[K, V]) Delete(key K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok {
+		c.order.Remove(el)
+		delete(c.items, key)
+	}
+}
+
 // Len reports the number of entries, expired ones included until they are touched or evicted.
 func (c *Cache[K, V]) Len() int {
 	c.mu.Lock()

@@ -103,6 +103,8 @@ func toConnect(err error) error {
 			code = connect.CodeInvalidArgument
 		case core.CodeFailedPrecondition:
 			code = connect.CodeFailedPrecondition
+		case core.CodeUnavailable:
+			code = connect.CodeUnavailable
 		}
 		return connect.NewError(code, errors.New(ce.Error()))
 	}

@@ -1,0 +1,140 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/core"
+	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/typed"
+)
+
+type fakeRecorder struct {
+	mu        sync.Mutex
+	fail      bool
+	required  bool
+	decisions int
+	observed  int
+}
+
+func (r *fakeRecorder) RecordDecision(*ahpv1.Event, *ahpv1.Decision, time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail {
+		return errors.New("disk full")
+	}
+	r.decisions++
+	return nil
+}
+
+func (r *fakeRecorder) RecordObservation(*ahpv1.Event, time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail {
+		return errors.New("disk full")
+	}
+	r.observed++
+	return nil
+}
+
+func (r *fakeRecorder) Required() bool { return r.required }
+
+type countingObserver struct {
+	mu                 sync.Mutex
+	decided, observed int
+}
+
+func (o *countingObserver) Decided(*ahpv1.Event, *ahpv1.Decision) { o.mu.Lock(); o.decided++; o.mu.Unlock() }
+func (o *countingObserver) Observed(*ahpv1.Event)                 { o.mu.Lock(); o.observed++; o.mu.Unlock() }
+
+func recordingCore(t *testing.T, r core.Recorder, o core.Observer) *core.Core {
+	t.Helper()
+	p := policy.Default()
+	return core.New(core.Config{
+		Policy: func() core.Policy { return p }, Typed: typed.Decide,
+		Recorder: r, Observer: o, Logger: slog.New(slog.DiscardHandler),
+	})
+}
+
+func TestRequiredAuditFailureFailsClosed(t *testing.T) {
+	t.Parallel()
+	rec := &fakeRecorder{fail: true, required: true}
+	c := recordingCore(t, rec, nil)
+	d, err := c.Intercept(context.Background(), shell("e1", "ls"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || d.GetEffects()[0].GetDeny().GetCode() != "dev.ahpgateway.audit.unavailable" {
+		t.Fatalf("decision = %v", d)
+	}
+	// Once the audit works again, the retry is decided afresh, not replayed as a denial.
+	rec.mu.Lock()
+	rec.fail = false
+	rec.mu.Unlock()
+	d, err = c.Intercept(context.Background(), shell("e1", "ls"), nil)
+	if err != nil || d.GetReplayed() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("after recovery: %v %v", d, err)
+	}
+	// A typed event gets its own refusal shape.
+	rec.mu.Lock()
+	rec.fail = true
+	rec.mu.Unlock()
+	conf := &ahpv1.Event{Id: "c", Type: ahpv1.EventType_EVENT_TYPE_CONFIRMATION, Body: &ahpv1.Event_Confirmation{Confirmation: &ahpv1.ConfirmationPayload{
+		ConfirmationType: &ahpv1.ConfirmationType{Type: &ahpv1.ConfirmationType_Known{Known: ahpv1.ConfirmationKind_CONFIRMATION_KIND_USER_CONFIRM}},
+	}}}
+	d, err = c.Typed(context.Background(), conf, ahpv1.EventType_EVENT_TYPE_CONFIRMATION)
+	if err != nil || d.GetConfirmation().GetReject() == nil || !d.GetSynthetic() {
+		t.Fatalf("typed under failing audit: %v %v", d, err)
+	}
+}
+
+func TestOptionalAuditFailureDoesNotChangeDecisions(t *testing.T) {
+	t.Parallel()
+	c := recordingCore(t, &fakeRecorder{fail: true}, nil)
+	d, err := c.Intercept(context.Background(), shell("e1", "ls"), nil)
+	if err != nil || d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("decision = %v %v", d, err)
+	}
+}
+
+func TestRequiredAuditFailureRefusesObservationAndAllowsRetry(t *testing.T) {
+	t.Parallel()
+	rec := &fakeRecorder{fail: true, required: true}
+	obs := &countingObserver{}
+	c := recordingCore(t, rec, obs)
+	ev := &ahpv1.Event{Id: "o1", Source: "urn:t", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER}
+	_, err := c.Observe(context.Background(), ev)
+	if ce, ok := core.AsError(err); !ok || ce.Code != core.CodeUnavailable {
+		t.Fatalf("err = %v", err)
+	}
+	rec.mu.Lock()
+	rec.fail = false
+	rec.mu.Unlock()
+	dup, err := c.Observe(context.Background(), ev)
+	if err != nil || dup {
+		t.Fatalf("retry after recovery: dup=%v err=%v", dup, err)
+	}
+	if rec.observed != 1 || obs.observed != 1 {
+		t.Fatalf("recorded %d, observed %d; want 1 and 1", rec.observed, obs.observed)
+	}
+}
+
+func TestEveryDecisionIsRecordedAndCounted(t *testing.T) {
+	t.Parallel()
+	rec := &fakeRecorder{}
+	obs := &countingObserver{}
+	c := recordingCore(t, rec, obs)
+	for _, cmd := range []string{"ls", "rm -rf /", "ls"} {
+		if _, err := c.Intercept(context.Background(), shell("same-"+cmd, cmd), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec.decisions != 2 || obs.decided != 3 { // the third call is a replay: counted, not re-recorded
+		t.Fatalf("recorded %d, counted %d", rec.decisions, obs.decided)
+	}
+}
