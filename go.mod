@@ -16,6 +16,7 @@ require (
 require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
 )
 
 require (

@@ -37,6 +37,10 @@ type Config struct {
 	Limits core.HarnessLimits
 	// WatchBuffer is each watcher's buffer (default 1024).
 	WatchBuffer int
+	// MaxStreamDuration ends streams after this long (default 1h; negative disables).
+	MaxStreamDuration time.Duration
+	// StreamRate caps messages per second per client stream (default 0: unlimited).
+	StreamRate float64
 	// MaxRequestBytes caps a request message (default 4 MiB).
 	MaxRequestBytes int
 	// UnaryTimeout bounds a unary call's handling (default 30s).
@@ -101,7 +105,10 @@ func New(cfg Config) (*Server, error) {
 		Version:  cfg.Version,
 		Logger:   s.log,
 	})
-	svc, err := service.New(s.core, service.Options{Watcher: s.hub, WatchBuffer: cfg.WatchBuffer, Logger: s.log})
+	svc, err := service.New(s.core, service.Options{
+		Watcher: s.hub, WatchBuffer: cfg.WatchBuffer, Logger: s.log,
+		MaxStreamDuration: cfg.MaxStreamDuration, StreamRate: cfg.StreamRate,
+	})
 	if err != nil {
 		return nil, err
 	}

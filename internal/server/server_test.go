@@ -482,3 +482,20 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func TestStreamsEndAtTheirMaximumDuration(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, func(c *server.Config) { c.MaxStreamDuration = 200 * time.Millisecond })
+	observe := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	watch, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for watch.Receive() {
+	}
+	if connect.CodeOf(watch.Err()) != connect.CodeDeadlineExceeded || !strings.Contains(watch.Err().Error(), "maximum stream duration") {
+		t.Fatalf("watch ended with %v", watch.Err())
+	}
+}

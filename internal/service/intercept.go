@@ -38,8 +38,9 @@ func (s *Services) InterceptBatch(ctx context.Context, req *connect.Request[ahpv
 // (up to Options.StreamConcurrency at a time); each answer carries its event id. A bad event gets a
 // per-event error and the stream stays open.
 func (s *Services) InterceptStream(ctx context.Context, stream *connect.BidiStream[ahpv1.InterceptStreamRequest, ahpv1.InterceptStreamResponse]) error {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := s.streamContext(ctx)
 	defer cancel()
+	limiter := s.streamLimiter()
 	var (
 		sendMu  sync.Mutex
 		sendErr error
@@ -59,6 +60,11 @@ func (s *Services) InterceptStream(ctx context.Context, stream *connect.BidiStre
 	}
 	var recvErr error
 	for {
+		if limiter != nil {
+			if err := limiter.Wait(ctx); err != nil {
+				break
+			}
+		}
 		req, err := stream.Receive()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -89,7 +95,7 @@ func (s *Services) InterceptStream(ctx context.Context, stream *connect.BidiStre
 	case recvErr != nil:
 		return recvErr
 	}
-	return ctx.Err()
+	return toConnect(ctx.Err())
 }
 
 func (s *Services) decideStreamed(ctx context.Context, req *ahpv1.InterceptStreamRequest) *ahpv1.InterceptStreamResponse {

@@ -27,10 +27,18 @@ func (s *Services) Observe(ctx context.Context, req *connect.Request[ahpv1.Obser
 // ObserveStream implements ahpv1connect.ObservationServiceHandler. The first invalid event ends the
 // stream with InvalidArgument naming its position; events before it are recorded.
 func (s *Services) ObserveStream(ctx context.Context, stream *connect.ClientStream[ahpv1.ObserveStreamRequest]) (*connect.Response[ahpv1.ObserveStreamResponse], error) {
+	ctx, cancel := s.streamContext(ctx)
+	defer cancel()
+	limiter := s.streamLimiter()
 	var accepted, duplicates uint64
 	for i := 0; stream.Receive(); i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, toConnect(err)
+		}
+		if limiter != nil {
+			if err := limiter.Wait(ctx); err != nil {
+				return nil, toConnect(ctx.Err())
+			}
 		}
 		req := stream.Msg()
 		if err := s.validate(req); err != nil {
@@ -61,6 +69,9 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 	if s.opts.Watcher == nil {
 		return connect.NewError(connect.CodeUnavailable, errors.New("watch is not enabled on this server"))
 	}
+	parent := ctx
+	ctx, cancel := s.streamContext(ctx)
+	defer cancel()
 	sub := s.opts.Watcher.Subscribe(hub.Filter{
 		SessionID:     req.Msg.GetSessionId(),
 		EventTypes:    req.Msg.GetEventTypes(),
@@ -75,6 +86,9 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 	for {
 		select {
 		case <-ctx.Done():
+			if parent.Err() == nil { // our duration limit, not the client leaving
+				return connect.NewError(connect.CodeDeadlineExceeded, errors.New("watch reached the maximum stream duration; reconnect to resume"))
+			}
 			return nil
 		case it := <-sub.Items():
 			if err := stream.Send(watchResponse(it)); err != nil {

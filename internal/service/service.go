@@ -7,12 +7,14 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"buf.build/go/protovalidate"
 	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/hub"
+	"golang.org/x/time/rate"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -31,6 +33,12 @@ type Options struct {
 	WatchBuffer int
 	// StreamConcurrency bounds in-flight events per InterceptStream (default 16).
 	StreamConcurrency int
+	// MaxStreamDuration ends any stream (InterceptStream, ObserveStream, Watch) after this long
+	// with DeadlineExceeded; clients reconnect (default 1h; negative disables).
+	MaxStreamDuration time.Duration
+	// StreamRate caps messages per second read from one InterceptStream or ObserveStream; a faster
+	// client is slowed down (flow control), not failed (default 0: unlimited).
+	StreamRate float64
 	// Logger receives operational logs (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -60,6 +68,9 @@ func New(c *core.Core, opts Options) (*Services, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.MaxStreamDuration == 0 {
+		opts.MaxStreamDuration = time.Hour
+	}
 	v, err := protovalidate.New()
 	if err != nil {
 		return nil, err
@@ -80,6 +91,26 @@ func (s *Services) Register(mux *http.ServeMux, opts ...connect.HandlerOption) [
 		ahpv1connect.ObservationServiceName,
 		ahpv1connect.HarnessServiceName,
 	}
+}
+
+// streamContext bounds a stream's lifetime by MaxStreamDuration.
+func (s *Services) streamContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.opts.MaxStreamDuration < 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, s.opts.MaxStreamDuration)
+}
+
+// streamLimiter paces reads from one stream; nil means unlimited.
+func (s *Services) streamLimiter() *rate.Limiter {
+	if s.opts.StreamRate <= 0 {
+		return nil
+	}
+	burst := int(s.opts.StreamRate)
+	if burst < 1 {
+		burst = 1
+	}
+	return rate.NewLimiter(rate.Limit(s.opts.StreamRate), burst)
 }
 
 // validate checks protovalidate rules; the error names the field and is InvalidArgument.
