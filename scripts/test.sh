@@ -38,5 +38,8 @@ else
 	echo "skipped: no release tag (v*) yet to compare against"
 fi
 
+step "clients (TypeScript, Python) against a running ahp-server"
+AHP_CLIENTS_OPTIONAL="${AHP_CLIENTS_OPTIONAL:-1}" ./scripts/test-clients.sh
+
 step "go test"
 go test -race -count=1 ./...

@@ -8,9 +8,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -232,8 +234,22 @@ func (s *Server) HTTPServer() *http.Server {
 		ReadHeaderTimeout: 5 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ErrorLog:          log.New(quietHTTPLog{s.log}, "", 0),
 	}
+}
+
+// quietHTTPLog passes net/http's own error log to slog at warn level, except the line HTTP/2
+// writes whenever a client closes its connection normally (GOAWAY), which is debug noise.
+type quietHTTPLog struct{ log *slog.Logger }
+
+func (q quietHTTPLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	level := slog.LevelWarn
+	if strings.Contains(msg, "GOAWAY") {
+		level = slog.LevelDebug
+	}
+	q.log.Log(context.Background(), level, msg, "source", "net/http")
+	return len(p), nil
 }
 
 // Serve serves on ln until ctx is cancelled, then drains: health turns NOT_SERVING, in-flight

@@ -1668,14 +1668,16 @@ const file_ahp_v1_service_proto_rawDesc = "" +
 	"\baccepted\x18\x01 \x01(\x04R\baccepted\x12\x1e\n" +
 	"\n" +
 	"duplicates\x18\x02 \x01(\x04R\n" +
-	"duplicates\"\xb9\x01\n" +
+	"duplicates\"\xd7\x01\n" +
 	"\fWatchRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\x122\n" +
-	"\vevent_types\x18\x02 \x03(\x0e2\x11.ahp.v1.EventTypeR\n" +
-	"eventTypes\x12/\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12A\n" +
+	"\vevent_types\x18\x02 \x03(\x0e2\x11.ahp.v1.EventTypeB\r\xbaH\n" +
+	"\x92\x01\a\"\x05\x82\x01\x02\x10\x01R\n" +
+	"eventTypes\x12>\n" +
 	"\n" +
-	"tool_kinds\x18\x03 \x03(\x0e2\x10.ahp.v1.ToolKindR\ttoolKinds\x12%\n" +
+	"tool_kinds\x18\x03 \x03(\x0e2\x10.ahp.v1.ToolKindB\r\xbaH\n" +
+	"\x92\x01\a\"\x05\x82\x01\x02\x10\x01R\ttoolKinds\x12%\n" +
 	"\x0edecisions_only\x18\x04 \x01(\bR\rdecisionsOnly\"v\n" +
 	"\rWatchResponse\x12#\n" +
 	"\x05event\x18\x01 \x01(\v2\r.ahp.v1.EventR\x05event\x12,\n" +
