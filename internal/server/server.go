@@ -19,8 +19,11 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/hub"
+	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/service"
 	"github.com/ahp-gateway/ahp/internal/session"
@@ -53,6 +56,16 @@ type Config struct {
 	Version string
 	// Logger receives logs (default slog.Default()).
 	Logger *slog.Logger
+	// Auth checks credentials and scopes on every RPC (nil: no authentication).
+	Auth *auth.Authenticator
+	// Metrics records Prometheus metrics (nil: none).
+	Metrics *metrics.Metrics
+	// Tracing is the OpenTelemetry interceptor (nil: none).
+	Tracing connect.Interceptor
+	// Recorder is the audit log (nil: none).
+	Recorder core.Recorder
+	// RedactWatch rewrites items before watchers see them (nil: none).
+	RedactWatch func(hub.Item) hub.Item
 }
 
 // Server is a configured ahp-server.
@@ -90,19 +103,31 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 15 * time.Second
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, hub: hub.New(65536)}
+	var hubOpts []hub.Option
+	if cfg.RedactWatch != nil {
+		hubOpts = append(hubOpts, hub.WithTransform(cfg.RedactWatch))
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, hub: hub.New(65536, hubOpts...)}
 
 	p, err := s.loadPolicy()
 	if err != nil {
 		return nil, err
 	}
 	s.log.Info("policy loaded", "name", p.Name(), "rules", len(p.Rules()), "digest", p.Digest(), "source", policySource(cfg.PolicyFile))
+	s.policyMetrics(p)
+	cfg.Metrics.WatchStats(s.hub.Stats)
+	var observer core.Observer
+	if cfg.Metrics != nil {
+		observer = metricsObserver{cfg.Metrics}
+	}
 
 	s.core = core.New(core.Config{
 		Policy:   func() core.Policy { return s.current.Load() },
 		Typed:    typed.Decide,
 		Sessions: session.NewMemory(session.Options{}),
 		Hub:      s.hub,
+		Recorder: cfg.Recorder,
+		Observer: observer,
 		Limits:   cfg.Limits,
 		Version:  cfg.Version,
 		Logger:   s.log,
@@ -118,15 +143,25 @@ func New(cfg Config) (*Server, error) {
 	opts := []connect.HandlerOption{
 		connect.WithReadMaxBytes(cfg.MaxRequestBytes),
 		connect.WithRecover(s.recovered),
-		connect.WithInterceptors(unaryTimeout(cfg.UnaryTimeout)),
 	}
+	if cfg.Auth != nil {
+		// A request gate: credentials are checked before the body is even read.
+		opts = append(opts, cfg.Auth.HandlerOption())
+	}
+	var interceptors []connect.Interceptor
+	if cfg.Tracing != nil {
+		interceptors = append(interceptors, cfg.Tracing)
+	}
+	interceptors = append(interceptors, unaryTimeout(cfg.UnaryTimeout))
+	opts = append(opts, connect.WithInterceptors(interceptors...))
 	mux := http.NewServeMux()
 	s.names = svc.Register(mux, opts...)
 	s.health = grpchealth.NewStaticChecker(s.names...)
-	mux.Handle(grpchealth.NewHandler(s.health))
+	// Health and reflection get the same options, so auth decides whether they are public.
+	mux.Handle(grpchealth.NewHandler(s.health, opts...))
 	reflector := grpcreflect.NewStaticReflector(append(append([]string(nil), s.names...), grpchealth.HealthV1ServiceName)...)
-	mux.Handle(grpcreflect.NewHandlerV1(reflector))
-	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
 	s.handler = mux
 	return s, nil
 }
@@ -155,10 +190,13 @@ func (s *Server) loadPolicy() (*policy.Policy, error) {
 		OnReload: func(p *policy.Policy) {
 			s.current.Store(p)
 			s.reloads.Add(1)
+			s.cfg.Metrics.PolicyReloaded()
+			s.policyMetrics(p)
 			s.log.Info("policy reloaded", "name", p.Name(), "rules", len(p.Rules()), "digest", p.Digest())
 		},
 		OnError: func(err error) {
 			s.reloadFailures.Add(1)
+			s.cfg.Metrics.PolicyReloadFailed()
 			s.log.Error("policy reload failed; the previous policy stays in force", "error", err)
 		},
 	})
@@ -188,6 +226,31 @@ func (s *Server) ReloadPolicy() error {
 	}
 	return s.watcher.Reload()
 }
+
+// policyMetrics tells the metrics which policy and rules are in force.
+func (s *Server) policyMetrics(p *policy.Policy) {
+	if s.cfg.Metrics == nil {
+		return
+	}
+	rules := p.Rules()
+	ids := make([]string, 0, len(rules))
+	for _, r := range rules {
+		ids = append(ids, r.ID)
+	}
+	s.cfg.Metrics.SetPolicy(p.Name(), p.Digest(), ids)
+}
+
+// metricsObserver adapts the Prometheus metrics to the core's Observer.
+type metricsObserver struct{ m *metrics.Metrics }
+
+func (o metricsObserver) Decided(_ *ahpv1.Event, d *ahpv1.Decision) {
+	if d.GetReplayed() {
+		return // a replay decides nothing new
+	}
+	o.m.ObserveDecision(d, time.Duration(d.GetLatencyUs())*time.Microsecond)
+}
+
+func (o metricsObserver) Observed(ev *ahpv1.Event) { o.m.ObserveEvent(ev.GetType()) }
 
 // recovered turns a handler panic into an Internal error for that call only.
 func (s *Server) recovered(_ context.Context, spec connect.Spec, _ http.Header, v any) error {
@@ -267,6 +330,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 	reloadCtx, stopReload := context.WithCancel(ctx)
 	defer stopReload()
+	if s.cfg.Auth != nil {
+		go s.cfg.Auth.Run(reloadCtx) // re-reads token files
+	}
 	if s.watcher != nil && s.cfg.PolicyPollInterval > 0 {
 		go s.WatchPolicy(reloadCtx)
 	}
