@@ -41,4 +41,6 @@ type Handler interface {
 type HandlerFunc func(ctx context.Context, msg []byte, t Transport) Reply
 
 // Handle calls f.
-func (f HandlerFunc) Handle(ctx context.Context, msg []byte, t Transport) Reply { return f(ctx, msg, t) }
+func (f HandlerFunc) Handle(ctx context.Context, msg []byte, t Transport) Reply {
+	return f(ctx, msg, t)
+}

@@ -1,0 +1,112 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+)
+
+// Bridge is the Handler of ahp-jsonrpc-bridge: it reads one JSON-RPC message of either AHP
+// dialect, calls the upstream's typed RPCs with a deadline, and renders the answer, or the failure
+// policy's answer, in the caller's dialect. It is safe for concurrent use; a transport may call
+// Handle from as many goroutines as it likes.
+type Bridge struct {
+	cfg   Config
+	log   *slog.Logger
+	count counters
+}
+
+var _ Handler = (*Bridge)(nil)
+
+// New checks cfg, fills in its defaults and returns a Bridge.
+func New(cfg Config) (*Bridge, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Bridge{cfg: cfg, log: cfg.Logger}, nil
+}
+
+// Config returns the configuration in force, defaults filled in.
+func (b *Bridge) Config() Config { return b.cfg }
+
+// Handle implements Handler. The contract with the transports:
+//
+//   - msg is one message as the transport framed it, without its line terminator (one trailing
+//     LF is tolerated and removed). On TransportStdio and TransportUnix an Agent Hooks message
+//     must be a single line: a raw CR or LF inside it is a framing error (-32700), unless the
+//     message is a notification, which is never answered.
+//   - Reply.Body, when not nil, is one compact JSON-RPC response without a newline; write it (and
+//     a LF on the NDJSON transports). When it is nil, write nothing.
+//   - Reply.HTTPStatus is for TransportHTTP: 200 whenever there is a Body (JSON-RPC errors
+//     included); 204 for an accepted notification, and for an Agent Harness message ignored
+//     without an answer; 500 for an Agent Hooks hooks/observe the upstream did not record; 400 for
+//     any other Agent Hooks message refused or ignored without an answer (an invalid
+//     notification, a response). Method, media type and size checks (405, 415, 413) are the
+//     transport's.
+//   - ctx bounds the whole message and each upstream call gets Config.Timeout on top, so Handle
+//     returns within the timeout plus local work whatever the upstream does.
+//   - Handle never panics and may be called concurrently; answers carry the request id, so a
+//     transport may write them in completion order.
+func (b *Bridge) Handle(ctx context.Context, msg []byte, t Transport) (reply Reply) {
+	c := &call{transport: t}
+	defer func() {
+		if v := recover(); v != nil {
+			reply = b.recovered(c, v)
+		}
+	}()
+	msg = bytes.TrimSuffix(msg, []byte("\n"))
+	c.dialect = b.route(msg)
+	if c.dialect == DialectHarness {
+		return b.handleHarness(ctx, c, msg)
+	}
+	return b.handleHooks(ctx, c, msg)
+}
+
+// call is what Handle learned about a message so far, for the panic handler: a panic must not
+// answer a notification, and should answer a request to its id.
+type call struct {
+	transport Transport
+	dialect   Dialect
+	method    string
+	// idJSON is the request id as it goes back on the wire; nil until known, or for notifications.
+	idJSON []byte
+}
+
+// route picks the dialect of msg: the pinned one, or by method prefix in auto mode. Only the
+// method member is decoded here; the dialect's own parser reads the message properly.
+func (b *Bridge) route(msg []byte) Dialect {
+	if b.cfg.Dialect != DialectAuto {
+		return b.cfg.Dialect
+	}
+	// Without a backslash every string is written literally, so a method "ahp/…" would show as
+	// the bytes "ahp/ – their absence settles it without parsing.
+	if bytes.IndexByte(msg, '\\') < 0 && !bytes.Contains(msg, []byte(`"ahp/`)) {
+		return DialectHooks
+	}
+	// A map, not a struct: encoding/json matches struct fields case-insensitively ("METHOD").
+	var env map[string]json.RawMessage
+	var method string
+	if json.Unmarshal(msg, &env) == nil && json.Unmarshal(env["method"], &method) == nil && strings.HasPrefix(method, "ahp/") {
+		return DialectHarness
+	}
+	return DialectHooks
+}
+
+// recovered turns a panic into the dialect's internal error for a request with a known id, and
+// into silence otherwise. It is a bug either way, so it is logged at error level and counted.
+func (b *Bridge) recovered(c *call, v any) Reply {
+	b.count.panics.Add(1)
+	b.log.Error("bridge: handling a message panicked", "dialect", c.dialect.String(), "method", c.method, "panic", fmt.Sprint(v))
+	if c.idJSON == nil {
+		return Reply{HTTPStatus: http.StatusInternalServerError}
+	}
+	if c.dialect == DialectHarness {
+		return harnessErrorReply(c.idJSON, harnessCodeInternal, "Internal error: bridge failure")
+	}
+	return Reply{Body: hooksErrorBody(c.idJSON, hooksInternalError()), HTTPStatus: http.StatusOK}
+}

@@ -1,0 +1,107 @@
+package bridge
+
+import (
+	"context"
+	"slices"
+
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/convert"
+)
+
+// hooks/capabilities is a "draft" addition to the Agent Hooks Protocol; v0.1 has no discovery.
+// The bridge answers it with a manifest in the draft's shape, holding only what it can state
+// truthfully for v0.1:
+//
+//	{"protocolVersion": "0.1", "manifest": {
+//	   "events": [{"event": "tool.before", "modes": ["intercept", "observe"],
+//	               "capabilities": {"effects": ["deny"]}},
+//	              {"event": "tool.after", "modes": ["observe"], "capabilities": {"effects": []}}, ...],
+//	   "transports": ["stdio", "http"],
+//	   "extensions": {"dev.ahpgateway": {"bridgeVersion", "serverVersion",
+//	                  "hooksProtocolVersions", "harnessProtocolVersion", "failurePolicy", "timeoutMs"}}}}
+//
+// events are the five v0.1 events the upstream serves (asked with HarnessService.GetCapabilities),
+// in the order the v0.1 text lists them; only tool.before can be intercepted in v0.1, and only
+// deny can be expressed. The draft's other manifest
+// members (gaps, authentication, toolPaths, contentCategories, limits, managedPolicy,
+// correlationIdentityFields) describe draft features this bridge does not serve, so they are left
+// out rather than filled with guesses.
+
+// hooksV01Events are the five Agent Hooks Protocol v0.1 events, in the specification's order.
+var hooksV01Events = []ahpv1.EventType{
+	ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE,
+	ahpv1.EventType_EVENT_TYPE_TOOL_AFTER,
+	ahpv1.EventType_EVENT_TYPE_TOOL_ERROR,
+	ahpv1.EventType_EVENT_TYPE_SESSION_START,
+	ahpv1.EventType_EVENT_TYPE_SESSION_END,
+}
+
+func (b *Bridge) hooksCapabilities(ctx context.Context, m *convert.HooksMessage) Reply {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
+	resp, err := b.cfg.Clients.Harness.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
+	if err != nil {
+		ue := classify(ctx, err)
+		code, message := convert.HooksCodeBackendUnavailable, "Backend unavailable"
+		if ue.rejected || ue.failure == FailureBackendError || ue.failure == FailureBadResponse {
+			code, message = convert.HooksCodeBackendInternalError, "Backend internal error"
+		}
+		if !ue.rejected {
+			b.count.byFailure[ue.failure].Add(1)
+		}
+		b.log.Warn("upstream failed; hooks/capabilities answered with an error",
+			"code", code, "failure", ue.failure.String(), "error", redact(ue.message))
+		return b.hooksReply(&convert.HooksMessage{ID: m.ID, Error: &ahpv1.RpcError{Code: int32(code), Message: message}})
+	}
+	caps := resp.Msg
+	events := make([]any, 0, len(hooksV01Events))
+	for _, t := range hooksV01Events {
+		modes := []any{}
+		effects := []any{}
+		// v0.1 intercepts tool.before only, whatever else the server could decide.
+		if t == ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE && slices.Contains(caps.GetInterceptableEventTypes(), t) {
+			modes = append(modes, "intercept")
+			effects = append(effects, "deny")
+		}
+		if slices.Contains(caps.GetObservableEventTypes(), t) {
+			modes = append(modes, "observe")
+		}
+		if len(modes) == 0 {
+			continue
+		}
+		events = append(events, map[string]any{
+			"event":        convert.EventTypeName(t),
+			"modes":        modes,
+			"capabilities": map[string]any{"effects": effects},
+		})
+	}
+	transports := make([]any, len(b.cfg.HooksTransports))
+	for i, t := range b.cfg.HooksTransports {
+		transports[i] = t
+	}
+	hooksVersions := make([]any, len(caps.GetHooksProtocolVersions()))
+	for i, v := range caps.GetHooksProtocolVersions() {
+		hooksVersions[i] = v
+	}
+	result := map[string]any{
+		"protocolVersion": m.Capabilities.ProtocolVersion,
+		"manifest": map[string]any{
+			"events":     events,
+			"transports": transports,
+			"extensions": map[string]any{convert.Namespace: map[string]any{
+				"bridgeVersion":          b.cfg.Version,
+				"serverVersion":          caps.GetServerVersion(),
+				"hooksProtocolVersions":  hooksVersions,
+				"harnessProtocolVersion": caps.GetHarnessProtocolVersion(),
+				"failurePolicy":          b.cfg.FailurePolicy.String(),
+				"timeoutMs":              b.cfg.Timeout.Milliseconds(),
+			}},
+		},
+	}
+	raw, err := marshal(result)
+	if err != nil { // plain JSON values always marshal
+		return Reply{Body: hooksErrorBody(hooksIDJSON(m.ID), hooksInternalError()), HTTPStatus: hooksOKStatus}
+	}
+	return Reply{Body: resultBody(hooksIDJSON(m.ID), raw), HTTPStatus: hooksOKStatus}
+}

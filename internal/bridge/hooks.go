@@ -1,0 +1,188 @@
+package bridge
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/convert"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// The Agent Hooks Protocol v0.1 dialect: hooks/intercept, hooks/observe and hooks/capabilities.
+// Reading, validation and error objects are internal/convert's (DecodeHooksMessage,
+// HooksErrorResponse, RenderHooksResult, EncodeHooksMessage); this file adds the upstream calls
+// and the failure policy.
+//
+// Upstream trouble, precisely (docs/compatibility.md, "ahp-jsonrpc-bridge"):
+//
+//   - hooks/intercept: to the harness the bridge is the backend, and a backend that answers
+//     -32003/-32004 only hands the decision to the harness's own failure policy, which was
+//     configured for the bridge, not for the server behind it. So every operational failure
+//     (deadline, connection refused/reset, Unavailable, Internal, Unknown, an unreadable answer)
+//     is decided here by Config.FailurePolicy: a synthetic deny (fail-closed) or effects []
+//     (fail-open), both marked in extensions["dev.ahpgateway"]. An upstream InvalidArgument /
+//     FailedPrecondition means the event itself was refused and is answered -32602.
+//   - hooks/capabilities has no decision to fall back on: an upstream that cannot be reached or
+//     does not answer in time gives -32003 backend_unavailable, one that fails or answers
+//     garbage -32004 backend_internal_error.
+//   - hooks/observe is a notification and never answered; on HTTP an upstream failure is status
+//     500 with no body, as the Agent Hooks Go reference backend does.
+//   - A bug in the bridge itself (a recovered panic) answers a request with -32004.
+
+// hooksOKStatus is the HTTP status of an answered Agent Hooks message; errors travel in the body.
+const hooksOKStatus = http.StatusOK
+
+func (b *Bridge) handleHooks(ctx context.Context, c *call, msg []byte) Reply {
+	if c.transport == TransportStdio || c.transport == TransportUnix {
+		frame := append(msg[:len(msg):len(msg)], '\n')
+		if err := convert.CheckHooksStdioFraming(frame); err != nil {
+			if isNotification(msg) { // badly framed, but still a notification: never answered
+				return Reply{HTTPStatus: http.StatusBadRequest}
+			}
+			return b.hooksRejected(err)
+		}
+	}
+	m, err := convert.DecodeHooksMessage(msg)
+	if err != nil {
+		return b.hooksRejected(err)
+	}
+	c.method = m.Method
+	if !m.ID.IsAbsent() {
+		c.idJSON = hooksIDJSON(m.ID)
+	}
+	switch {
+	case m.Intercept != nil:
+		return b.hooksIntercept(ctx, m)
+	case m.Observe != nil:
+		return b.hooksObserve(ctx, m)
+	case m.Capabilities != nil:
+		return b.hooksCapabilities(ctx, m)
+	}
+	// A well-formed response: a backend has nothing to say to it.
+	return Reply{HTTPStatus: http.StatusBadRequest}
+}
+
+// hooksRejected answers a message the codec refused, or stays silent when it was a notification
+// or a response.
+func (b *Bridge) hooksRejected(err error) Reply {
+	resp, ok := convert.HooksErrorResponse(err)
+	if !ok {
+		return Reply{HTTPStatus: http.StatusBadRequest}
+	}
+	return b.hooksReply(resp)
+}
+
+// hooksReply encodes an answer. EncodeHooksMessage checks what it writes; if that fails the
+// bridge has a bug, and the request gets -32004 rather than an invalid answer.
+func (b *Bridge) hooksReply(m *convert.HooksMessage) Reply {
+	body, err := convert.EncodeHooksMessage(m)
+	if err != nil {
+		b.log.Error("bridge: refusing to send an invalid Agent Hooks answer", "error", err)
+		id := nullID
+		if !m.ID.IsAbsent() && !m.ID.IsNull() {
+			id = hooksIDJSON(m.ID)
+		}
+		return Reply{Body: hooksErrorBody(id, hooksInternalError()), HTTPStatus: hooksOKStatus}
+	}
+	return Reply{Body: body, HTTPStatus: hooksOKStatus}
+}
+
+func (b *Bridge) hooksIntercept(ctx context.Context, m *convert.HooksMessage) Reply {
+	params := m.Intercept
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
+	resp, err := b.cfg.Clients.Intercept.Intercept(ctx, connect.NewRequest(params.Request))
+	var d *ahpv1.Decision
+	if err == nil {
+		if d = resp.Msg.GetDecision(); d == nil {
+			err = badResponse("InterceptResponse has no decision")
+		}
+	}
+	if err != nil {
+		ue := classify(ctx, err)
+		if ue.rejected {
+			return b.hooksReply(&convert.HooksMessage{ID: m.ID, Error: hooksRejectedByUpstream(ue)})
+		}
+		d = b.syntheticDecision()
+		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "hooks", "method", m.Method, "event_type", "tool.before")
+		result := convert.RenderHooksResult(d, params.ProtocolVersion)
+		b.markHooksSynthetic(result, ue.failure)
+		return b.hooksReply(&convert.HooksMessage{ID: m.ID, Result: result})
+	}
+	return b.hooksReply(&convert.HooksMessage{ID: m.ID, Result: convert.RenderHooksResult(d, params.ProtocolVersion)})
+}
+
+// markHooksSynthetic adds the failure and the policy next to the "synthetic": true that
+// RenderHooksResult wrote under extensions["dev.ahpgateway"].
+func (b *Bridge) markHooksSynthetic(r *ahpv1.HooksInterceptResult, f Failure) {
+	if r.Extensions == nil {
+		r.Extensions = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	}
+	ns := r.Extensions.Fields[convert.Namespace].GetStructValue()
+	if ns == nil {
+		ns = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		r.Extensions.Fields[convert.Namespace] = structpb.NewStructValue(ns)
+	}
+	ns.Fields["synthetic"] = structpb.NewBoolValue(true)
+	ns.Fields[hooksFailureKey] = structpb.NewStringValue(f.String())
+	ns.Fields[hooksPolicyKey] = structpb.NewStringValue(b.cfg.FailurePolicy.String())
+}
+
+// hooksRejectedByUpstream is the -32602 for an event the upstream refused. Its reason is the
+// upstream's message (which names fields, not values) with anything credential-like redacted.
+func hooksRejectedByUpstream(ue *upstreamError) *ahpv1.RpcError {
+	data, _ := structpb.NewValue(map[string]any{
+		"path":   "params.event",
+		"reason": "rejected by the policy backend: " + redact(ue.message),
+	})
+	return &ahpv1.RpcError{Code: convert.HooksCodeInvalidParams, Message: "Invalid params", Data: data}
+}
+
+func (b *Bridge) hooksObserve(ctx context.Context, m *convert.HooksMessage) Reply {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
+	_, err := b.cfg.Clients.Observation.Observe(ctx, connect.NewRequest(m.Observe.Request))
+	if err != nil {
+		b.observeFailed(ctx, err, "hooks", m.Method, convert.EventTypeName(m.Observe.Request.GetEvent().GetType()))
+		return Reply{HTTPStatus: http.StatusInternalServerError}
+	}
+	return Reply{HTTPStatus: http.StatusNoContent}
+}
+
+// observeFailed logs and counts a notification the upstream did not record.
+func (b *Bridge) observeFailed(ctx context.Context, err error, dialect, method, eventType string) *upstreamError {
+	ue := classify(ctx, err)
+	b.count.observeFailures.Add(1)
+	attrs := []any{"dialect", dialect, "method", method, "event_type", eventType, "error", redact(ue.message)}
+	if ue.rejected {
+		b.log.Warn("upstream refused a notification", attrs...)
+	} else {
+		b.count.byFailure[ue.failure].Add(1)
+		b.log.Warn("upstream failed; notification not recorded", append(attrs, "failure", ue.failure.String())...)
+	}
+	return ue
+}
+
+// hooksIDJSON writes a Hooks id as JSON.
+func hooksIDJSON(id convert.HooksID) []byte {
+	if s, ok := id.StringValue(); ok {
+		return jsonString(s)
+	}
+	if n, ok := id.IntValue(); ok {
+		return strconv.AppendInt(nil, n, 10)
+	}
+	return nullID
+}
+
+func hooksInternalError() *ahpv1.RpcError {
+	return &ahpv1.RpcError{Code: convert.HooksCodeBackendInternalError, Message: "Backend internal error"}
+}
+
+// hooksErrorBody writes an error response without the codec, for the paths where the codec
+// itself failed.
+func hooksErrorBody(idJSON []byte, e *ahpv1.RpcError) []byte {
+	return errorBody(idJSON, int(e.GetCode()), e.GetMessage())
+}
