@@ -43,3 +43,6 @@ AHP_CLIENTS_OPTIONAL="${AHP_CLIENTS_OPTIONAL:-1}" ./scripts/test-clients.sh
 
 step "go test"
 go test -race -count=1 ./...
+
+step "kubernetes manifests (offline)"
+./scripts/check-k8s.sh
