@@ -42,9 +42,11 @@ func NewEmbedded(cfg server.Config) (Clients, io.Closer, error) {
 	var closeErr error
 	closer := closerFunc(func() error {
 		once.Do(func() {
+			// Close our idle connections first: a server shutting down waits for open HTTP/2
+			// connections to go idle and close, which would otherwise cost its full grace period.
+			t.CloseIdleConnections()
 			cancel()
 			closeErr = <-served
-			t.CloseIdleConnections()
 		})
 		return closeErr
 	})

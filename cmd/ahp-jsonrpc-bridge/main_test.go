@@ -1,0 +1,414 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// testTimeout bounds every wait in these tests.
+const testTimeout = 20 * time.Second
+
+// binary is the ahp-jsonrpc-bridge built once for the process-level tests and benchmarks; buildErr
+// says why there is none.
+var binary, buildErr = "", error(nil)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ahp-bridge-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "ahp-jsonrpc-bridge")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// needBinary skips a process-level test when the command could not be built, which happens while
+// the dialect package (internal/bridge) is being written.
+func needBinary(tb testing.TB) string {
+	tb.Helper()
+	if buildErr != nil {
+		tb.Skipf("skipping: the ahp-jsonrpc-bridge binary did not build (is internal/bridge complete?): %v", buildErr)
+	}
+	return binary
+}
+
+// Messages of both dialects.
+
+func hooksIntercept(id, command string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"hooks/intercept","params":{"protocolVersion":"0.1","event":{"id":%q,"source":"urn:bridge-test","type":"tool.before","time":"2026-08-24T08:51:14Z","session":{"id":"s1"},"tool":{"callId":"c-%s","name":"Bash","kind":"shell","input":{"command":%q}}},"capabilities":{"effects":["deny"]}}}`, id, id, id, command)
+}
+
+func hooksObserve(id string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"hooks/observe","params":{"protocolVersion":"0.1","event":{"id":%q,"source":"urn:bridge-test","type":"session.start","time":"2026-08-24T08:51:14Z","session":{"id":"s1"}}}}`, id)
+}
+
+func harnessHandshake(id string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"ahp/handshake","params":{"protocol_version":"2.4","agent_info":{"framework":"a3s-ahp","version":"2.4.0","capabilities":["pre_action","post_action"]},"session_id":"s1","agent_id":"a1"}}`, id)
+}
+
+func harnessEvent(id, command string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"ahp/event","params":{"event_type":"pre_action","session_id":"s1","agent_id":"a1","timestamp":"2026-05-01T00:00:00Z","depth":0,"payload":{"tool_name":"bash","arguments":{"command":%q}}}}`, id, command)
+}
+
+func harnessNotification() string {
+	return `{"jsonrpc":"2.0","method":"ahp/event","params":{"event_type":"post_action","session_id":"s1","agent_id":"a1","timestamp":"2026-05-01T00:00:00Z","depth":0,"payload":{"status":"ok"}}}`
+}
+
+// answer is the part of a JSON-RPC answer of either dialect the tests check.
+type answer struct {
+	ID     json.RawMessage `json:"id"`
+	Result *struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		Effects         []struct {
+			Type   string `json:"type"`
+			Reason string `json:"reason"`
+		} `json:"effects"`
+		Extensions map[string]map[string]any `json:"extensions"`
+		Decision   string                    `json:"decision"`
+		Reason     string                    `json:"reason"`
+		Protocol   string                    `json:"protocol_version"`
+	} `json:"result"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func decode(t testing.TB, line string) answer {
+	t.Helper()
+	var a answer
+	if err := json.Unmarshal([]byte(line), &a); err != nil {
+		t.Fatalf("answer %q is not JSON: %v", line, err)
+	}
+	return a
+}
+
+// verdict summarises an answer: "deny: reason", "no-effect", "block: reason", "allow",
+// "handshake 2.4" or "error CODE".
+func verdict(t testing.TB, line string) string {
+	t.Helper()
+	a := decode(t, line)
+	switch {
+	case a.Error != nil:
+		return fmt.Sprintf("error %d", a.Error.Code)
+	case a.Result == nil:
+		return "no result"
+	case a.Result.ProtocolVersion == "0.1" && len(a.Result.Effects) == 0 && a.Result.Effects != nil:
+		return "no-effect"
+	case a.Result.ProtocolVersion == "0.1" && len(a.Result.Effects) == 1:
+		return a.Result.Effects[0].Type + ": " + a.Result.Effects[0].Reason
+	case a.Result.Decision == "block":
+		return "block: " + a.Result.Reason
+	case a.Result.Decision != "":
+		return a.Result.Decision
+	case a.Result.Protocol != "":
+		return "handshake " + a.Result.Protocol
+	}
+	return "unrecognised: " + line
+}
+
+// syncBuffer is a bytes.Buffer safe for a server goroutine to write while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func noEnv(string) string { return "" }
+
+func TestFlagErrorsAreUsageErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		args   []string
+		env    map[string]string
+		stderr string
+	}{
+		{[]string{"-timeout-ms", "99"}, nil, "-timeout-ms: want a whole number of milliseconds from 100 to 30000"},
+		{[]string{"-timeout-ms", "30001"}, nil, "-timeout-ms"},
+		{nil, map[string]string{"AHP_BRIDGE_TIMEOUT_MS": "soon"}, `got "soon"`},
+		{[]string{"-upstream", "http://127.0.0.1:1"}, nil, "-failure-policy fail-open|fail-closed is required with -upstream"},
+		{[]string{"-upstream", "http://127.0.0.1:1", "-failure-policy", "fail-open", "-policy", "p.yaml"}, nil, "-policy is for embedded mode"},
+		{[]string{"-upstream-token-env", "TOKEN"}, nil, "-upstream-token-env needs -upstream"},
+		{[]string{"-failure-policy", "maybe"}, nil, "-failure-policy: want fail-open or fail-closed"},
+		{[]string{"-once", "-http", "127.0.0.1:0"}, nil, "-once is stdio per_event mode on its own"},
+		{[]string{"-once", "-stdio"}, nil, "-once"},
+		{[]string{"-dialect", "mcp"}, nil, "-dialect"},
+		{[]string{"-unix-mode", "0999"}, nil, "-unix-mode"},
+		{[]string{"-hooks-path", "hooks"}, nil, "-hooks-path must start with /"},
+		{[]string{"-max-message-bytes", "10"}, nil, "-max-message-bytes"},
+		{[]string{"-concurrency", "0"}, nil, "-concurrency"},
+		{[]string{"-upstream-protocol", "soap"}, nil, "-upstream-protocol"},
+		{[]string{"-policy-poll", "often"}, nil, "-policy-poll"},
+		{[]string{"-shutdown-timeout", "0s"}, nil, "-shutdown-timeout"},
+		{[]string{"-log-level", "loud"}, nil, "-log-level"},
+		{[]string{"-log-format", "xml"}, nil, "-log-format"},
+		{[]string{"stray"}, nil, `unexpected argument "stray"`},
+		{[]string{"-no-such-flag"}, nil, "no-such-flag"},
+	}
+	for _, tc := range cases {
+		var stdout, stderr syncBuffer
+		getenv := func(k string) string { return tc.env[k] }
+		code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr, getenv)
+		if code != 2 || !strings.Contains(stderr.String(), tc.stderr) || stdout.String() != "" {
+			t.Errorf("%v %v: code %d, stdout %q, stderr %q; want 2 and %q", tc.args, tc.env, code, stdout.String(), stderr.String(), tc.stderr)
+		}
+	}
+}
+
+func TestHelpDocumentsEveryFlagAndItsEnvironmentVariable(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr syncBuffer
+	if code := run(context.Background(), []string{"-help"}, strings.NewReader(""), &stdout, &stderr, noEnv); code != 0 {
+		t.Fatalf("-help exit code %d", code)
+	}
+	help := stderr.String()
+	for _, flag := range []string{
+		"stdio", "once", "http", "hooks-path", "harness-path", "ws", "unix", "unix-mode", "dialect",
+		"upstream", "upstream-token-env", "upstream-protocol", "timeout-ms", "failure-policy", "policy",
+		"policy-poll", "max-message-bytes", "concurrency", "shutdown-timeout", "log-level", "log-format",
+	} {
+		env := "AHP_BRIDGE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+		if !strings.Contains(help, "  -"+flag+" ") && !strings.Contains(help, "  -"+flag+"\n") {
+			t.Errorf("-help does not document -%s", flag)
+		}
+		if !strings.Contains(help, "(env "+env+")") {
+			t.Errorf("-help does not name %s", env)
+		}
+	}
+	if stdout.String() != "" {
+		t.Fatalf("-help wrote to stdout: %q", stdout.String())
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr syncBuffer
+	if code := run(context.Background(), []string{"version"}, strings.NewReader(""), &stdout, &stderr, noEnv); code != 0 || strings.TrimSpace(stdout.String()) == "" {
+		t.Fatalf("code %d, stdout %q", code, stdout.String())
+	}
+}
+
+func TestStartupFailuresExitOne(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"-policy", "/nonexistent/policy.yaml"}, "/nonexistent/policy.yaml"},
+		{[]string{"-upstream", "http://127.0.0.1:1", "-failure-policy", "fail-closed", "-upstream-token-env", "AHP_TEST_NO_SUCH_TOKEN"}, "AHP_TEST_NO_SUCH_TOKEN"},
+		{[]string{"-upstream", "ftp://example", "-failure-policy", "fail-closed"}, "upstream URL"},
+	}
+	for _, tc := range cases {
+		var stdout, stderr syncBuffer
+		code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr, noEnv)
+		if code != 1 || !strings.Contains(stderr.String(), tc.stderr) || stdout.String() != "" {
+			t.Errorf("%v: code %d, stdout %q, stderr %q", tc.args, code, stdout.String(), stderr.String())
+		}
+	}
+}
+
+func TestListenerFailureExitsOne(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	var stdout, stderr syncBuffer
+	code := run(context.Background(), []string{"-http", taken.Addr().String()}, strings.NewReader(""), &stdout, &stderr, noEnv)
+	if code != 1 || !strings.Contains(stderr.String(), "cannot listen for HTTP") {
+		t.Fatalf("code %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestStdioInProcessUntilEOF(t *testing.T) {
+	t.Parallel()
+	in := strings.Join([]string{
+		hooksIntercept("e1", "rm -rf /"),
+		hooksObserve("e2"),
+		harnessEvent("r1", "ls"),
+		harnessNotification(),
+		hooksIntercept("e3", "ls"),
+	}, "\n") + "\n"
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"-log-level", "warn"}, strings.NewReader(in), &stdout, &stderr, noEnv)
+	}()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit code %d; stderr %s", code, stderr.String())
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("run did not return at EOF")
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	var got []string
+	for _, l := range lines {
+		got = append(got, verdict(t, l))
+	}
+	want := []string{
+		"deny: Refusing to recursively delete the filesystem root or the home directory.",
+		"allow",
+		"no-effect",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("answers %q, want %q", got, want)
+	}
+}
+
+// listening reads the JSON logs of a running bridge until every transport in want has logged its
+// address, and returns the addresses by transport.
+func listening(t testing.TB, logs func() string, want ...string) map[string]string {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for {
+		addrs := map[string]string{}
+		for line := range strings.SplitSeq(logs(), "\n") {
+			var rec struct{ Msg, Transport, Addr string }
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" {
+				addrs[rec.Transport] = rec.Addr
+			}
+		}
+		if len(addrs) == len(want) {
+			return addrs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("listeners %v, want %v; logs:\n%s", addrs, want, logs())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func post(t testing.TB, url, body string) (int, string) {
+	t.Helper()
+	client := &http.Client{Timeout: testTimeout}
+	resp, err := client.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestAllTransportsAtOnceInProcess(t *testing.T) {
+	t.Parallel()
+	dir, err := os.MkdirTemp("", "ahp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "b.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	args := []string{"-http", "127.0.0.1:0", "-ws", "127.0.0.1:0", "-unix", sock, "-log-format", "json"}
+	go func() { done <- run(ctx, args, strings.NewReader(""), &stdout, &stderr, noEnv) }()
+	addrs := listening(t, stderr.String, "http", "websocket", "unix")
+
+	// HTTP, both dialects on one listener.
+	if status, body := post(t, "http://"+addrs["http"]+"/hooks", hooksIntercept("h1", "rm -rf /")); status != 200 || !strings.HasPrefix(verdict(t, body), "deny: ") {
+		t.Errorf("HTTP hooks/intercept: %d %s", status, body)
+	}
+	if status, body := post(t, "http://"+addrs["http"]+"/hooks", hooksObserve("h2")); status != 204 && status != 202 || body != "" {
+		t.Errorf("HTTP hooks/observe: %d %q", status, body)
+	}
+	if status, body := post(t, "http://"+addrs["http"]+"/ahp", harnessEvent("r1", "ls")); status != 200 || verdict(t, body) != "allow" {
+		t.Errorf("HTTP ahp/event: %d %s", status, body)
+	}
+	if status, body := post(t, "http://"+addrs["http"]+"/ahp", harnessNotification()); status != 204 || body != "" {
+		t.Errorf("HTTP notification: %d %q", status, body)
+	}
+
+	// WebSocket.
+	wctx, wcancel := context.WithTimeout(ctx, testTimeout)
+	defer wcancel()
+	c, _, err := websocket.Dial(wctx, "ws://"+addrs["websocket"]+"/ahp", &websocket.DialOptions{Subprotocols: []string{"ahp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	for _, msg := range []string{harnessNotification(), harnessHandshake("w1"), hooksIntercept("w2", "ls")} {
+		if err := c.Write(wctx, websocket.MessageText, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"handshake 2.4", "no-effect"} {
+		_, b, err := c.Read(wctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := verdict(t, string(b)); got != want {
+			t.Errorf("WebSocket: %s, want %s", got, want)
+		}
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+
+	// Unix socket.
+	uc, err := net.DialTimeout("unix", sock, testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uc.Close()
+	uc.SetDeadline(time.Now().Add(testTimeout))
+	fmt.Fprintf(uc, "%s\n%s\n%s\n", hooksObserve("u0"), hooksIntercept("u1", "rm -rf /"), harnessEvent("u2", "rm -rf /"))
+	sc := bufio.NewScanner(uc)
+	for _, want := range []string{"deny: ", "block: "} {
+		if !sc.Scan() {
+			t.Fatal(sc.Err())
+		}
+		if got := verdict(t, sc.Text()); !strings.HasPrefix(got, want) {
+			t.Errorf("Unix socket: %s, want %s…", got, want)
+		}
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit code %d; stderr %s", code, stderr.String())
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("run did not stop")
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Fatalf("socket file left: %v", err)
+	}
+	if stdout.String() != "" {
+		t.Fatalf("stdout without stdio: %q", stdout.String())
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sync"
+
+	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
+	"github.com/ahp-gateway/ahp/internal/transport/ndjson"
+	"github.com/ahp-gateway/ahp/internal/transport/stdio"
+	"github.com/ahp-gateway/ahp/internal/transport/unixsock"
+	"github.com/ahp-gateway/ahp/internal/transport/ws"
+)
+
+// onceMemoryLimit is the heap size at which a -once process collects garbage after all.
+const onceMemoryLimit = 256 << 20
+
+// serve builds the bridge, binds every listener (so that a taken port fails before anything is
+// served), runs the transports until ctx is done, stdin ends (when stdio is served) or one of
+// them fails, and then stops them all gracefully.
+func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, log *slog.Logger, getenv func(string) string) int {
+	if cfg.once {
+		// One message, then exit: collecting garbage while the decision core starts up would only
+		// delay the answer. The memory limit still bounds the heap should the message be huge.
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(onceMemoryLimit))
+	}
+	h, closer, err := newBridge(cfg, log, getenv)
+	if err != nil {
+		log.Error("cannot start the bridge", "error", err)
+		return 1
+	}
+	defer func() {
+		if err := closer.Close(); err != nil {
+			log.Warn("stopping the decision core", "error", err)
+		}
+	}()
+	mode := "embedded"
+	if cfg.upstream != "" {
+		mode = "upstream"
+	}
+	log.Debug("bridge ready", "mode", mode, "dialect", cfg.dialect.String(), "failure_policy", cfg.failurePolicy.String(), "timeout", cfg.timeout)
+
+	stream := ndjson.Options{MaxMessageBytes: cfg.maxMessageBytes, Concurrency: cfg.concurrency, Logger: log}
+	if cfg.once {
+		if err := stdio.ServeOnce(ctx, stdin, stdout, h, stream); err != nil {
+			log.Error("stdio", "error", err)
+			return 1
+		}
+		return 0
+	}
+
+	var servers []func(context.Context) error
+	var listeners []io.Closer
+	closeAll := func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}
+	if cfg.httpAddr != "" {
+		ln, err := net.Listen("tcp", cfg.httpAddr)
+		if err != nil {
+			closeAll()
+			log.Error("cannot listen for HTTP", "error", err)
+			return 1
+		}
+		listeners = append(listeners, ln)
+		logListening(log, "http", ln.Addr(), "hooks_path", cfg.hooksPath, "harness_path", cfg.harnessPath)
+		opts := httprpc.Options{HooksPath: cfg.hooksPath, HarnessPath: cfg.harnessPath, MaxMessageBytes: cfg.maxMessageBytes, ShutdownTimeout: cfg.shutdownTimeout, Logger: log}
+		servers = append(servers, func(ctx context.Context) error { return httprpc.Serve(ctx, ln, h, opts) })
+	}
+	if cfg.wsAddr != "" {
+		ln, err := net.Listen("tcp", cfg.wsAddr)
+		if err != nil {
+			closeAll()
+			log.Error("cannot listen for WebSocket", "error", err)
+			return 1
+		}
+		listeners = append(listeners, ln)
+		logListening(log, "websocket", ln.Addr())
+		srv := ws.NewServer(h, ws.Options{MaxMessageBytes: cfg.maxMessageBytes, Concurrency: cfg.concurrency, ShutdownTimeout: cfg.shutdownTimeout, Logger: log})
+		servers = append(servers, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
+	}
+	if cfg.unixPath != "" {
+		ln, err := unixsock.Listen(cfg.unixPath, cfg.unixMode)
+		if err != nil {
+			closeAll()
+			log.Error("cannot listen on the Unix socket", "error", err)
+			return 1
+		}
+		listeners = append(listeners, ln)
+		logListening(log, "unix", ln.Addr(), "mode", cfg.unixMode.String())
+		opts := unixsock.Options{Stream: stream, ShutdownTimeout: cfg.shutdownTimeout}
+		servers = append(servers, func(ctx context.Context) error { return unixsock.Serve(ctx, ln, h, opts) })
+	}
+	if cfg.stdio {
+		// stdin's end is the harness going away: everything stops with it.
+		servers = append(servers, func(ctx context.Context) error { return stdio.Serve(ctx, stdin, stdout, h, stream) })
+	}
+
+	ctx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed bool
+	)
+	for _, s := range servers {
+		wg.Go(func() {
+			err := s(ctx)
+			if err != nil {
+				log.Error("transport stopped", "error", err)
+				mu.Lock()
+				failed = true
+				mu.Unlock()
+			}
+			// Any transport ending ends the others: a failed listener should not leave the process
+			// half-alive, and stdio's EOF means the harness is gone.
+			stopAll()
+		})
+	}
+	wg.Wait()
+	c := h.Counters()
+	log.Info("bridge stopped", "fail_open", c.FailOpen, "fail_closed", c.FailClosed, "observe_failures", c.ObserveFailures, "panics", c.Panics)
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func logListening(log *slog.Logger, transport string, addr net.Addr, attrs ...any) {
+	log.Info("listening", append([]any{"transport", transport, "addr", addr.String()}, attrs...)...)
+	// The bridge authenticates nobody (neither protocol's reference server does); on a routable
+	// address anyone who reaches it can ask for decisions.
+	if tcp, ok := addr.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		log.Warn("listening on a non-loopback address without authentication", "transport", transport, "addr", addr.String())
+	}
+}

@@ -1,0 +1,195 @@
+// Package httprpc serves the bridge over HTTP: one JSON-RPC object per POST body, at most one
+// JSON-RPC object back. One listener serves both dialects: the Agent Hooks Protocol HTTP binding at
+// one path (default /hooks) and the Agent Harness Protocol's POST /ahp at another. Both paths hand
+// the body to the same bridge.Handler, which picks the dialect from the method and chooses the
+// status (200 with an answer; 202 or 204 without one).
+//
+// What the transport itself answers, before any Handler runs (checks in this order):
+//
+//	404  any other path
+//	405  a method other than POST (with "Allow: POST")
+//	415  any Content-Encoding (bodies are never decompressed), or a media type other than
+//	     application/json (parameters allowed; a charset must be UTF-8)
+//	413  a body over the size limit
+//	400  a body that could not be read
+//
+// A JSON array (a batch) is not special here: it goes to the Handler, which answers it with a
+// JSON-RPC -32600 error under HTTP 200, as both protocols' reference servers do.
+package httprpc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/transport"
+)
+
+// Default paths.
+const (
+	DefaultHooksPath   = "/hooks"
+	DefaultHarnessPath = "/ahp"
+)
+
+// Options configures NewHandler and NewServer. Zero values take the defaults.
+type Options struct {
+	// HooksPath is where Agent Hooks Protocol messages are POSTed (default DefaultHooksPath).
+	HooksPath string
+	// HarnessPath is where Agent Harness Protocol messages are POSTed (default DefaultHarnessPath).
+	// It may equal HooksPath.
+	HarnessPath string
+	// MaxMessageBytes is the size limit of a body (default transport.DefaultMaxMessageBytes).
+	MaxMessageBytes int
+	// ShutdownTimeout bounds how long Serve waits for in-flight requests once its context is done
+	// (default transport.DefaultShutdownTimeout).
+	ShutdownTimeout time.Duration
+	// Logger receives diagnostics (default: discarded).
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.HooksPath == "" {
+		o.HooksPath = DefaultHooksPath
+	}
+	if o.HarnessPath == "" {
+		o.HarnessPath = DefaultHarnessPath
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = transport.DefaultMaxMessageBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// NewHandler returns the http.Handler serving h on the two paths.
+func NewHandler(h bridge.Handler, opts Options) http.Handler {
+	return &handler{h: h, opts: opts.withDefaults()}
+}
+
+type handler struct {
+	h    bridge.Handler
+	opts Options
+}
+
+// ServeHTTP applies the checks listed in the package doc, in that order, then hands the body to
+// the bridge.Handler and writes its Reply.
+func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Exact paths, no http.ServeMux: its clean-path redirects would be operational failures for a
+	// Hooks harness, which must not follow redirects.
+	if r.URL.Path != s.opts.HooksPath && r.URL.Path != s.opts.HarnessPath {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed: use POST", http.StatusMethodNotAllowed)
+		return
+	}
+	if r.Header.Get("Content-Encoding") != "" {
+		http.Error(w, "unsupported Content-Encoding: send the body uncompressed", http.StatusUnsupportedMediaType)
+		return
+	}
+	if !isJSON(r.Header.Get("Content-Type")) {
+		http.Error(w, "unsupported media type: want Content-Type: application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	limit := int64(s.opts.MaxMessageBytes)
+	if r.ContentLength > limit {
+		s.tooLarge(w)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			s.tooLarge(w)
+			return
+		}
+		s.opts.Logger.Debug("request body unreadable", "error", err)
+		http.Error(w, "request body could not be read", http.StatusBadRequest)
+		return
+	}
+
+	reply, ok := transport.Call(r.Context(), s.h, body, bridge.TransportHTTP, s.opts.Logger)
+	if !ok {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	status := reply.HTTPStatus
+	if status == 0 {
+		status = http.StatusOK
+		if reply.Body == nil {
+			status = http.StatusNoContent
+		}
+	}
+	if reply.Body == nil || !bodyAllowed(status) {
+		if reply.Body != nil {
+			s.opts.Logger.Error("handler gave a body with a status that cannot carry one; body dropped", "status", status)
+		}
+		w.WriteHeader(status)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Content-Length", strconv.Itoa(len(reply.Body)))
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	if _, err := w.Write(reply.Body); err != nil {
+		s.opts.Logger.Debug("writing the answer failed", "error", err)
+	}
+}
+
+func (s *handler) tooLarge(w http.ResponseWriter) {
+	s.opts.Logger.Warn("request body over the size limit", "limit", s.opts.MaxMessageBytes)
+	http.Error(w, "request body is over the "+strconv.Itoa(s.opts.MaxMessageBytes)+"-byte limit", http.StatusRequestEntityTooLarge)
+}
+
+// isJSON accepts application/json with any parameters, but no charset other than UTF-8, the only
+// encoding JSON-RPC over AHP allows.
+func isJSON(contentType string) bool {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	cs, ok := params["charset"]
+	return !ok || strings.EqualFold(cs, "utf-8") || strings.EqualFold(cs, "utf8")
+}
+
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
+// Serve serves h on ln (NewHandler behind NewServer) until ctx is done, then shuts down
+// gracefully; see transport.ServeHTTP.
+func Serve(ctx context.Context, ln net.Listener, h bridge.Handler, opts Options) error {
+	opts = opts.withDefaults()
+	return transport.ServeHTTP(ctx, NewServer(NewHandler(h, opts), opts.Logger), ln, opts.ShutdownTimeout)
+}
+
+// NewServer returns an http.Server for handler with production timeouts, speaking HTTP/1.1 and
+// h2c. Read and write timeouts are generous because a Handler may wait up to its own deadline
+// (at most 30 s) on an upstream.
+func NewServer(handler http.Handler, log *slog.Logger) *http.Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &http.Server{
+		Handler:           handler,
+		Protocols:         transport.HTTPProtocols(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}

@@ -1,0 +1,162 @@
+package ndjson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/transport"
+)
+
+// Options configures Serve. Zero values take the defaults.
+type Options struct {
+	// MaxMessageBytes is the size limit of one message (default transport.DefaultMaxMessageBytes).
+	MaxMessageBytes int
+	// Concurrency is how many messages of one stream are handled at once (default 1: in order, as
+	// the Harness reference does). Above 1, answers are written as they are ready, so they may come
+	// out of order; peers correlate them by id, as both AHP stdio bindings require.
+	Concurrency int
+	// Logger receives diagnostics (default: discarded). Nothing but protocol goes to the stream.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = transport.DefaultMaxMessageBytes
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 1
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Serve reads messages from r, hands each to h and writes every non-empty reply to w, one per line,
+// until r ends, ctx is done or w fails.
+//
+// When ctx is done Serve stops taking new messages, lets the ones in flight finish and write their
+// answers, and returns; in-flight messages are handled under a context that ctx's cancellation
+// does not reach (the Handler applies its own deadline). Serve returns nil at the end of input or
+// after ctx is done, and otherwise the read or write error. It does not close r or w; a read
+// blocked in r when Serve returns is left to the caller (close r to end it).
+func Serve(ctx context.Context, r io.Reader, w io.Writer, h bridge.Handler, t bridge.Transport, opts Options) error {
+	opts = opts.withDefaults()
+	s := &stream{h: h, t: t, out: NewWriter(w), log: opts.Logger, limit: opts.MaxMessageBytes, hctx: context.WithoutCancel(ctx)}
+
+	type frame struct {
+		msg []byte
+		err error
+	}
+	frames := make(chan frame)
+	stop := make(chan struct{})
+	defer close(stop)
+	// Reading happens on its own goroutine so that ctx can interrupt a read that may never return
+	// (stdin cannot be given a deadline). The channel is unbuffered: at most one message is read
+	// ahead, so memory stays bounded by the limit.
+	go func() {
+		rd := NewReader(r, opts.MaxMessageBytes)
+		for {
+			msg, err := rd.Next()
+			select {
+			case frames <- frame{msg, err}:
+			case <-stop:
+				return
+			}
+			var oversize *OversizeError
+			if err != nil && !errors.As(err, &oversize) {
+				return
+			}
+		}
+	}()
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	slots := make(chan struct{}, opts.Concurrency)
+	for {
+		if err := s.writeErr(); err != nil {
+			return err
+		}
+		var f frame
+		select {
+		case <-ctx.Done():
+			return nil
+		case f = <-frames:
+		}
+		var oversize *OversizeError
+		switch {
+		case errors.As(f.err, &oversize):
+			s.answerOversize(oversize)
+			continue
+		case errors.Is(f.err, io.EOF):
+			return nil
+		case f.err != nil:
+			return fmt.Errorf("ndjson: read: %w", f.err)
+		}
+		if opts.Concurrency == 1 {
+			s.handle(f.msg)
+			continue
+		}
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			s.handle(f.msg)
+		}()
+	}
+}
+
+// stream is the state Serve shares with the goroutines handling its messages.
+type stream struct {
+	h     bridge.Handler
+	t     bridge.Transport
+	out   *Writer
+	log   *slog.Logger
+	limit int
+	hctx  context.Context
+
+	mu  sync.Mutex
+	err error // first write error
+}
+
+func (s *stream) handle(msg []byte) {
+	reply, ok := transport.Call(s.hctx, s.h, msg, s.t, s.log)
+	if ok && reply.Body != nil {
+		s.write(reply.Body)
+	}
+}
+
+func (s *stream) answerOversize(e *OversizeError) {
+	reply := transport.OversizeReply(e.Head, e.Limit)
+	if reply == nil {
+		s.log.Warn("message over the size limit dropped; its id could not be read, so it gets no answer", "limit", e.Limit)
+		return
+	}
+	s.log.Warn("message over the size limit answered with an error", "limit", e.Limit)
+	s.write(reply)
+}
+
+func (s *stream) write(msg []byte) {
+	err := s.out.WriteMessage(msg)
+	switch {
+	case errors.Is(err, ErrMalformedReply):
+		s.log.Error("handler reply is not one line of JSON; not sent", "bytes", len(msg))
+	case err != nil:
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = fmt.Errorf("ndjson: write: %w", err)
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *stream) writeErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}

@@ -1,0 +1,254 @@
+// Package ws serves the bridge over WebSocket (github.com/coder/websocket): one JSON-RPC message
+// per text frame, one text frame per answer, on any path, as the Harness reference server does.
+//
+// Choices, and why:
+//   - Subprotocol "ahp" is agreed when the client offers it; a client offering none is accepted
+//     too (the reference negotiates nothing).
+//   - Binary frames are read and ignored, as in the reference: AHP messages are text.
+//   - A frame over the size limit is consumed without being kept and, when its id can be read,
+//     answered with a JSON-RPC -32600 error; the connection stays up, as on the NDJSON transports.
+//     (The library's own limit would close the connection with 1009 and lose every other request
+//     in flight on it.)
+//   - Cross-origin browser handshakes are refused (the library's default): nothing on a web page
+//     should reach a local policy gateway. Harness clients send no Origin and are unaffected.
+//   - Pings are answered by the library; messages are handled in order unless Concurrency > 1.
+package ws
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/transport"
+)
+
+// Subprotocol is the WebSocket subprotocol the server agrees to.
+const Subprotocol = "ahp"
+
+// writeTimeout drops a peer that has not taken an answer for this long.
+const writeTimeout = 30 * time.Second
+
+// Options configures a Server. Zero values take the defaults.
+type Options struct {
+	// MaxMessageBytes is the size limit of one message (default transport.DefaultMaxMessageBytes).
+	MaxMessageBytes int
+	// Concurrency is how many messages of one connection are handled at once (default 1, in order).
+	Concurrency int
+	// ShutdownTimeout bounds how long Serve waits for in-flight messages once its context is done
+	// (default transport.DefaultShutdownTimeout).
+	ShutdownTimeout time.Duration
+	// Logger receives diagnostics (default: discarded).
+	Logger *slog.Logger
+}
+
+// Server is a WebSocket endpoint for a bridge.Handler. It is an http.Handler, so it can be mounted
+// on any server; Serve runs it on a listener of its own with graceful shutdown.
+type Server struct {
+	h    bridge.Handler
+	opts Options
+
+	mu      sync.Mutex
+	closing bool
+	conns   map[*conn]struct{}
+	wg      sync.WaitGroup // one per connection being served
+}
+
+// NewServer returns a Server handing messages to h.
+func NewServer(h bridge.Handler, opts Options) *Server {
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = transport.DefaultMaxMessageBytes
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 1
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = transport.DefaultShutdownTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{h: h, opts: opts, conns: map[*conn]struct{}{}}
+}
+
+// conn is one WebSocket connection.
+type conn struct {
+	ws    *websocket.Conn
+	ctx   context.Context // for handling and writing; ends with the connection, not with shutdown
+	slots chan struct{}
+
+	mu       sync.Mutex
+	closing  bool
+	inflight sync.WaitGroup
+}
+
+// begin registers a message about to be handled; false once the connection is shutting down.
+func (c *conn) begin() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.inflight.Add(1)
+	return true
+}
+
+// ServeHTTP upgrades the request, whatever its path, and serves the connection until it closes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	wsc, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
+	if err != nil {
+		s.opts.Logger.Debug("websocket handshake refused", "error", err)
+		return // Accept has answered the request
+	}
+	// The limit is enforced per message below, without closing the connection.
+	wsc.SetReadLimit(-1)
+	c := &conn{ws: wsc, ctx: context.WithoutCancel(r.Context()), slots: make(chan struct{}, s.opts.Concurrency)}
+
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
+
+	s.opts.Logger.Debug("websocket connection opened", "subprotocol", wsc.Subprotocol())
+	s.read(c)
+	c.inflight.Wait()
+	_ = wsc.CloseNow() // no-op when the connection is closed already
+}
+
+// read takes messages off the connection until it ends or starts shutting down.
+func (s *Server) read(c *conn) {
+	limit := s.opts.MaxMessageBytes
+	for {
+		typ, rd, err := c.ws.Reader(c.ctx)
+		if err != nil {
+			s.opts.Logger.Debug("websocket connection ended", "status", websocket.CloseStatus(err), "error", err)
+			return
+		}
+		if typ != websocket.MessageText {
+			if _, err := io.Copy(io.Discard, rd); err != nil {
+				return
+			}
+			s.opts.Logger.Debug("binary frame ignored")
+			continue
+		}
+		msg, err := io.ReadAll(io.LimitReader(rd, int64(limit)+1))
+		if err != nil {
+			return
+		}
+		over := len(msg) > limit
+		if over {
+			if _, err := io.Copy(io.Discard, rd); err != nil {
+				return
+			}
+		}
+		if !c.begin() {
+			return // shutting down; the close frame tells the peer this message was not taken
+		}
+		if over {
+			s.answerOversize(c, msg[:limit])
+			c.inflight.Done()
+			continue
+		}
+		if s.opts.Concurrency == 1 {
+			s.handle(c, msg)
+			continue
+		}
+		c.slots <- struct{}{}
+		go func() {
+			defer func() { <-c.slots }()
+			s.handle(c, msg)
+		}()
+	}
+}
+
+// handle answers one message; it ends the message's c.inflight registration.
+func (s *Server) handle(c *conn, msg []byte) {
+	defer c.inflight.Done()
+	reply, ok := transport.Call(c.ctx, s.h, msg, bridge.TransportWebSocket, s.opts.Logger)
+	if ok && reply.Body != nil {
+		s.write(c, reply.Body)
+	}
+}
+
+func (s *Server) answerOversize(c *conn, head []byte) {
+	reply := transport.OversizeReply(head, s.opts.MaxMessageBytes)
+	s.opts.Logger.Warn("message over the size limit", "limit", s.opts.MaxMessageBytes, "answered", reply != nil)
+	if reply != nil {
+		s.write(c, reply)
+	}
+}
+
+func (s *Server) write(c *conn, msg []byte) {
+	ctx, cancel := context.WithTimeout(c.ctx, writeTimeout)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+		s.opts.Logger.Debug("writing the answer failed", "error", err)
+	}
+}
+
+// Serve serves WebSocket connections on ln until ctx is done. It then stops accepting, lets every
+// connection finish the messages it has taken (up to Options.ShutdownTimeout), closes each with
+// status 1001 (going away) and returns nil; it returns an error if serving fails otherwise.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
+	}
+	// The HTTP server only sees handshakes (hijacked connections are not its business), so a
+	// short grace suffices for it; the WebSocket connections get theirs in shutdown.
+	err := transport.ServeHTTP(ctx, hs, ln, 5*time.Second)
+	s.shutdown()
+	return err
+}
+
+// shutdown stops every connection: no new messages, in-flight ones answered within the grace
+// period, then a close handshake (or an abrupt close once the grace period is over).
+func (s *Server) shutdown() {
+	s.mu.Lock()
+	s.closing = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+
+	deadline := time.Now().Add(s.opts.ShutdownTimeout)
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(func() {
+			c.mu.Lock()
+			c.closing = true
+			c.mu.Unlock()
+			drained := make(chan struct{})
+			go func() { c.inflight.Wait(); close(drained) }()
+			select {
+			case <-drained:
+				_ = c.ws.Close(websocket.StatusGoingAway, "server shutting down")
+			case <-time.After(time.Until(deadline)):
+				_ = c.ws.CloseNow()
+			}
+		})
+	}
+	wg.Wait()
+	s.wg.Wait()
+}

@@ -1,0 +1,205 @@
+package ws_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/ahp-gateway/ahp/internal/bridge"
+	tt "github.com/ahp-gateway/ahp/internal/transport/transporttest"
+	"github.com/ahp-gateway/ahp/internal/transport/ws"
+)
+
+const testTimeout = 10 * time.Second
+
+func dial(t *testing.T, ctx context.Context, url string, subprotocols ...string) *websocket.Conn {
+	t.Helper()
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: subprotocols})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadLimit(64 << 20)
+	t.Cleanup(func() { c.CloseNow() })
+	return c
+}
+
+func newServer(t *testing.T, h bridge.Handler, opts ws.Options) string {
+	t.Helper()
+	srv := httptest.NewServer(ws.NewServer(h, opts))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+func send(t *testing.T, ctx context.Context, c *websocket.Conn, typ websocket.MessageType, msg string) {
+	t.Helper()
+	if err := c.Write(ctx, typ, []byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func receive(t *testing.T, ctx context.Context, c *websocket.Conn) tt.Response {
+	t.Helper()
+	typ, b, err := c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ != websocket.MessageText {
+		t.Fatalf("answer in a %v frame", typ)
+	}
+	r, err := tt.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestTextFramesAnyPathAndSubprotocols(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	url := newServer(t, &tt.Handler{}, ws.Options{})
+	for _, tc := range []struct {
+		path  string
+		offer []string
+		want  string
+	}{
+		{"/ahp", []string{"ahp"}, "ahp"},
+		{"/anything/else?token=x", nil, ""},
+		{"/", []string{"other", "ahp"}, "ahp"},
+		{"/", []string{"other"}, ""},
+	} {
+		c := dial(t, ctx, url+tc.path, tc.offer...)
+		if c.Subprotocol() != tc.want {
+			t.Errorf("%s %v: subprotocol %q, want %q", tc.path, tc.offer, c.Subprotocol(), tc.want)
+		}
+		send(t, ctx, c, websocket.MessageText, tt.Request(`"r1"`, "echo", ""))
+		r := receive(t, ctx, c)
+		if e, _ := r.Echo(); string(r.ID) != `"r1"` || e.Transport != int(bridge.TransportWebSocket) {
+			t.Errorf("%s: answer id %s, transport %d", tc.path, r.ID, e.Transport)
+		}
+		c.Close(websocket.StatusNormalClosure, "")
+	}
+}
+
+func TestNotificationsAndBinaryFramesGetNoAnswer(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c := dial(t, ctx, newServer(t, &tt.Handler{}, ws.Options{}), "ahp")
+	send(t, ctx, c, websocket.MessageText, tt.Notification("echo", ""))
+	send(t, ctx, c, websocket.MessageBinary, tt.Request(`"binary"`, "echo", ""))
+	send(t, ctx, c, websocket.MessageText, tt.Request(`"text"`, "echo", ""))
+	// The first answer is the text request's: nothing came for the other two.
+	if r := receive(t, ctx, c); string(r.ID) != `"text"` {
+		t.Fatalf("first answer has id %s", r.ID)
+	}
+}
+
+func TestFrameOverTheLimitKeepsTheConnection(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c := dial(t, ctx, newServer(t, &tt.Handler{}, ws.Options{MaxMessageBytes: 1 << 10}))
+	pad := strings.Repeat("x", 200_000)
+	send(t, ctx, c, websocket.MessageText, tt.Request(`"big"`, "echo", `{"p":"`+pad+`"}`))
+	send(t, ctx, c, websocket.MessageText, tt.Notification("echo", `{"p":"`+pad+`"}`))
+	send(t, ctx, c, websocket.MessageText, tt.Request(`"small"`, "echo", ""))
+	r := receive(t, ctx, c)
+	if string(r.ID) != `"big"` || r.Error == nil || r.Error.Code != -32600 {
+		t.Fatalf("first answer %+v", r)
+	}
+	if r := receive(t, ctx, c); string(r.ID) != `"small"` {
+		t.Fatalf("second answer has id %s", r.ID)
+	}
+}
+
+func TestLargeAnswersAndLimitSizedMessages(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	const limit = 1 << 20
+	c := dial(t, ctx, newServer(t, &tt.Handler{}, ws.Options{MaxMessageBytes: limit}))
+	overhead := len(tt.Request(`"max"`, "huge", `{"bytes":3000000,"p":""}`))
+	msg := tt.Request(`"max"`, "huge", `{"bytes":3000000,"p":"`+strings.Repeat("x", limit-overhead)+`"}`)
+	if len(msg) != limit {
+		t.Fatalf("message of %d bytes", len(msg))
+	}
+	send(t, ctx, c, websocket.MessageText, msg)
+	_, b, err := c.Read(ctx)
+	if err != nil || len(b) < 3000000 || !strings.Contains(string(b[:40]), `"id":"max"`) {
+		t.Fatalf("answer of %d bytes, %v", len(b), err)
+	}
+}
+
+func TestConcurrencyAnswersAsReady(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c := dial(t, ctx, newServer(t, &tt.Handler{}, ws.Options{Concurrency: 4}))
+	send(t, ctx, c, websocket.MessageText, tt.Request(`"slow"`, "sleep", `{"ms":400}`))
+	send(t, ctx, c, websocket.MessageText, tt.Request(`"fast"`, "echo", ""))
+	if r := receive(t, ctx, c); string(r.ID) != `"fast"` {
+		t.Fatalf("first answer has id %s", r.ID)
+	}
+	if r := receive(t, ctx, c); string(r.ID) != `"slow"` {
+		t.Fatalf("second answer has id %s", r.ID)
+	}
+}
+
+func TestServeAnswersInFlightThenClosesWithGoingAway(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &tt.Handler{}
+	srv := ws.NewServer(h, ws.Options{})
+	serveCtx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(serveCtx, ln) }()
+
+	c := dial(t, ctx, "ws://"+ln.Addr().String()+"/ahp", "ahp")
+	send(t, ctx, c, websocket.MessageText, tt.Request(`"inflight"`, "sleep", `{"ms":300}`))
+	for h.Calls() == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("message never reached the handler")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	if r := receive(t, ctx, c); string(r.ID) != `"inflight"` {
+		t.Fatalf("answer has id %s", r.ID)
+	}
+	if _, _, err := c.Read(ctx); websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Fatalf("after the answer: %v, want close 1001", err)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Serve did not return")
+	}
+}
+
+func TestPlainHTTPIsRefused(t *testing.T) {
+	t.Parallel()
+	url := newServer(t, &tt.Handler{}, ws.Options{})
+	resp, err := http.Post("http"+strings.TrimPrefix(url, "ws")+"/ahp", "application/json", strings.NewReader(tt.Request(`"1"`, "echo", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUpgradeRequired {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
