@@ -52,6 +52,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stdout, versionString())
 		return 0
 	}
+	if len(args) > 0 && args[0] == "hook" {
+		return runHook(ctx, args[1:], stdin, stdout, stderr, getenv)
+	}
 	cfg, code := parseFlags(args, stderr, getenv)
 	if cfg == nil {
 		return code
