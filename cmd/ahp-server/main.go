@@ -4,6 +4,7 @@
 //	ahp-server [flags]                       serve (default 127.0.0.1:8080, embedded default policy)
 //	ahp-server policy check FILE             validate and compile a policy
 //	ahp-server policy test FILE TESTS.yaml   run policy test cases
+//	ahp-server audit verify FILE...          check an audit log's hash chain
 //	ahp-server version                       print the version
 package main
 
@@ -22,6 +23,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ahp-gateway/ahp/internal/audit"
+	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/server"
@@ -43,6 +46,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		case "version":
 			fmt.Fprintln(stdout, versionString())
 			return 0
+		case "audit":
+			if len(args) > 1 && args[1] == "verify" {
+				return audit.VerifyCommand(args[2:], stdout, stderr)
+			}
+			fmt.Fprintln(stderr, "usage: ahp-server audit verify FILE...")
+			return 2
 		}
 	}
 	return serve(ctx, args, stdout, stderr, getenv)
@@ -79,6 +88,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		fmt.Fprint(stderr, `Usage: ahp-server [flags]
        ahp-server policy check FILE
        ahp-server policy test FILE TESTS.yaml
+       ahp-server audit verify FILE...
        ahp-server version
 
 Serves ahp.v1 InterceptService, TypedDecisionService, ObservationService and HarnessService over
@@ -100,6 +110,24 @@ Flags:
 	watchBuffer := fs.Int("watch-buffer", envInt(getenv, "AHP_WATCH_BUFFER", 1024), "items a Watch subscriber may fall behind before it is cut off (env AHP_WATCH_BUFFER)")
 	logLevel := fs.String("log-level", envOr(getenv, "AHP_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env AHP_LOG_LEVEL)")
 	logFormat := fs.String("log-format", envOr(getenv, "AHP_LOG_FORMAT", "text"), "log format on stderr: text or json (env AHP_LOG_FORMAT)")
+	configFile := fs.String("config", getenv("AHP_CONFIG"), "YAML file for auth, audit, redaction, metrics and tracing (docs/security.md) (env AHP_CONFIG)")
+	metricsAddr := fs.String("metrics-addr", getenv("AHP_METRICS_ADDR"), "serve Prometheus GET /metrics on this address, e.g. 127.0.0.1:9464; empty: off (env AHP_METRICS_ADDR)")
+	auditOn := fs.Bool("audit", envBool(getenv, "AHP_AUDIT"), "write the tamper-evident audit log (default path under $XDG_STATE_HOME/ahp-server/audit) (env AHP_AUDIT)")
+	auditPath := fs.String("audit-path", getenv("AHP_AUDIT_PATH"), "audit log file; implies -audit (env AHP_AUDIT_PATH)")
+	auditRequired := fs.Bool("audit-required", envBool(getenv, "AHP_AUDIT_REQUIRED"), "fail closed when the audit log cannot be written; implies -audit (env AHP_AUDIT_REQUIRED)")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 15*time.Second, "how long in-flight calls may take to finish on SIGTERM (env AHP_SHUTDOWN_TIMEOUT)")
+	maxStream := fs.Duration("max-stream-duration", time.Hour, "streams (InterceptStream, ObserveStream, Watch) end after this long; clients reconnect; negative: no limit (env AHP_MAX_STREAM_DURATION)")
+	streamRate := fs.Float64("stream-rate", 0, "messages per second read from one client stream; faster clients are slowed down; 0: unlimited (env AHP_STREAM_RATE)")
+	for key, d := range map[string]*time.Duration{"AHP_SHUTDOWN_TIMEOUT": shutdownTimeout, "AHP_MAX_STREAM_DURATION": maxStream} {
+		if v := getenv(key); v != "" {
+			if parsed, err := time.ParseDuration(v); err == nil {
+				*d = parsed
+			}
+		}
+	}
+	if v, err := strconv.ParseFloat(getenv("AHP_STREAM_RATE"), 64); err == nil {
+		*streamRate = v
+	}
 	if v := getenv("AHP_POLICY_POLL"); v != "" {
 		if d, err := time.ParseDuration(v); err == nil {
 			*poll = d
@@ -129,6 +157,16 @@ Flags:
 	if pollInterval == 0 {
 		pollInterval = -1 // server.Config: negative disables
 	}
+	ext, err := loadExtensions(ctx, extensionFlags{
+		configFile: *configFile, metricsAddr: *metricsAddr,
+		audit: *auditOn, auditPath: *auditPath, auditRequired: *auditRequired,
+		version: versionString(),
+	}, logger)
+	if err != nil {
+		fmt.Fprintln(stderr, "ahp-server:", err)
+		return 1
+	}
+	defer ext.close()
 	srv, err := server.New(server.Config{
 		PolicyFile:         *policyFile,
 		PolicyPollInterval: pollInterval,
@@ -137,9 +175,17 @@ Flags:
 		Limits: core.HarnessLimits{
 			TimeoutMs: uint64(*timeoutMs), BatchSize: uint64(*batchSize), MaxDepth: uint32(*maxDepth),
 		},
-		WatchBuffer: *watchBuffer,
-		Version:     versionString(),
-		Logger:      logger,
+		WatchBuffer:       *watchBuffer,
+		MaxStreamDuration: *maxStream,
+		StreamRate:        *streamRate,
+		ShutdownTimeout:   *shutdownTimeout,
+		Version:           versionString(),
+		Logger:            logger,
+		Auth:              ext.auth,
+		Metrics:           ext.metrics,
+		Tracing:           ext.tracing,
+		Audit:             ext.audit,
+		Redactor:          ext.redactor,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-server:", err)
@@ -150,8 +196,10 @@ Flags:
 		fmt.Fprintln(stderr, "ahp-server:", err)
 		return 1
 	}
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-		logger.Warn("listening on a non-loopback address without authentication: anyone who can reach it can ask for decisions and watch every event", "addr", ln.Addr().String())
+	if ext.auth == nil || !ext.auth.Enabled() {
+		if warning := auth.CheckListenAddress(ln.Addr().String(), false); warning != "" {
+			logger.Warn(warning, "addr", ln.Addr().String())
+		}
 	}
 	scheme := "http"
 	if *tlsCert != "" && *tlsKey != "" {
@@ -161,6 +209,14 @@ Flags:
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if ext.metricsLn != nil {
+		go func() {
+			if err := ext.metrics.Serve(ctx, ext.metricsLn); err != nil && ctx.Err() == nil {
+				logger.Error("metrics listener stopped", "error", err)
+			}
+		}()
+		logger.Info("metrics listening", "addr", ext.metricsLn.Addr().String())
+	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -168,6 +224,11 @@ Flags:
 		for range hup {
 			if err := srv.ReloadPolicy(); err == nil {
 				logger.Info("policy reloaded on SIGHUP")
+			}
+			if ext.auth != nil {
+				if _, err := ext.auth.Reload(); err != nil {
+					logger.Error("credential reload failed; the previous credentials stay in force", "error", err)
+				}
 			}
 		}
 	}()
@@ -177,6 +238,11 @@ Flags:
 	}
 	logger.Info("server stopped")
 	return 0
+}
+
+func envBool(getenv func(string) string, key string) bool {
+	v, err := strconv.ParseBool(getenv(key))
+	return err == nil && v
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

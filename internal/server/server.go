@@ -20,11 +20,13 @@ import (
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/hub"
 	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/service"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/ahp-gateway/ahp/internal/typed"
@@ -62,10 +64,11 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Tracing is the OpenTelemetry interceptor (nil: none).
 	Tracing connect.Interceptor
-	// Recorder is the audit log (nil: none).
-	Recorder core.Recorder
-	// RedactWatch rewrites items before watchers see them (nil: none).
-	RedactWatch func(hub.Item) hub.Item
+	// Audit is the audit log every decision and observation is written to (nil: none). The server
+	// closes it — draining every accepted record — when Serve returns.
+	Audit *audit.Log
+	// Redactor masks secrets in everything streamed to Watch (nil: redact.New with defaults).
+	Redactor *redact.Redactor
 }
 
 // Server is a configured ahp-server.
@@ -103,11 +106,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 15 * time.Second
 	}
-	var hubOpts []hub.Option
-	if cfg.RedactWatch != nil {
-		hubOpts = append(hubOpts, hub.WithTransform(cfg.RedactWatch))
+	if cfg.Redactor == nil {
+		r, err := redact.New(redact.Config{})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Redactor = r
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, hub: hub.New(65536, hubOpts...)}
+	// Watchers only ever see redacted items; redaction runs on the hub's dispatcher, off the
+	// decision path, and only when someone watches.
+	s := &Server{cfg: cfg, log: cfg.Logger, hub: hub.New(65536, hub.WithTransform(redactItem(cfg.Redactor)))}
 
 	p, err := s.loadPolicy()
 	if err != nil {
@@ -120,13 +128,17 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Metrics != nil {
 		observer = metricsObserver{cfg.Metrics}
 	}
+	var recorder core.Recorder
+	if cfg.Audit != nil {
+		recorder = auditRecorder{log: cfg.Audit, metrics: cfg.Metrics}
+	}
 
 	s.core = core.New(core.Config{
 		Policy:   func() core.Policy { return s.current.Load() },
 		Typed:    typed.Decide,
 		Sessions: session.NewMemory(session.Options{}),
 		Hub:      s.hub,
-		Recorder: cfg.Recorder,
+		Recorder: recorder,
 		Observer: observer,
 		Limits:   cfg.Limits,
 		Version:  cfg.Version,
@@ -239,6 +251,42 @@ func (s *Server) policyMetrics(p *policy.Policy) {
 	}
 	s.cfg.Metrics.SetPolicy(p.Name(), p.Digest(), ids)
 }
+
+// redactItem masks secrets in an item's event and decision.
+func redactItem(r *redact.Redactor) func(hub.Item) hub.Item {
+	return func(it hub.Item) hub.Item {
+		ev, _ := r.Event(it.Event)
+		d, _ := r.Decision(it.Decision)
+		return hub.Item{Event: ev, Decision: d, Time: it.Time}
+	}
+}
+
+// auditRecorder adapts the audit log to the core's Recorder.
+type auditRecorder struct {
+	log     *audit.Log
+	metrics *metrics.Metrics
+}
+
+func (r auditRecorder) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision, at time.Time) error {
+	return r.append(audit.RecordFor(ev, d, at))
+}
+
+func (r auditRecorder) RecordObservation(ev *ahpv1.Event, at time.Time) error {
+	return r.append(audit.RecordFor(ev, nil, at))
+}
+
+func (r auditRecorder) append(rec audit.Record) error {
+	err := r.log.Append(rec)
+	if r.metrics != nil {
+		if err != nil {
+			r.metrics.AuditWriteError()
+		}
+		r.metrics.SetAuditQueueDepth(r.log.Stats().QueueDepth)
+	}
+	return err
+}
+
+func (r auditRecorder) Required() bool { return r.log.Required() }
 
 // metricsObserver adapts the Prometheus metrics to the core's Observer.
 type metricsObserver struct{ m *metrics.Metrics }
@@ -358,9 +406,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.hub.Close() // ends Watch streams so Shutdown is not held up by them
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
-	err := hs.Shutdown(shutdownCtx)
-	if errors.Is(<-errc, http.ErrServerClosed) && err == nil {
-		return nil
+	err := hs.Shutdown(shutdownCtx) // in-flight calls and observe streams finish first
+	if serveErr := <-errc; !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
+		err = serveErr
+	}
+	if s.cfg.Audit != nil {
+		// Every accepted record is written before the process goes.
+		if cerr := s.cfg.Audit.Close(shutdownCtx); cerr != nil && err == nil {
+			err = fmt.Errorf("close audit log: %w", cerr)
+		}
 	}
 	return err
 }

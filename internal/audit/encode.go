@@ -1,0 +1,209 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// appendBody appends rec as a JSON object without its chain members (seq, prev, hash). The output
+// is byte for byte what encoding/json produces for a Record with HTML escaping off
+// (TestEncoderMatchesEncodingJSON); writing it by hand keeps reflection off the append path,
+// which is most of its cost.
+func appendBody(dst []byte, rec *Record) ([]byte, error) {
+	e := objectEncoder{dst: append(dst, '{')}
+	e.str("time", rec.Time, true)
+	e.str("kind", string(rec.Kind), false)
+	e.str("decision_id", rec.DecisionID, true)
+	e.str("event_id", rec.EventID, true)
+	e.str("source", rec.Source, true)
+	e.str("session_id", rec.SessionID, true)
+	e.str("agent_id", rec.AgentID, true)
+	e.str("event_type", rec.EventType, true)
+	e.str("tool_name", rec.ToolName, true)
+	e.str("tool_kind", rec.ToolKind, true)
+	e.str("tool_call_id", rec.ToolCallID, true)
+	e.str("verdict", rec.Verdict, true)
+	if len(rec.Effects) > 0 {
+		e.key("effects")
+		e.dst = append(e.dst, '[')
+		for i := range rec.Effects {
+			if i > 0 {
+				e.dst = append(e.dst, ',')
+			}
+			e.dst = appendEffect(e.dst, &rec.Effects[i])
+		}
+		e.dst = append(e.dst, ']')
+	}
+	if len(rec.MatchedRuleIDs) > 0 {
+		e.key("matched_rule_ids")
+		e.dst = append(e.dst, '[')
+		for i, id := range rec.MatchedRuleIDs {
+			if i > 0 {
+				e.dst = append(e.dst, ',')
+			}
+			e.dst = appendString(e.dst, id)
+		}
+		e.dst = append(e.dst, ']')
+	}
+	if len(rec.DryRun) > 0 {
+		e.key("dry_run")
+		e.dst = append(e.dst, '[')
+		for i := range rec.DryRun {
+			if i > 0 {
+				e.dst = append(e.dst, ',')
+			}
+			d := objectEncoder{dst: append(e.dst, '{')}
+			d.str("rule_id", rec.DryRun[i].RuleID, false)
+			d.key("would_be")
+			d.dst = appendEffect(d.dst, &rec.DryRun[i].WouldBe)
+			e.dst = append(d.dst, '}')
+		}
+		e.dst = append(e.dst, ']')
+	}
+	if len(rec.Fallbacks) > 0 {
+		e.key("fallbacks")
+		e.dst = append(e.dst, '[')
+		for i, fb := range rec.Fallbacks {
+			if i > 0 {
+				e.dst = append(e.dst, ',')
+			}
+			f := objectEncoder{dst: append(e.dst, '{')}
+			f.str("rule_id", fb.RuleID, true)
+			f.str("wanted", fb.Wanted, false)
+			f.str("sent", fb.Sent, true)
+			f.str("reason", fb.Reason, true)
+			e.dst = append(f.dst, '}')
+		}
+		e.dst = append(e.dst, ']')
+	}
+	e.str("typed", rec.Typed, true)
+	e.bool("synthetic", rec.Synthetic)
+	e.bool("replayed", rec.Replayed)
+	e.uint("latency_us", rec.LatencyUs)
+	if len(rec.Extensions) > 0 {
+		// Extensions are rare and free-form: encoding/json handles them (sorted keys).
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(rec.Extensions); err != nil {
+			return dst, err
+		}
+		e.key("extensions")
+		e.dst = append(e.dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	}
+	if len(rec.Event) > 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, rec.Event); err != nil {
+			return dst, err
+		}
+		e.key("event")
+		e.dst = append(e.dst, buf.Bytes()...)
+	}
+	return append(e.dst, '}'), nil
+}
+
+func appendEffect(dst []byte, ef *Effect) []byte {
+	e := objectEncoder{dst: append(dst, '{')}
+	e.str("kind", ef.Kind, false)
+	e.str("rule_id", ef.RuleID, true)
+	e.str("reason", ef.Reason, true)
+	e.str("code", ef.Code, true)
+	e.str("message", ef.Message, true)
+	e.str("target", ef.Target, true)
+	e.uint("retry_after_ms", ef.RetryAfterMs)
+	return append(e.dst, '}')
+}
+
+// objectEncoder writes the members of one JSON object, with commas between them.
+type objectEncoder struct {
+	dst     []byte
+	members int
+}
+
+func (e *objectEncoder) key(k string) {
+	if e.members > 0 {
+		e.dst = append(e.dst, ',')
+	}
+	e.members++
+	e.dst = append(e.dst, '"')
+	e.dst = append(e.dst, k...) // keys are fixed ASCII names
+	e.dst = append(e.dst, '"', ':')
+}
+
+func (e *objectEncoder) str(k, v string, omitEmpty bool) {
+	if omitEmpty && v == "" {
+		return
+	}
+	e.key(k)
+	e.dst = appendString(e.dst, v)
+}
+
+func (e *objectEncoder) bool(k string, v bool) {
+	if v {
+		e.key(k)
+		e.dst = append(e.dst, "true"...)
+	}
+}
+
+func (e *objectEncoder) uint(k string, v uint64) {
+	if v != 0 {
+		e.key(k)
+		e.dst = strconv.AppendUint(e.dst, v, 10)
+	}
+}
+
+// appendString appends s as a JSON string the way encoding/json does without HTML escaping:
+// quotes, backslashes and control characters escaped, invalid UTF-8 replaced by U+FFFD, and
+// U+2028/U+2029 escaped (they break JavaScript parsers). A raw newline can never reach a line.
+func appendString(dst []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
