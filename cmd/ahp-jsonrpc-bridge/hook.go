@@ -2,12 +2,325 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/ahp-gateway/ahp/internal/adapter"
+	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/transport"
+	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 )
 
-// runHook runs a native harness hook adapter (`ahp-jsonrpc-bridge hook claude-code|codex`).
-func runHook(_ context.Context, args []string, _ io.Reader, _, stderr io.Writer, _ func(string) string) int {
-	fmt.Fprintf(stderr, "ahp-jsonrpc-bridge hook: unknown adapter %q\n", fmt.Sprint(args))
-	return 2
+// hookMemoryLimit is the heap size at which a per-event hook process collects garbage after all
+// (collection is otherwise off for its short life).
+const hookMemoryLimit = 256 << 20
+
+// hookConfig is the parsed and checked command line of `hook`.
+type hookConfig struct {
+	provider         adapter.Provider
+	httpAddr         string
+	upstream         string
+	tokenEnv         string
+	upstreamProtocol bridge.Protocol
+	timeout          time.Duration
+	failurePolicy    bridge.FailurePolicy
+	policyFile       string
+	policyPoll       time.Duration
+	includeNative    bool
+	maxMessageBytes  int
+	shutdownTimeout  time.Duration
+	logLevel         string
+	logFormat        string
+}
+
+const hookUsageHead = `Usage: ahp-jsonrpc-bridge hook claude-code|codex [flags]
+
+Runs as a native hook of an agent runtime that speaks neither AHP protocol. Per event (the
+default) it reads one hook input, the JSON the runtime writes on a command hook's stdin, asks the
+policy — an ahp-server (--upstream) or the decision core running in this process (embedded mode,
+the default: --policy FILE or the built-in default policy) — writes the runtime's own hook output
+JSON on stdout and exits. With --http it serves the same over HTTP for Claude Code's "http" hook
+type: POST the hook input to any path, the answer is the hook output.
+
+  PreToolUse, PermissionRequest, UserPromptSubmit   decided (tool.before,
+                                                    tool.permission.request, model.request.before)
+  PostToolUse, SessionStart, SessionEnd, Stop       recorded (tool.after, session.start,
+                                                    session.end, turn.finish.before)
+  any other hook event                              not adapted: no output, exit 0
+
+A policy denial, ask or input change is JSON on stdout with exit status 0, in the runtime's terms
+(hookSpecificOutput.permissionDecision, decision.behavior, decision "block"); no policy opinion is
+no output, which leaves the runtime's own permission flow in charge. When no decision can be had
+(the backend is down, the deadline passes) --failure-policy answers: fail-closed denies with
+"Required policy backend unavailable.", fail-open says nothing; both are labelled for the user in
+systemMessage. See docs/adapters.md for settings snippets and the full mapping.
+
+Exit status (per event):
+  0  answered: the output, if any, is on stdout (a denial is an answer too)
+  1  an event not recorded, or an unreadable input under fail-open: the runtime reports it and
+     goes on (a non-blocking error)
+  2  bad usage, or an input that cannot be read at all under fail-closed: the runtime's blocking
+     error, with the reason on stderr
+
+Logs go to stderr only. Every flag can also be set with the environment variable shown.
+
+Flags:
+`
+
+func parseHookFlags(args []string, stderr io.Writer, getenv func(string) string) (*hookConfig, int) {
+	env := func(key, def string) string {
+		if v := getenv(key); v != "" {
+			return v
+		}
+		return def
+	}
+	fs := flag.NewFlagSet("ahp-jsonrpc-bridge hook", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, hookUsageHead)
+		fs.PrintDefaults()
+	}
+	httpAddr := fs.String("http", getenv("AHP_BRIDGE_HOOK_HTTP"), "serve the HTTP form on this `address` (e.g. 127.0.0.1:8788) instead of answering one event from stdin (env AHP_BRIDGE_HOOK_HTTP)")
+	upstream := fs.String("upstream", getenv("AHP_BRIDGE_UPSTREAM"), "ahp-server `URL`, http:// (h2c) or https://; empty runs the decision core in-process (env AHP_BRIDGE_UPSTREAM)")
+	tokenEnv := fs.String("upstream-token-env", getenv("AHP_BRIDGE_UPSTREAM_TOKEN_ENV"), "`name` of the environment variable holding a bearer token for the upstream (env AHP_BRIDGE_UPSTREAM_TOKEN_ENV)")
+	protocol := fs.String("upstream-protocol", env("AHP_BRIDGE_UPSTREAM_PROTOCOL", "connect"), "RPC `protocol` to the upstream: connect or grpc (env AHP_BRIDGE_UPSTREAM_PROTOCOL)")
+	timeoutMs := fs.String("timeout-ms", env("AHP_BRIDGE_TIMEOUT_MS", "2000"), "deadline of each decision or record in `milliseconds`, 100-30000, connection setup included; keep the runtime's own hook timeout above it (env AHP_BRIDGE_TIMEOUT_MS)")
+	failurePolicy := fs.String("failure-policy", getenv("AHP_BRIDGE_FAILURE_POLICY"), "failure `policy` when no decision can be had: fail-open or fail-closed; required with -upstream, fail-closed in embedded mode (env AHP_BRIDGE_FAILURE_POLICY)")
+	policyFile := fs.String("policy", getenv("AHP_BRIDGE_POLICY"), "embedded mode: policy YAML `file`; empty uses the built-in default policy (env AHP_BRIDGE_POLICY)")
+	policyPoll := fs.String("policy-poll", env("AHP_BRIDGE_POLICY_POLL", "1s"), "embedded mode with -http: `interval` at which the policy file is checked for changes; 0 disables (a per-event hook reads it once) (env AHP_BRIDGE_POLICY_POLL)")
+	includeNative := fs.Bool("include-native", envBool(getenv, "AHP_BRIDGE_INCLUDE_NATIVE"), "also send the whole hook input as the event's native payload (native.provider, native.event_name, native.payload) (env AHP_BRIDGE_INCLUDE_NATIVE)")
+	maxBytes := fs.String("max-message-bytes", env("AHP_BRIDGE_MAX_MESSAGE_BYTES", strconv.Itoa(adapter.DefaultMaxInputBytes)), "size limit of one hook input in `bytes` (env AHP_BRIDGE_MAX_MESSAGE_BYTES)")
+	shutdown := fs.String("shutdown-timeout", env("AHP_BRIDGE_SHUTDOWN_TIMEOUT", transport.DefaultShutdownTimeout.String()), "with -http: `duration` a stop waits for the requests in flight (env AHP_BRIDGE_SHUTDOWN_TIMEOUT)")
+	logLevel := fs.String("log-level", getenv("AHP_BRIDGE_LOG_LEVEL"), "log `level`: debug, info, warn or error; default warn per event, info with -http (env AHP_BRIDGE_LOG_LEVEL)")
+	logFormat := fs.String("log-format", env("AHP_BRIDGE_LOG_FORMAT", "text"), "log `format` on stderr: text or json (env AHP_BRIDGE_LOG_FORMAT)")
+
+	fail := func(format string, a ...any) (*hookConfig, int) {
+		fmt.Fprintf(stderr, "ahp-jsonrpc-bridge hook: "+format+"\n", a...)
+		return nil, 2
+	}
+	if len(args) == 0 {
+		fs.Usage()
+		return fail("name the runtime: claude-code or codex")
+	}
+	if a := args[0]; a == "-h" || a == "-help" || a == "--help" {
+		fs.Usage()
+		return nil, 0
+	}
+	provider, err := adapter.ParseProvider(args[0])
+	if err != nil {
+		return fail("unknown runtime %q: want claude-code or codex (see -help)", args[0])
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, 0
+		}
+		return nil, 2
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q (see -help)", fs.Arg(0))
+	}
+
+	cfg := &hookConfig{
+		provider: provider, httpAddr: *httpAddr,
+		upstream: *upstream, tokenEnv: *tokenEnv, policyFile: *policyFile,
+		includeNative: *includeNative, logLevel: *logLevel, logFormat: *logFormat,
+	}
+	switch *protocol {
+	case "connect":
+		cfg.upstreamProtocol = bridge.ProtocolConnect
+	case "grpc":
+		cfg.upstreamProtocol = bridge.ProtocolGRPC
+	default:
+		return fail("-upstream-protocol: want connect or grpc, got %q", *protocol)
+	}
+	ms, err := strconv.Atoi(*timeoutMs)
+	if err != nil || ms < int(bridge.MinTimeout/time.Millisecond) || ms > int(bridge.MaxTimeout/time.Millisecond) {
+		return fail("-timeout-ms: want a whole number of milliseconds from %d to %d, got %q",
+			bridge.MinTimeout/time.Millisecond, bridge.MaxTimeout/time.Millisecond, *timeoutMs)
+	}
+	cfg.timeout = time.Duration(ms) * time.Millisecond
+	if cfg.upstream != "" {
+		// A remote decision point can fail; what that means for the agent is the operator's choice
+		// to make, with no implicit default (as for the bridge itself).
+		if *failurePolicy == "" {
+			return fail("-failure-policy fail-open|fail-closed is required with -upstream: there is no implicit default")
+		}
+		if cfg.policyFile != "" {
+			return fail("-policy is for embedded mode; with -upstream the ahp-server's policy decides")
+		}
+	} else {
+		if cfg.tokenEnv != "" {
+			return fail("-upstream-token-env needs -upstream")
+		}
+		// In-process, a failure is a bug or a broken policy file rather than an outage: fail closed.
+		if *failurePolicy == "" {
+			*failurePolicy = "fail-closed"
+		}
+	}
+	if cfg.failurePolicy, err = bridge.ParseFailurePolicy(*failurePolicy); err != nil {
+		return fail("-failure-policy: want fail-open or fail-closed, got %q", *failurePolicy)
+	}
+	if cfg.policyPoll, err = time.ParseDuration(*policyPoll); err != nil || cfg.policyPoll < 0 {
+		return fail("-policy-poll: want a duration such as 1s, or 0 to disable, got %q", *policyPoll)
+	}
+	if cfg.maxMessageBytes, err = strconv.Atoi(*maxBytes); err != nil || cfg.maxMessageBytes < 1024 || cfg.maxMessageBytes > 1<<30 {
+		return fail("-max-message-bytes: want a number of bytes from 1024 to 1073741824, got %q", *maxBytes)
+	}
+	if cfg.shutdownTimeout, err = time.ParseDuration(*shutdown); err != nil || cfg.shutdownTimeout <= 0 {
+		return fail("-shutdown-timeout: want a positive duration such as 10s, got %q", *shutdown)
+	}
+	if cfg.logLevel == "" {
+		// One process per event: an info line each time would fill the runtime's hook log.
+		cfg.logLevel = "warn"
+		if cfg.httpAddr != "" {
+			cfg.logLevel = "info"
+		}
+	}
+	return cfg, 0
+}
+
+// runHook runs a native harness hook adapter (`ahp-jsonrpc-bridge hook claude-code|codex`): one
+// event from stdin, or the HTTP form with -http.
+func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	cfg, code := parseHookFlags(args, stderr, getenv)
+	if cfg == nil {
+		return code
+	}
+	log, err := newLogger(stderr, cfg.logLevel, cfg.logFormat)
+	if err != nil {
+		fmt.Fprintln(stderr, "ahp-jsonrpc-bridge hook:", err)
+		return 2
+	}
+	if cfg.httpAddr != "" {
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return serveHookHTTP(ctx, cfg, log, getenv)
+	}
+	return runHookOnce(ctx, cfg, stdin, stdout, stderr, log, getenv)
+}
+
+// runHookOnce answers one event. A backend that cannot be started (a policy file that does not
+// load, an unset token variable) is not a usage error: the event meets the failure policy, so a
+// fail-closed hook still refuses in the runtime's terms instead of failing in a way the runtime
+// would shrug off.
+func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger, getenv func(string) string) int {
+	// One event, then exit: collecting garbage while the decision core starts would only delay the
+	// answer. The memory limit still bounds the heap should the input be huge.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(hookMemoryLimit))
+
+	clients, closer, startErr := hookClients(cfg, log, getenv, false)
+	if startErr != nil {
+		log.Error("cannot start the policy backend; every event meets the failure policy", "error", startErr)
+	} else {
+		defer func() {
+			if err := closer.Close(); err != nil {
+				log.Warn("stopping the decision core", "error", err)
+			}
+		}()
+	}
+	a, err := adapter.New(adapter.Config{
+		Provider:      cfg.provider,
+		Clients:       clients,
+		StartErr:      startErr,
+		Timeout:       cfg.timeout,
+		FailurePolicy: cfg.failurePolicy,
+		IncludeNative: cfg.includeNative,
+		MaxInputBytes: cfg.maxMessageBytes,
+		Logger:        log,
+	})
+	if err != nil {
+		log.Error("cannot start the hook adapter", "error", err)
+		return 1
+	}
+	return a.Run(ctx, stdin, stdout, stderr)
+}
+
+// serveHookHTTP serves the HTTP form until ctx is done. Unlike a per-event hook, a server whose
+// backend does not start refuses to start, so the operator sees it at once.
+func serveHookHTTP(ctx context.Context, cfg *hookConfig, log *slog.Logger, getenv func(string) string) int {
+	clients, closer, err := hookClients(cfg, log, getenv, true)
+	if err != nil {
+		log.Error("cannot start the policy backend", "error", err)
+		return 1
+	}
+	defer func() {
+		if err := closer.Close(); err != nil {
+			log.Warn("stopping the decision core", "error", err)
+		}
+	}()
+	a, err := adapter.New(adapter.Config{
+		Provider:      cfg.provider,
+		Clients:       clients,
+		Timeout:       cfg.timeout,
+		FailurePolicy: cfg.failurePolicy,
+		IncludeNative: cfg.includeNative,
+		MaxInputBytes: cfg.maxMessageBytes,
+		Logger:        log,
+	})
+	if err != nil {
+		log.Error("cannot start the hook adapter", "error", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", cfg.httpAddr)
+	if err != nil {
+		log.Error("cannot listen for HTTP", "error", err)
+		return 1
+	}
+	mode := "embedded"
+	if cfg.upstream != "" {
+		mode = "upstream"
+	}
+	log.Info("listening", "transport", "http", "addr", ln.Addr().String(), "mode", mode, "failure_policy", cfg.failurePolicy.String())
+	// Like the bridge, the hook authenticates nobody: on a routable address anyone who reaches it
+	// can ask for decisions.
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		log.Warn("listening on a non-loopback address without authentication", "addr", ln.Addr().String())
+	}
+	if err := transport.ServeHTTP(ctx, httprpc.NewServer(a, log), ln, cfg.shutdownTimeout); err != nil {
+		log.Error("HTTP server stopped", "error", err)
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}
+
+// hookClients builds the clients: for the upstream, or an ahp-server in this process. A
+// long-running HTTP form polls the policy file for changes; a per-event hook reads it once.
+func hookClients(cfg *hookConfig, log *slog.Logger, getenv func(string) string, longRunning bool) (bridge.Clients, io.Closer, error) {
+	if cfg.upstream != "" {
+		return bridge.NewUpstream(cfg.upstream, bridge.UpstreamOptions{
+			Protocol:       cfg.upstreamProtocol,
+			BearerTokenEnv: cfg.tokenEnv,
+			Getenv:         getenv,
+			// Room for an answer that echoes a big tool input back as updatedInput.
+			MaxResponseBytes: 2 * cfg.maxMessageBytes,
+		})
+	}
+	poll := cfg.policyPoll
+	if poll == 0 || !longRunning {
+		poll = -1 // server.Config: negative disables hot reload
+	}
+	return bridge.NewEmbedded(server.Config{
+		PolicyFile:         cfg.policyFile,
+		PolicyPollInterval: poll,
+		Limits:             bridge.ServerLimits(nil),
+		// The event carries the input as protobuf, which for JSON payloads can be somewhat larger
+		// than the JSON text; leave it room.
+		MaxRequestBytes: 2 * cfg.maxMessageBytes,
+		ShutdownTimeout: cfg.shutdownTimeout,
+		Version:         versionString(),
+		Logger:          log,
+	})
 }

@@ -45,12 +45,16 @@ func (r *fakeRecorder) RecordObservation(*ahpv1.Event, time.Time) error {
 func (r *fakeRecorder) Required() bool { return r.required }
 
 type countingObserver struct {
-	mu                 sync.Mutex
+	mu                sync.Mutex
 	decided, observed int
 }
 
-func (o *countingObserver) Decided(*ahpv1.Event, *ahpv1.Decision) { o.mu.Lock(); o.decided++; o.mu.Unlock() }
-func (o *countingObserver) Observed(*ahpv1.Event)                 { o.mu.Lock(); o.observed++; o.mu.Unlock() }
+func (o *countingObserver) Decided(*ahpv1.Event, *ahpv1.Decision) {
+	o.mu.Lock()
+	o.decided++
+	o.mu.Unlock()
+}
+func (o *countingObserver) Observed(*ahpv1.Event) { o.mu.Lock(); o.observed++; o.mu.Unlock() }
 
 func recordingCore(t *testing.T, r core.Recorder, o core.Observer) *core.Core {
 	t.Helper()

@@ -105,8 +105,8 @@ func WithTransform(f func(Item) Item) Option { return func(h *Hub) { h.transform
 type Hub struct {
 	transform func(Item) Item
 	queue     chan Item
-	done  chan struct{}
-	wg    sync.WaitGroup
+	done      chan struct{}
+	wg        sync.WaitGroup
 
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
