@@ -104,6 +104,7 @@ Flags:
 	poll := fs.Duration("policy-poll", time.Second, "how often the policy file is checked for changes; 0 disables hot reload (env AHP_POLICY_POLL)")
 	tlsCert := fs.String("tls-cert", getenv("AHP_TLS_CERT"), "TLS certificate file; with -tls-key enables TLS (env AHP_TLS_CERT)")
 	tlsKey := fs.String("tls-key", getenv("AHP_TLS_KEY"), "TLS private key file (env AHP_TLS_KEY)")
+	tlsClientCA := fs.String("tls-client-ca", getenv("AHP_TLS_CLIENT_CA"), "with TLS, require client certificates signed by these CAs (mTLS); files are re-read when they change (env AHP_TLS_CLIENT_CA)")
 	batchSize := fs.Int("batch-size", envInt(getenv, "AHP_BATCH_SIZE", 100), "maximum events per InterceptBatch / ahp/batch (env AHP_BATCH_SIZE)")
 	maxDepth := fs.Int("max-depth", envInt(getenv, "AHP_MAX_DEPTH", 10), "maximum Harness event depth (env AHP_MAX_DEPTH)")
 	timeoutMs := fs.Int("timeout-ms", envInt(getenv, "AHP_TIMEOUT_MS", 10000), "per-request timeout advertised to Harness clients in the handshake (env AHP_TIMEOUT_MS)")
@@ -172,6 +173,7 @@ Flags:
 		PolicyPollInterval: pollInterval,
 		TLSCertFile:        *tlsCert,
 		TLSKeyFile:         *tlsKey,
+		TLSClientCAFile:    *tlsClientCA,
 		Limits: core.HarnessLimits{
 			TimeoutMs: uint64(*timeoutMs), BatchSize: uint64(*batchSize), MaxDepth: uint32(*maxDepth),
 		},

@@ -5,7 +5,6 @@ package server
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -38,8 +37,10 @@ type Config struct {
 	PolicyFile string
 	// PolicyPollInterval is how often PolicyFile is checked for changes (default 1s; <0 disables).
 	PolicyPollInterval time.Duration
-	// TLSCertFile and TLSKeyFile enable TLS when both are set.
+	// TLSCertFile and TLSKeyFile enable TLS when both are set; both are re-read when they change.
 	TLSCertFile, TLSKeyFile string
+	// TLSClientCAFile, with TLS on, requires client certificates signed by these CAs (mTLS).
+	TLSClientCAFile string
 	// Limits are the Harness limits (batch size, depth, advertised timeout).
 	Limits core.HarnessLimits
 	// WatchBuffer is each watcher's buffer (default 1024).
@@ -369,11 +370,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := s.HTTPServer()
 	tlsOn := s.cfg.TLSCertFile != "" && s.cfg.TLSKeyFile != ""
 	if tlsOn {
-		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCertFile, s.cfg.TLSKeyFile)
+		tc, err := newTLSFiles(s.cfg.TLSCertFile, s.cfg.TLSKeyFile, s.cfg.TLSClientCAFile, s.log)
 		if err != nil {
-			return fmt.Errorf("load TLS key pair: %w", err)
+			return err
 		}
-		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		hs.TLSConfig = tc.config()
 	}
 
 	reloadCtx, stopReload := context.WithCancel(ctx)

@@ -100,3 +100,56 @@ func TestServeTLSAndGracefulShutdown(t *testing.T) {
 		t.Fatal("Serve did not return after cancel")
 	}
 }
+
+// clientCert makes a self-signed client certificate and returns it with its PEM file path.
+func clientCert(t *testing.T) (tls.Certificate, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "agent"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "client-ca.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, path
+}
+
+func TestMutualTLS(t *testing.T) {
+	t.Parallel()
+	certFile, keyFile, pool := selfSigned(t)
+	cert, caFile := clientCert(t)
+	srv, err := server.New(server.Config{TLSCertFile: certFile, TLSKeyFile: keyFile, TLSClientCAFile: caFile, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = srv.Serve(ctx, ln) }()
+	url := "https://" + ln.Addr().String()
+	call := func(certs []tls.Certificate) error {
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: certs}, ForceAttemptHTTP2: true}}
+		_, err := ahpv1connect.NewHarnessServiceClient(c, url).GetCapabilities(context.Background(), connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
+		return err
+	}
+	if err := call(nil); err == nil {
+		t.Fatal("a client without a certificate was accepted")
+	}
+	if err := call([]tls.Certificate{cert}); err != nil {
+		t.Fatalf("a client with a trusted certificate was refused: %v", err)
+	}
+}
