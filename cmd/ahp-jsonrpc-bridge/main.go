@@ -88,6 +88,8 @@ type config struct {
 	shutdownTimeout        time.Duration
 	logLevel, logFormat    string
 	listeners              int // how many of --http, --ws, --unix are set
+	configFile             string
+	metricsAddr            string
 }
 
 const usageHead = `Usage: ahp-jsonrpc-bridge [flags]
@@ -147,6 +149,8 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	shutdown := fs.String("shutdown-timeout", env("AHP_BRIDGE_SHUTDOWN_TIMEOUT", transport.DefaultShutdownTimeout.String()), "`duration` a stop waits for the messages in flight (env AHP_BRIDGE_SHUTDOWN_TIMEOUT)")
 	logLevel := fs.String("log-level", getenv("AHP_BRIDGE_LOG_LEVEL"), "log `level`: debug, info, warn or error; default info, warn with -once (env AHP_BRIDGE_LOG_LEVEL)")
 	logFormat := fs.String("log-format", env("AHP_BRIDGE_LOG_FORMAT", "text"), "log `format` on stderr: text or json (env AHP_BRIDGE_LOG_FORMAT)")
+	configFile := fs.String("config", getenv("AHP_BRIDGE_CONFIG"), "YAML `file` whose auth section lists the credentials HTTP and WebSocket clients must present (docs/auth.md) (env AHP_BRIDGE_CONFIG)")
+	metricsAddr := fs.String("metrics-addr", getenv("AHP_BRIDGE_METRICS_ADDR"), "serve Prometheus GET /metrics (fail-open/fail-closed counts) on this `address`; empty: off (env AHP_BRIDGE_METRICS_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, 0
@@ -167,6 +171,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 		hooksPath: *hooksPath, harnessPath: *harnessPath,
 		upstream: *upstream, tokenEnv: *tokenEnv, policyFile: *policyFile,
 		logLevel: *logLevel, logFormat: *logFormat,
+		configFile: *configFile, metricsAddr: *metricsAddr,
 	}
 	for _, set := range []string{cfg.httpAddr, cfg.wsAddr, cfg.unixPath} {
 		if set != "" {
@@ -282,7 +287,7 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 }
 
 // newBridge builds the Handler: clients for the upstream, or an in-process ahp-server.
-func newBridge(cfg *config, log *slog.Logger, getenv func(string) string) (*bridge.Bridge, io.Closer, error) {
+func newBridge(cfg *config, log *slog.Logger, getenv func(string) string, onFailure func(bridge.FailureEvent)) (*bridge.Bridge, io.Closer, error) {
 	var (
 		clients bridge.Clients
 		closer  io.Closer
@@ -329,6 +334,7 @@ func newBridge(cfg *config, log *slog.Logger, getenv func(string) string) (*brid
 		HooksTransports: hooksTransports,
 		Version:         versionString(),
 		Logger:          log,
+		OnFailure:       onFailure,
 	})
 	if err != nil {
 		_ = closer.Close()

@@ -28,7 +28,12 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(onceMemoryLimit))
 	}
-	h, closer, err := newBridge(cfg, log, getenv)
+	hardening, err := loadHardening(cfg, log)
+	if err != nil {
+		log.Error("cannot start the bridge", "error", err)
+		return 1
+	}
+	h, closer, err := newBridge(cfg, log, getenv, hardening.onFailure)
 	if err != nil {
 		log.Error("cannot start the bridge", "error", err)
 		return 1
@@ -68,8 +73,8 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 			return 1
 		}
 		listeners = append(listeners, ln)
-		logListening(log, "http", ln.Addr(), "hooks_path", cfg.hooksPath, "harness_path", cfg.harnessPath)
-		opts := httprpc.Options{HooksPath: cfg.hooksPath, HarnessPath: cfg.harnessPath, MaxMessageBytes: cfg.maxMessageBytes, ShutdownTimeout: cfg.shutdownTimeout, Logger: log}
+		logListening(log, "http", ln.Addr(), hardening.auth != nil, "hooks_path", cfg.hooksPath, "harness_path", cfg.harnessPath)
+		opts := httprpc.Options{HooksPath: cfg.hooksPath, HarnessPath: cfg.harnessPath, MaxMessageBytes: cfg.maxMessageBytes, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: hardening.requireHTTP}
 		servers = append(servers, func(ctx context.Context) error { return httprpc.Serve(ctx, ln, h, opts) })
 	}
 	if cfg.wsAddr != "" {
@@ -80,8 +85,8 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 			return 1
 		}
 		listeners = append(listeners, ln)
-		logListening(log, "websocket", ln.Addr())
-		srv := ws.NewServer(h, ws.Options{MaxMessageBytes: cfg.maxMessageBytes, Concurrency: cfg.concurrency, ShutdownTimeout: cfg.shutdownTimeout, Logger: log})
+		logListening(log, "websocket", ln.Addr(), hardening.auth != nil)
+		srv := ws.NewServer(h, ws.Options{MaxMessageBytes: cfg.maxMessageBytes, Concurrency: cfg.concurrency, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: hardening.requireWebSocket})
 		servers = append(servers, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 	}
 	if cfg.unixPath != "" {
@@ -92,9 +97,13 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 			return 1
 		}
 		listeners = append(listeners, ln)
-		logListening(log, "unix", ln.Addr(), "mode", cfg.unixMode.String())
+		logListening(log, "unix", ln.Addr(), true, "mode", cfg.unixMode.String())
 		opts := unixsock.Options{Stream: stream, ShutdownTimeout: cfg.shutdownTimeout}
 		servers = append(servers, func(ctx context.Context) error { return unixsock.Serve(ctx, ln, h, opts) })
+	}
+	if hardening.metricsLn != nil {
+		ln := hardening.metricsLn
+		servers = append(servers, func(ctx context.Context) error { return hardening.metrics.Serve(ctx, ln) })
 	}
 	if cfg.stdio {
 		// stdin's end is the harness going away: everything stops with it.
@@ -131,11 +140,11 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 	return 0
 }
 
-func logListening(log *slog.Logger, transport string, addr net.Addr, attrs ...any) {
+func logListening(log *slog.Logger, transport string, addr net.Addr, authOn bool, attrs ...any) {
 	log.Info("listening", append([]any{"transport", transport, "addr", addr.String()}, attrs...)...)
-	// The bridge authenticates nobody (neither protocol's reference server does); on a routable
-	// address anyone who reaches it can ask for decisions.
-	if tcp, ok := addr.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+	// Without an auth section in -config the bridge authenticates nobody (neither protocol's
+	// reference server does); on a routable address anyone who reaches it can ask for decisions.
+	if tcp, ok := addr.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !authOn {
 		log.Warn("listening on a non-loopback address without authentication", "transport", transport, "addr", addr.String())
 	}
 }

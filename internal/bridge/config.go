@@ -113,6 +113,8 @@ type Clients struct {
 
 // Config configures a Bridge. Only Clients is required; zero values take the documented defaults.
 type Config struct {
+	// OnFailure is told about every operational upstream failure (for metrics); it must be quick.
+	OnFailure func(FailureEvent)
 	// Clients reach the upstream ahp-server (NewUpstream) or an in-process one (NewEmbedded).
 	Clients Clients
 

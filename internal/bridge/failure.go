@@ -195,6 +195,30 @@ func (b *Bridge) syntheticDecision() *ahpv1.Decision {
 	return d
 }
 
+// FailureEvent describes one operational upstream failure, for metrics.
+type FailureEvent struct {
+	// Dialect is "hooks" or "harness".
+	Dialect string
+	// Failure is what went wrong.
+	Failure Failure
+	// Policy is the failure policy that answered, for decisions.
+	Policy FailurePolicy
+	// Observe is true for a notification the upstream did not record (no policy applies).
+	Observe bool
+}
+
+// dialectOf finds the "dialect" attribute in a log attribute list.
+func dialectOf(attrs []any) string {
+	for i := 0; i+1 < len(attrs); i += 2 {
+		if k, ok := attrs[i].(string); ok && k == "dialect" {
+			if v, ok := attrs[i+1].(string); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
 // newDecisionID gives synthetic decisions an id like the server's (UUIDv7), so a log line and the
 // answer the harness got can be matched.
 func newDecisionID() string {
@@ -213,6 +237,9 @@ func (b *Bridge) applyPolicy(ue *upstreamError, decisionID string, attrs ...any)
 		b.count.failOpen.Add(1)
 	} else {
 		b.count.failClosed.Add(1)
+	}
+	if b.cfg.OnFailure != nil {
+		b.cfg.OnFailure(FailureEvent{Dialect: dialectOf(attrs), Failure: ue.failure, Policy: b.cfg.FailurePolicy})
 	}
 	attrs = append(attrs,
 		"failure", ue.failure.String(),

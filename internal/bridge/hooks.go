@@ -162,6 +162,9 @@ func (b *Bridge) observeFailed(ctx context.Context, err error, dialect, method, 
 	} else {
 		b.count.byFailure[ue.failure].Add(1)
 		b.log.Warn("upstream failed; notification not recorded", append(attrs, "failure", ue.failure.String())...)
+		if b.cfg.OnFailure != nil {
+			b.cfg.OnFailure(FailureEvent{Dialect: dialect, Failure: ue.failure, Observe: true})
+		}
 	}
 	return ue
 }

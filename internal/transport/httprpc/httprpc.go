@@ -53,6 +53,8 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// Logger receives diagnostics (default: discarded).
 	Logger *slog.Logger
+	// Wrap, if set, wraps the handler Serve builds — e.g. authentication middleware.
+	Wrap func(http.Handler) http.Handler
 }
 
 func (o Options) withDefaults() Options {
@@ -172,7 +174,11 @@ func bodyAllowed(status int) bool {
 // gracefully; see transport.ServeHTTP.
 func Serve(ctx context.Context, ln net.Listener, h bridge.Handler, opts Options) error {
 	opts = opts.withDefaults()
-	return transport.ServeHTTP(ctx, NewServer(NewHandler(h, opts), opts.Logger), ln, opts.ShutdownTimeout)
+	handler := NewHandler(h, opts)
+	if opts.Wrap != nil {
+		handler = opts.Wrap(handler)
+	}
+	return transport.ServeHTTP(ctx, NewServer(handler, opts.Logger), ln, opts.ShutdownTimeout)
 }
 
 // NewServer returns an http.Server for handler with production timeouts, speaking HTTP/1.1 and

@@ -46,6 +46,8 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// Logger receives diagnostics (default: discarded).
 	Logger *slog.Logger
+	// Wrap, if set, wraps the server's handler in Serve — e.g. authentication middleware.
+	Wrap func(http.Handler) http.Handler
 }
 
 // Server is a WebSocket endpoint for a bridge.Handler. It is an http.Handler, so it can be mounted
@@ -207,8 +209,12 @@ func (s *Server) write(c *conn, msg []byte) {
 // connection finish the messages it has taken (up to Options.ShutdownTimeout), closes each with
 // status 1001 (going away) and returns nil; it returns an error if serving fails otherwise.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	var handler http.Handler = s
+	if s.opts.Wrap != nil {
+		handler = s.opts.Wrap(handler)
+	}
 	hs := &http.Server{
-		Handler:           s,
+		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
