@@ -1,0 +1,148 @@
+package adapter
+
+import (
+	"fmt"
+	"strings"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+)
+
+// Provider names a native hook format. Its String form is what events carry in origin.provider
+// and native.provider.
+type Provider int
+
+const (
+	// ClaudeCode is Anthropic's Claude Code (command and http hooks configured in
+	// .claude/settings.json).
+	ClaudeCode Provider = iota + 1
+	// Codex is OpenAI's Codex CLI (command hooks in hooks.json or config.toml). Its hook JSON is
+	// Claude Code's, with a stricter output parser: unknown output fields, permissionDecision
+	// "ask", and "allow" without updatedInput make the hook count as failed.
+	Codex
+)
+
+// String returns "claude-code" or "codex".
+func (p Provider) String() string {
+	switch p {
+	case ClaudeCode:
+		return "claude-code"
+	case Codex:
+		return "codex"
+	}
+	return fmt.Sprintf("Provider(%d)", int(p))
+}
+
+// ParseProvider parses "claude-code" or "codex".
+func ParseProvider(s string) (Provider, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "claude-code":
+		return ClaudeCode, nil
+	case "codex":
+		return Codex, nil
+	}
+	return 0, fmt.Errorf("adapter: unknown provider %q (want claude-code or codex)", s)
+}
+
+// Providers lists every provider, in a stable order.
+func Providers() []Provider { return []Provider{ClaudeCode, Codex} }
+
+// delivery says which RPC carries an event.
+type delivery uint8
+
+const (
+	// intercept: InterceptService.Intercept; the decision is rendered in the runtime's terms.
+	intercept delivery = iota + 1
+	// observe: ObservationService.Observe; the hook has nothing to say back.
+	observe
+)
+
+// eventSpec is how one native hook event maps onto the canonical API.
+type eventSpec struct {
+	native    string
+	canonical ahpv1.EventType
+	delivery  delivery
+	// tool events carry tool_name, tool_input and tool_use_id (PostToolUse also tool_response).
+	tool bool
+	// caps are the effects each provider can act on for this event (intercepted events only).
+	caps map[Provider][]ahpv1.EffectKind
+}
+
+const (
+	effDeny     = ahpv1.EffectKind_EFFECT_KIND_DENY
+	effAllow    = ahpv1.EffectKind_EFFECT_KIND_ALLOW
+	effAsk      = ahpv1.EffectKind_EFFECT_KIND_ASK
+	effModify   = ahpv1.EffectKind_EFFECT_KIND_MODIFY
+	effEscalate = ahpv1.EffectKind_EFFECT_KIND_ESCALATE
+	effMessage  = ahpv1.EffectKind_EFFECT_KIND_MESSAGE
+)
+
+// Native event names, as both runtimes spell them in hook_event_name.
+const (
+	PreToolUse        = "PreToolUse"
+	PermissionRequest = "PermissionRequest"
+	UserPromptSubmit  = "UserPromptSubmit"
+	PostToolUse       = "PostToolUse"
+	SessionStart      = "SessionStart"
+	SessionEnd        = "SessionEnd"
+	Stop              = "Stop"
+)
+
+// events is the mapping table (docs/adapters.md, "Events"). The effect lists are the documented
+// abilities of each runtime's output for that event:
+//
+//   - PreToolUse: permissionDecision deny/ask/allow and updatedInput (Claude Code); Codex accepts
+//     deny, and allow only together with updatedInput.
+//   - PermissionRequest: decision.behavior allow/deny, updatedInput with allow (Claude Code only);
+//     "ask" is no decision at all, since the runtime is about to ask the user anyway.
+//   - UserPromptSubmit: decision "block" with a reason; nothing can ask or rewrite the prompt.
+//
+// Every intercepted event can carry a systemMessage, which is how message effects are shown.
+var events = map[string]*eventSpec{
+	PreToolUse: {
+		native: PreToolUse, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE, delivery: intercept, tool: true,
+		caps: map[Provider][]ahpv1.EffectKind{
+			ClaudeCode: {effDeny, effAllow, effAsk, effEscalate, effModify, effMessage},
+			Codex:      {effDeny, effModify, effMessage},
+		},
+	},
+	PermissionRequest: {
+		native: PermissionRequest, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_PERMISSION_REQUEST, delivery: intercept, tool: true,
+		caps: map[Provider][]ahpv1.EffectKind{
+			ClaudeCode: {effDeny, effAllow, effAsk, effEscalate, effModify, effMessage},
+			Codex:      {effDeny, effAllow, effAsk, effEscalate, effMessage},
+		},
+	},
+	UserPromptSubmit: {
+		native: UserPromptSubmit, canonical: ahpv1.EventType_EVENT_TYPE_MODEL_REQUEST_BEFORE, delivery: intercept,
+		caps: map[Provider][]ahpv1.EffectKind{
+			ClaudeCode: {effDeny, effMessage},
+			Codex:      {effDeny, effMessage},
+		},
+	},
+	PostToolUse:  {native: PostToolUse, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, delivery: observe, tool: true},
+	SessionStart: {native: SessionStart, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_START, delivery: observe},
+	SessionEnd:   {native: SessionEnd, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_END, delivery: observe},
+	// Stop fires when the agent is about to end its turn (a hook could make it go on), which is
+	// the draft catalogue's turn.finish.before; the adapter only records it.
+	Stop: {native: Stop, canonical: ahpv1.EventType_EVENT_TYPE_TURN_FINISH_BEFORE, delivery: observe},
+}
+
+// can reports whether provider p can act on effect k for this event.
+func (s *eventSpec) can(p Provider, k ahpv1.EffectKind) bool {
+	for _, e := range s.caps[p] {
+		if e == k {
+			return true
+		}
+	}
+	return false
+}
+
+// capabilities returns the Capabilities advertised for this event.
+func (s *eventSpec) capabilities(p Provider) *ahpv1.Capabilities {
+	return &ahpv1.Capabilities{Effects: append([]ahpv1.EffectKind(nil), s.caps[p]...)}
+}
+
+// AdaptedEvents lists the native event names the adapter maps, in a stable order.
+func AdaptedEvents() []string {
+	return []string{PreToolUse, PermissionRequest, UserPromptSubmit, PostToolUse, SessionStart, SessionEnd, Stop}
+}
