@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -68,8 +69,8 @@ systemMessage. See docs/adapters.md for settings snippets and the full mapping.
 
 Exit status (per event):
   0  answered: the output, if any, is on stdout (a denial is an answer too)
-  1  an event not recorded, or an unreadable input under fail-open: the runtime reports it and
-     goes on (a non-blocking error)
+  1  an event not recorded, an unreadable input under fail-open, or bad usage while the event on
+     stdin is one that is only recorded: the runtime reports it and goes on (non-blocking)
   2  bad usage, or an input that cannot be read at all under fail-closed: the runtime's blocking
      error, with the reason on stderr
 
@@ -195,6 +196,9 @@ func parseHookFlags(args []string, stderr io.Writer, getenv func(string) string)
 func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	cfg, code := parseHookFlags(args, stderr, getenv)
 	if cfg == nil {
+		if code == 2 {
+			return usageExit(stdin)
+		}
 		return code
 	}
 	log, err := newLogger(stderr, cfg.logLevel, cfg.logFormat)
@@ -208,6 +212,31 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return serveHookHTTP(ctx, cfg, log, getenv)
 	}
 	return runHookOnce(ctx, cfg, stdin, stdout, stderr, log, getenv)
+}
+
+// usageExit is the exit status of a hook run with bad flags: 2, which both runtimes take as a
+// blocking error — a misconfigured policy hook refuses rather than letting everything through —
+// unless the runtime is waiting on an event that is only recorded, where exit 2 has side effects
+// (a Stop hook's exit 2 keeps the agent going, again and again): then 1, a non-blocking error. The
+// event is read from stdin only when stdin is not a terminal, so a person trying flags is not kept
+// waiting.
+func usageExit(stdin io.Reader) int {
+	if f, ok := stdin.(*os.File); ok {
+		if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice != 0 {
+			return 2
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(stdin, adapter.DefaultMaxInputBytes))
+	if err != nil {
+		return 2
+	}
+	var in struct {
+		HookEventName string `json:"hook_event_name"`
+	}
+	if json.Unmarshal(body, &in) == nil && in.HookEventName != "" && !adapter.Decides(in.HookEventName) {
+		return 1
+	}
+	return 2
 }
 
 // runHookOnce answers one event. A backend that cannot be started (a policy file that does not

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/bridge"
 )
 
@@ -510,4 +511,28 @@ func TestHTTPConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// panicClient is an InterceptServiceClient whose Intercept panics: a stand-in for a bug.
+type panicClient struct {
+	ahpv1connect.InterceptServiceClient
+}
+
+func (panicClient) Intercept(context.Context, *connect.Request[ahpv1.InterceptRequest]) (*connect.Response[ahpv1.InterceptResponse], error) {
+	panic("bug")
+}
+
+// A bug is answered like a backend failure, never with Go's crash status 2.
+func TestHandleRecoversPanics(t *testing.T) {
+	be := testBackend(t)
+	clients := be.embedded
+	clients.Intercept = panicClient{}
+	a, err := New(Config{Provider: ClaudeCode, Clients: clients, FailurePolicy: bridge.FailClosed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := a.Handle(context.Background(), []byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`))
+	if res.Exit != 0 || !bytes.Contains(res.Output, []byte(`"permissionDecision":"deny"`)) || !bytes.Contains(res.Output, []byte("(internal)")) {
+		t.Errorf("panic under fail-closed: %+v %s", res, res.Output)
+	}
 }

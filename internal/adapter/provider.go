@@ -142,6 +142,14 @@ func (s *eventSpec) capabilities(p Provider) *ahpv1.Capabilities {
 	return &ahpv1.Capabilities{Effects: append([]ahpv1.EffectKind(nil), s.caps[p]...)}
 }
 
+// Decides reports whether the adapter asks the policy for a decision about the native event
+// hookEvent (PreToolUse, PermissionRequest, UserPromptSubmit), as opposed to only recording it or
+// not adapting it at all.
+func Decides(hookEvent string) bool {
+	s := events[hookEvent]
+	return s != nil && s.delivery == intercept
+}
+
 // AdaptedEvents lists the native event names the adapter maps, in a stable order.
 func AdaptedEvents() []string {
 	return []string{PreToolUse, PermissionRequest, UserPromptSubmit, PostToolUse, SessionStart, SessionEnd, Stop}

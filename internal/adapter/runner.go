@@ -33,6 +33,8 @@ const (
 	failureBadInput = "bad_input"
 	// failureNotStarted: the clients could not be made (Config.StartErr).
 	failureNotStarted = "not_started"
+	// failureInternal: the adapter itself failed (a recovered panic: a bug).
+	failureInternal = "internal"
 )
 
 // Config configures an Adapter. Provider and Clients (or StartErr) are required.
@@ -122,9 +124,23 @@ type Result struct {
 	Status int
 }
 
-// Handle maps one hook input, asks the server and renders the answer. It never panics on bad
-// input and always returns within the configured timeout plus local work.
-func (a *Adapter) Handle(ctx context.Context, body []byte) Result {
+// Handle maps one hook input, asks the server and renders the answer. It returns within the
+// configured timeout plus local work, and never panics: a bug caught on the way is answered like a
+// backend failure (the failure policy, for a decided event), not with Go's crash exit status 2,
+// which the runtimes would read as a blocking error.
+func (a *Adapter) Handle(ctx context.Context, body []byte) (res Result) {
+	var req *Request
+	defer func() {
+		if v := recover(); v != nil {
+			err := fmt.Errorf("panic: %v", v)
+			a.log.Error("handling a hook event panicked", "error", err.Error())
+			if req.Intercepted() {
+				res = a.failed(req, failureInternal, err, a.log)
+				return
+			}
+			res = Result{Exit: 1, Stderr: "ahp-jsonrpc-bridge hook: internal error", Status: http.StatusInternalServerError}
+		}
+	}()
 	req, err := Map(a.cfg.Provider, body, Options{ID: a.cfg.NewID(), Now: a.cfg.Now(), IncludeNative: a.cfg.IncludeNative})
 	if err != nil {
 		return a.unreadable(err)
@@ -182,7 +198,7 @@ func (a *Adapter) observe(ctx context.Context, req *Request, log *slog.Logger) R
 		log.Warn("event not recorded", "failure", failure, "error", err.Error())
 		return Result{
 			Exit:   1,
-			Stderr: fmt.Sprintf("ahp-jsonrpc-bridge hook: %s not recorded: policy backend unavailable (%s)", req.HookEvent, failure),
+			Stderr: fmt.Sprintf("ahp-jsonrpc-bridge hook: %s not recorded by the policy backend (%s)", req.HookEvent, failure),
 			Status: http.StatusServiceUnavailable,
 		}
 	}
