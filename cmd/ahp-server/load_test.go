@@ -243,4 +243,3 @@ func TestSIGTERMUnderLoadAnswersInFlightAndAuditsThem(t *testing.T) {
 		}
 	}
 }
-
