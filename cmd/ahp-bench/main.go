@@ -1,0 +1,185 @@
+// Command ahp-bench measures AHP on this machine: throughput and latency of ahp-server's
+// Intercept (unary and streaming) and ObserveStream, and of ahp-jsonrpc-bridge on stdio and HTTP,
+// each optionally against a no-op baseline on the same transport. Every answer is checked, it only
+// ever talks to loopback addresses, and it stops by itself.
+//
+//	ahp-bench --mode intercept --duration 10s --baseline      Intercept vs the no-op handler
+//	ahp-bench --mode bridge-stdio --baseline-mode intercept   the bridge vs a direct Connect call
+//	ahp-bench --mode bridge-stdio --once --requests 200       per_event start-and-answer
+//	ahp-bench --mode observe-stream --concurrency 4 --json    ObserveStream ingest
+//
+// This file only parses flags; the load engine is internal/bench.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ahp-gateway/ahp/internal/bench"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+const usageHead = `Usage: ahp-bench [flags]
+
+Puts load on AHP and reports throughput, p50/p90/p99/p99.9 latency, errors and count, as a table
+or (--json) as JSON. Every answer is checked: the generated tool calls alternate "ls -la", which
+the built-in policy allows, and "rm -rf /", which it denies; a wrong or synthetic answer, a failed
+call, or (observe-stream) an accepted count that differs from the events sent counts as an error,
+and the exit status is 1 when there was any.
+
+Modes:
+  intercept          unary InterceptService.Intercept
+  intercept-stream   InterceptService.InterceptStream: one bidi stream, answers matched by event id
+  observe-stream     ObservationService.ObserveStream: one client stream per worker; reports events/s
+  bridge-stdio       hooks/intercept NDJSON lines to a spawned ahp-jsonrpc-bridge (with --once: one
+                     process per request, the per_event lifecycle)
+  bridge-http        hooks/intercept POSTs to a spawned ahp-jsonrpc-bridge --http 127.0.0.1:0
+  noop, noop:MODE    MODE (default intercept) against no-op handlers that answer at once: Connect
+                     handlers in-process, or, for bridge modes, the bridge pointed at them
+
+By default an in-process ahp-server on 127.0.0.1:0 serves the built-in 50-rule policy (the default
+policy plus 41 rules that never match); --target uses a running one instead (loopback only).
+With --rate the load is open-loop: latency counts from when each request was due, so a stall is
+not hidden by sending less (coordinated omission).
+
+Flags:
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("ahp-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageHead)
+		fs.PrintDefaults()
+	}
+	mode := fs.String("mode", bench.ModeIntercept, "what to measure: "+strings.Join(bench.Transports, ", ")+", noop or noop:MODE")
+	concurrency := fs.Int("concurrency", 1, "workers, each with one request in flight (observe-stream: one stream each)")
+	duration := fs.Duration("duration", 0, "how long to measure (default 10s unless -requests is given; with both, whichever ends first)")
+	requests := fs.Uint64("requests", 0, "how many requests (events) to measure")
+	rate := fs.Float64("rate", 0, "fixed arrival rate in requests per second across all workers (open loop); 0 sends as fast as answers come back")
+	payload := fs.Int("payload-bytes", 0, "size of each tool input as JSON: the command padded with a description field (0: the bare command)")
+	baseline := fs.Bool("baseline", false, "also run the matching noop mode (noop:MODE) and report the ratio of the p50 latencies")
+	baselineMode := fs.String("baseline-mode", "", "run this mode as the baseline instead, e.g. intercept for the bridge against a direct Connect call (implies -baseline)")
+	rounds := fs.Int("rounds", 1, "split the measurement into this many slices, alternating the mode and the baseline so both see the same machine load")
+	warmup := fs.Duration("warmup", time.Second, "unmeasured warm-up per mode before measuring")
+	timeout := fs.Duration("timeout", 10*time.Second, "per-request timeout; a request that takes longer is an error")
+	policyFile := fs.String("policy", "", "policy YAML for the in-process ahp-server (and -bridge-embedded); empty uses the built-in 50-rule policy. Verdicts are then checked for consistency only")
+	auditOn := fs.Bool("audit", false, "turn on the in-process ahp-server's audit log (required mode); afterwards verify its hash chain and that it holds one record per decision and accepted observation")
+	auditPath := fs.String("audit-path", "", "keep the audit log at this file instead of a temporary directory (implies -audit)")
+	auditFsync := fs.String("audit-fsync", "", "audit durability: always, interval or never (default interval, as ahp-server; implies -audit)")
+	target := fs.String("target", "", "use the ahp-server at this URL (http://127.0.0.1:PORT; loopback only) instead of starting one")
+	protocol := fs.String("protocol", "connect", "client protocol for the Connect modes: connect, grpc or grpcweb")
+	acceptGzip := fs.Bool("accept-gzip", true, "Connect modes: accept gzip-compressed answers, as connect-go clients do by default (the server then compresses them); -accept-gzip=false measures without")
+	bridgeBin := fs.String("bridge-bin", getenv("AHP_BRIDGE_BIN"), "ahp-jsonrpc-bridge binary for the bridge modes; empty builds it with `go build` into a temporary directory (env AHP_BRIDGE_BIN)")
+	once := fs.Bool("once", false, "bridge-stdio: start one ahp-jsonrpc-bridge --once process per request (per_event) instead of one persistent process")
+	embedded := fs.Bool("bridge-embedded", false, "bridge modes: run the bridge's embedded decision core (with -policy) instead of pointing it at ahp-server")
+	jsonOut := fs.Bool("json", false, "write the report as JSON instead of a table")
+	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole process (load generator and in-process servers; not bridge processes) to this file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "ahp-bench: "+format+"\n", a...)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q (see -help)", fs.Arg(0))
+	}
+	if *concurrency < 1 {
+		return fail("-concurrency must be at least 1")
+	}
+	if *rounds < 1 {
+		return fail("-rounds must be at least 1")
+	}
+	if *timeout <= 0 {
+		return fail("-timeout must be positive")
+	}
+	m, err := bench.ParseMode(*mode)
+	if err != nil {
+		return fail("-mode: %v", err)
+	}
+	if *once && m.Transport != bench.ModeBridgeStdio {
+		return fail("-once applies to bridge-stdio (and noop:bridge-stdio) only")
+	}
+	cfg := bench.Config{
+		Mode: *mode,
+		Load: bench.Load{
+			Concurrency: *concurrency, Duration: *duration, Requests: *requests, Rate: *rate, Timeout: *timeout,
+		},
+		Rounds: *rounds, Warmup: *warmup, PayloadBytes: *payload, Protocol: *protocol, NoGzip: !*acceptGzip,
+		PolicyFile: *policyFile, Target: *target,
+		Audit: *auditOn, AuditPath: *auditPath, AuditFsync: *auditFsync,
+		BridgeBin: *bridgeBin, BridgeOnce: *once, BridgeEmbedded: *embedded,
+	}
+	switch {
+	case *baselineMode != "":
+		cfg.Baseline = *baselineMode
+	case *baseline:
+		if m.Noop {
+			return fail("-baseline: %s is itself a baseline; give -baseline-mode to compare it with something", m)
+		}
+		cfg.Baseline = bench.Mode{Transport: m.Transport, Noop: true}.String()
+	}
+	if err := cfg.Validate(); err != nil {
+		return fail("%v", err)
+	}
+	if !*quiet {
+		cfg.Progress = stderr
+	}
+
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fail("-cpuprofile: %v", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail("-cpuprofile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	report, err := bench.Run(ctx, cfg)
+	if err != nil && report == nil {
+		fmt.Fprintln(stderr, "ahp-bench:", err)
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "ahp-bench: after the run:", err)
+	}
+	if *jsonOut {
+		err = report.WriteJSON(stdout)
+	} else {
+		err = report.WriteText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "ahp-bench:", err)
+		return 1
+	}
+	if n := report.Errors(); n > 0 {
+		fmt.Fprintf(stderr, "ahp-bench: %d errors\n", n)
+		return 1
+	}
+	if report.Run.Interrupted {
+		return 1
+	}
+	return 0
+}

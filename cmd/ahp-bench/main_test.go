@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ahp-gateway/ahp/internal/bench"
+	"github.com/ahp-gateway/ahp/internal/server"
+)
+
+func noEnv(string) string { return "" }
+
+var bridgeDir string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "ahp-bench-test-")
+	if err != nil {
+		panic(err)
+	}
+	bridgeDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// bridgeBin builds ahp-jsonrpc-bridge once for every test that needs it.
+var bridgeBin = sync.OnceValues(func() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	return bench.BuildBridge(ctx, bridgeDir)
+})
+
+func needBridge(t *testing.T) string {
+	t.Helper()
+	bin, err := bridgeBin()
+	if errors.Is(err, bench.ErrBridgeUnavailable) {
+		t.Skipf("bridge modes skipped: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// benchJSON runs ahp-bench with --json and returns the report, failing on a non-zero exit.
+func benchJSON(t *testing.T, args ...string) *bench.Report {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append([]string{"--json", "--quiet"}, args...), &stdout, &stderr, noEnv)
+	var report bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &report); err != nil {
+		t.Fatalf("ahp-bench %s: exit %d, no JSON report (%v)\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, err, stdout.String(), stderr.String())
+	}
+	if code != 0 {
+		t.Fatalf("ahp-bench %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+	}
+	return &report
+}
+
+// checkResult asserts correctness only — work was done, nothing failed, counts agree — never a
+// speed: CI machines are shared and noisy.
+func checkResult(t *testing.T, r *bench.Result, mode string) {
+	t.Helper()
+	if r.Mode != mode {
+		t.Errorf("mode %q, want %q", r.Mode, mode)
+	}
+	if r.Count == 0 || r.Errors != 0 || r.Interrupted {
+		t.Errorf("%s: count %d, errors %d %v, interrupted %v", r.Mode, r.Count, r.Errors, r.ErrorKinds, r.Interrupted)
+	}
+	if r.Latency.P50 <= 0 && !strings.HasSuffix(r.Mode, "observe-stream") {
+		t.Errorf("%s: p50 %v", r.Mode, r.Latency.P50)
+	}
+	if strings.HasSuffix(r.Mode, "observe-stream") {
+		if r.Accepted == nil || *r.Accepted != r.Count {
+			t.Errorf("%s: server accepted %v of %d events", r.Mode, r.Accepted, r.Count)
+		}
+	}
+}
+
+// TestSmokeEveryMode runs every mode for a few hundred milliseconds and checks that every answer
+// was right and every count matches.
+func TestSmokeEveryMode(t *testing.T) {
+	t.Parallel()
+	short := []string{"--duration", "300ms", "--warmup", "50ms"}
+	cases := []struct {
+		name   string
+		args   []string
+		mode   string
+		bridge bool
+	}{
+		{"intercept", []string{"--mode", "intercept", "--concurrency", "2"}, "intercept", false},
+		{"intercept-grpc", []string{"--mode", "intercept", "--protocol", "grpc", "--payload-bytes", "1024"}, "intercept", false},
+		{"intercept-no-gzip", []string{"--mode", "intercept", "--accept-gzip=false", "--protocol", "grpcweb"}, "intercept", false},
+		{"intercept-stream", []string{"--mode", "intercept-stream", "--concurrency", "4"}, "intercept-stream", false},
+		{"observe-stream", []string{"--mode", "observe-stream", "--concurrency", "2"}, "observe-stream", false},
+		{"noop", []string{"--mode", "noop"}, "noop:intercept", false},
+		{"noop-intercept-stream", []string{"--mode", "noop:intercept-stream", "--concurrency", "3"}, "noop:intercept-stream", false},
+		{"noop-observe-stream", []string{"--mode", "noop:observe-stream", "--requests", "5000"}, "noop:observe-stream", false},
+		{"bridge-stdio", []string{"--mode", "bridge-stdio", "--concurrency", "2"}, "bridge-stdio", true},
+		{"bridge-stdio-embedded", []string{"--mode", "bridge-stdio", "--bridge-embedded"}, "bridge-stdio", true},
+		{"bridge-http", []string{"--mode", "bridge-http", "--concurrency", "2"}, "bridge-http", true},
+		{"noop-bridge-stdio", []string{"--mode", "noop:bridge-stdio"}, "noop:bridge-stdio", true},
+		{"noop-bridge-http", []string{"--mode", "noop:bridge-http"}, "noop:bridge-http", true},
+		{"bridge-stdio-once", []string{"--mode", "bridge-stdio", "--once", "--requests", "4", "--warmup", "0"}, "bridge-stdio --once", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			args := append(append([]string(nil), short...), c.args...)
+			if c.bridge {
+				args = append(args, "--bridge-bin", needBridge(t))
+			}
+			report := benchJSON(t, args...)
+			checkResult(t, &report.Run, c.mode)
+			if report.Baseline != nil {
+				t.Errorf("baseline ran without --baseline")
+			}
+		})
+	}
+}
+
+func TestBaselineRunsInTheSameInvocation(t *testing.T) {
+	t.Parallel()
+	report := benchJSON(t, "--mode", "intercept", "--requests", "400", "--rounds", "2", "--warmup", "0", "--baseline")
+	checkResult(t, &report.Run, "intercept")
+	if report.Baseline == nil {
+		t.Fatal("no baseline")
+	}
+	checkResult(t, report.Baseline, "noop:intercept")
+	if report.Run.Count != 400 || report.Baseline.Count != 400 || report.Rounds != 2 {
+		t.Errorf("counts %d and %d over %d rounds, want 400 each over 2", report.Run.Count, report.Baseline.Count, report.Rounds)
+	}
+	if report.P50Ratio <= 0 {
+		t.Errorf("p50 ratio %v", report.P50Ratio)
+	}
+}
+
+func TestBridgeAgainstADirectCall(t *testing.T) {
+	t.Parallel()
+	bin := needBridge(t)
+	report := benchJSON(t, "--mode", "bridge-stdio", "--baseline-mode", "intercept", "--duration", "300ms", "--warmup", "50ms", "--bridge-bin", bin)
+	checkResult(t, &report.Run, "bridge-stdio")
+	if report.Baseline == nil {
+		t.Fatal("no baseline")
+	}
+	checkResult(t, report.Baseline, "intercept")
+}
+
+func TestFixedRateIsOpenLoop(t *testing.T) {
+	t.Parallel()
+	report := benchJSON(t, "--mode", "intercept", "--rate", "400", "--duration", "500ms", "--concurrency", "4", "--warmup", "0")
+	checkResult(t, &report.Run, "intercept")
+	if report.Run.ServiceTime == nil || !strings.HasPrefix(report.Run.LatencyMeaning, "from the due time") {
+		t.Errorf("fixed-rate result without service time or due-time latency: %+v", report.Run)
+	}
+	// 400/s for 0.5 s hands out 200 requests; none is dropped.
+	if report.Run.Count != 200 {
+		t.Errorf("count %d, want 200", report.Run.Count)
+	}
+}
+
+// TestExistingTarget loads a server the test started, as --target does with a running one; its
+// policy is unknown to ahp-bench, so verdicts are checked for consistency.
+func TestExistingTarget(t *testing.T) {
+	t.Parallel()
+	srv, err := server.New(server.Config{PolicyPollInterval: -1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	report := benchJSON(t, "--mode", "intercept-stream", "--target", "http://"+ln.Addr().String(), "--requests", "300", "--concurrency", "3", "--warmup", "0")
+	checkResult(t, &report.Run, "intercept-stream")
+	if !report.Run.ExpectationsLearned || !strings.Contains(report.Run.Target, ln.Addr().String()) {
+		t.Errorf("target %q, learned %v", report.Run.Target, report.Run.ExpectationsLearned)
+	}
+}
+
+func TestTextOutput(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"--mode", "noop", "--requests", "50", "--warmup", "0"}, &stdout, &stderr, noEnv)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"throughput/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "noop:intercept", "machine:"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "ahp-bench: noop:intercept: round 1/1") {
+		t.Errorf("no progress on stderr: %s", stderr.String())
+	}
+}
+
+func TestRefusesBadUsage(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--target", "http://192.0.2.7:8080"}, "not a loopback address"},
+		{[]string{"--target", "http://example.com:8080"}, "not a loopback address"},
+		{[]string{"--mode", "bogus"}, "unknown mode"},
+		{[]string{"--mode", "intercept", "--once"}, "-once applies to bridge-stdio"},
+		{[]string{"--mode", "noop", "--baseline"}, "itself a baseline"},
+		{[]string{"--concurrency", "0"}, "-concurrency"},
+		{[]string{"--payload-bytes", "-3"}, "payload size"},
+		{[]string{"--target", "http://127.0.0.1:1", "--policy", "x.yaml"}, "--policy is for the in-process"},
+		{[]string{"extra"}, "unexpected argument"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), c.args, &stdout, &stderr, noEnv); code != 2 {
+			t.Errorf("%v: exit %d, want 2", c.args, code)
+		}
+		if !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: stderr %q lacks %q", c.args, stderr.String(), c.want)
+		}
+	}
+}
+
+func TestHelpDocumentsEveryFlag(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--help"}, &stdout, &stderr, noEnv); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, f := range []string{"mode", "concurrency", "duration", "requests", "rate", "payload-bytes", "baseline", "baseline-mode",
+		"rounds", "warmup", "timeout", "policy", "target", "protocol", "bridge-bin", "once", "bridge-embedded", "json", "quiet", "cpuprofile", "accept-gzip"} {
+		if !strings.Contains(stderr.String(), "  -"+f+" ") && !strings.Contains(stderr.String(), "  -"+f+"\n") {
+			t.Errorf("help does not document -%s", f)
+		}
+	}
+	for _, mode := range append(bench.Transports, "noop:MODE") {
+		if !strings.Contains(stderr.String(), mode) {
+			t.Errorf("help does not describe mode %s", mode)
+		}
+	}
+}
+
+func TestBadPolicyFails(t *testing.T) {
+	t.Parallel()
+	file := t.TempDir() + "/broken.yaml"
+	if err := os.WriteFile(file, []byte("version: 1\nrules:\n  - id: x\n    when: 'nope('\n    effect: {deny: {reason: r}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--policy", file, "--requests", "1"}, &stdout, &stderr, noEnv); code != 1 {
+		t.Errorf("exit %d, want 1; stderr %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "broken.yaml") {
+		t.Errorf("stderr does not name the policy: %s", stderr.String())
+	}
+}

@@ -1,0 +1,576 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/audit"
+)
+
+// Transports: what a mode sends its requests over.
+const (
+	ModeIntercept       = "intercept"
+	ModeInterceptStream = "intercept-stream"
+	ModeObserveStream   = "observe-stream"
+	ModeBridgeStdio     = "bridge-stdio"
+	ModeBridgeHTTP      = "bridge-http"
+	// ModeNoop alone is the no-op baseline of ModeIntercept; "noop:MODE" is that of MODE.
+	ModeNoop = "noop"
+)
+
+// Transports lists the transports in the order the help shows them.
+var Transports = []string{ModeIntercept, ModeInterceptStream, ModeObserveStream, ModeBridgeStdio, ModeBridgeHTTP}
+
+// Mode is a transport and whether the system behind it is ahp-server or the no-op baseline.
+type Mode struct {
+	Transport string
+	Noop      bool
+}
+
+// ParseMode reads "intercept", "noop" (= "noop:intercept") or "noop:TRANSPORT".
+func ParseMode(s string) (Mode, error) {
+	if s == ModeNoop {
+		return Mode{Transport: ModeIntercept, Noop: true}, nil
+	}
+	m := Mode{Transport: s}
+	if rest, ok := strings.CutPrefix(s, ModeNoop+":"); ok {
+		m = Mode{Transport: rest, Noop: true}
+	}
+	for _, t := range Transports {
+		if m.Transport == t {
+			return m, nil
+		}
+	}
+	return Mode{}, fmt.Errorf("unknown mode %q: want %s, noop or noop:MODE", s, strings.Join(Transports, ", "))
+}
+
+// String returns the mode as ParseMode reads it.
+func (m Mode) String() string {
+	if m.Noop {
+		return ModeNoop + ":" + m.Transport
+	}
+	return m.Transport
+}
+
+func (m Mode) bridge() bool { return m.Transport == ModeBridgeStdio || m.Transport == ModeBridgeHTTP }
+
+// Config configures a Run. Zero values take the documented defaults.
+type Config struct {
+	// Mode is the mode to measure (see ParseMode).
+	Mode string
+	// Baseline is a mode to run in the same invocation for comparison ("" for none), typically
+	// "noop:" + Mode's transport. The report gives the ratio of the p50 latencies.
+	Baseline string
+	// Load is the measured load (Duration and Requests are split across Rounds). Without
+	// Duration and Requests the run lasts 10s. Timeout defaults to 10s, Concurrency to 1.
+	Load Load
+	// Rounds splits the measured load into this many slices, alternating the mode and the
+	// baseline (and which goes first), so that both see the same machine (default 1).
+	Rounds int
+	// Warmup is an unmeasured phase before the first round, for each mode (0: none).
+	Warmup time.Duration
+	// PayloadBytes is the size of each tool input as JSON.
+	PayloadBytes int
+	// Protocol is the Connect client protocol: connect (default), grpc or grpcweb.
+	Protocol string
+	// NoGzip stops the Connect client from accepting gzip-compressed answers (connect-go clients
+	// accept them by default, and a server with default options then compresses every answer).
+	NoGzip bool
+	// PolicyFile is the policy of the in-process ahp-server ("" = BuiltinPolicy).
+	PolicyFile string
+	// Audit turns on the in-process ahp-server's audit log (required, so a record it cannot take
+	// fails the decision). After the run the log is verified and must hold one record per
+	// decision and accepted observation. AuditPath keeps it at that file (default: a temporary
+	// directory, removed afterwards); AuditFsync is always, interval (default) or never.
+	Audit      bool
+	AuditPath  string
+	AuditFsync string
+	// Target is an existing ahp-server on a loopback address to use instead of an in-process one.
+	Target string
+	// BridgeBin is the ahp-jsonrpc-bridge binary; "" builds it with the go command.
+	BridgeBin string
+	// BridgeOnce runs the bridge modes' stdio transport per_event: one process per request.
+	BridgeOnce bool
+	// BridgeEmbedded runs the bridge with its in-process decision core (and PolicyFile) instead
+	// of pointing it at ahp-server. The no-op baseline of a bridge mode always uses an upstream.
+	BridgeEmbedded bool
+	// Progress receives one line per phase (nil: silent).
+	Progress io.Writer
+}
+
+// Validate checks cfg without starting anything.
+func (cfg *Config) Validate() error {
+	if _, err := ParseMode(cfg.Mode); err != nil {
+		return err
+	}
+	if cfg.Baseline != "" {
+		if _, err := ParseMode(cfg.Baseline); err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+	}
+	l := cfg.Load
+	switch {
+	case l.Concurrency < 0 || l.Concurrency > 10000:
+		return errors.New("concurrency must be from 1 to 10000")
+	case l.Duration < 0 || l.Rate < 0 || l.Timeout < 0 || cfg.Warmup < 0:
+		return errors.New("duration, rate, timeout and warm-up must not be negative")
+	case cfg.Rounds < 0 || cfg.Rounds > 1000:
+		return errors.New("rounds must be from 1 to 1000")
+	case cfg.PayloadBytes < 0 || cfg.PayloadBytes > MaxPayloadBytes:
+		return fmt.Errorf("payload size must be from 0 to %d bytes", MaxPayloadBytes)
+	case cfg.Load.Requests > 0 && cfg.Rounds > 0 && cfg.Load.Requests < uint64(cfg.Rounds):
+		return errors.New("fewer requests than rounds")
+	}
+	if _, err := clientOptions(cfg.Protocol, cfg.NoGzip); err != nil {
+		return err
+	}
+	if cfg.Target != "" {
+		if err := CheckLoopback(cfg.Target); err != nil {
+			return err
+		}
+		if cfg.PolicyFile != "" {
+			return errors.New("--policy is for the in-process ahp-server; an existing --target serves its own policy")
+		}
+		if cfg.BridgeEmbedded {
+			return errors.New("--bridge-embedded runs the decision core inside the bridge; it cannot be combined with --target")
+		}
+		if cfg.Audit || cfg.AuditPath != "" {
+			return errors.New("--audit is for the in-process ahp-server; an existing --target keeps its own audit log")
+		}
+	}
+	switch cfg.AuditFsync {
+	case "", "always", "interval", "never":
+	default:
+		return fmt.Errorf("audit fsync mode %q: want always, interval or never", cfg.AuditFsync)
+	}
+	return nil
+}
+
+func (cfg *Config) defaults() {
+	if cfg.Load.Concurrency == 0 {
+		cfg.Load.Concurrency = 1
+	}
+	if cfg.Load.Duration == 0 && cfg.Load.Requests == 0 {
+		cfg.Load.Duration = 10 * time.Second
+	}
+	if cfg.Load.Timeout == 0 {
+		cfg.Load.Timeout = 10 * time.Second
+	}
+	if cfg.Rounds == 0 {
+		cfg.Rounds = 1
+	}
+	if cfg.AuditPath != "" || cfg.AuditFsync != "" {
+		cfg.Audit = true
+	}
+}
+
+// Run measures cfg.Mode (and cfg.Baseline) and returns the report. It starts what it needs — an
+// in-process ahp-server, the no-op server, bridge processes — and stops all of it before it
+// returns. A cancelled ctx stops the load early; the report then says it was interrupted.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.defaults()
+	mode, _ := ParseMode(cfg.Mode)
+	wl, err := NewWorkload(cfg.PayloadBytes)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "ahp-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	e := &env{cfg: cfg, wl: wl, tmp: tmp}
+	defer e.close()
+
+	systems := []*system{}
+	primary, err := e.open(ctx, mode)
+	if err != nil {
+		return nil, err
+	}
+	systems = append(systems, primary)
+	if cfg.Baseline != "" {
+		bm, _ := ParseMode(cfg.Baseline)
+		base, err := e.open(ctx, bm)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		systems = append(systems, base)
+	}
+
+	report := &Report{Rounds: cfg.Rounds, Machine: CurrentMachine()}
+	if cfg.Warmup > 0 {
+		for _, s := range systems {
+			e.progress("%s: warming up for %v", s.label, cfg.Warmup)
+			warm := cfg.Load
+			warm.Duration, warm.Requests = cfg.Warmup, 0
+			runPhase(ctx, s, warm)
+		}
+	}
+	for r := range cfg.Rounds {
+		order := systems
+		if r%2 == 1 && len(systems) == 2 {
+			order = []*system{systems[1], systems[0]}
+		}
+		for _, s := range order {
+			load := roundLoad(cfg.Load, cfg.Rounds, r)
+			e.progress("%s: round %d/%d: %s", s.label, r+1, cfg.Rounds, describeLoad(load))
+			s.stats.Merge(runPhase(ctx, s, load))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	report.Machine.LoadAfter = LoadAverage()
+
+	results := make([]Result, len(systems))
+	for i, s := range systems {
+		results[i] = NewResult(s.label, s.target, cfg.Load, wl.InputBytes(0), &s.stats)
+		results[i].LatencyMeaning = s.meaning
+		if cfg.Load.Rate > 0 {
+			results[i].LatencyMeaning = "from the due time at the fixed rate: " + s.meaning
+		}
+		results[i].ExpectationsLearned = s.expect.Learned()
+	}
+	report.Run = results[0]
+	if len(results) == 2 {
+		report.Baseline = &results[1]
+		report.P50Ratio = Ratio(results[0].Latency.P50, results[1].Latency.P50)
+	}
+	for _, s := range systems {
+		if err := s.driver.close(); err != nil {
+			return report, err
+		}
+		s.driver = nil
+	}
+	if e.auditLog != nil && e.ahp != nil {
+		// Stopping the server drains in-flight work and closes the log; then it can be read.
+		err := e.ahp.stop()
+		e.ahp = nil
+		if err != nil {
+			return report, fmt.Errorf("stopping the in-process ahp-server: %w", err)
+		}
+		var expected uint64
+		counted := true
+		for _, s := range systems {
+			if s.audited {
+				expected += s.recorded
+				counted = counted && !s.uncertain
+			}
+		}
+		report.Audit = checkAudit(e.auditLog.Path(), cfg.AuditPath == "", cfg.AuditFsync, e.auditStart, expected, counted)
+	}
+	return report, nil
+}
+
+// roundLoad is round r's share of the load.
+func roundLoad(l Load, rounds, r int) Load {
+	if rounds <= 1 {
+		return l
+	}
+	if l.Duration > 0 {
+		l.Duration /= time.Duration(rounds)
+	}
+	if l.Requests > 0 {
+		share := l.Requests / uint64(rounds)
+		if r == rounds-1 {
+			share = l.Requests - share*uint64(rounds-1)
+		}
+		l.Requests = share
+	}
+	return l
+}
+
+func describeLoad(l Load) string {
+	var parts []string
+	if l.Duration > 0 {
+		parts = append(parts, l.Duration.String())
+	}
+	if l.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("%d requests", l.Requests))
+	}
+	parts = append(parts, fmt.Sprintf("concurrency %d", l.Concurrency))
+	if l.Rate > 0 {
+		parts = append(parts, fmt.Sprintf("%g/s", l.Rate))
+	} else {
+		parts = append(parts, "closed loop")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// runPhase applies load to s and then ends the phase; Elapsed covers both, so that the closing of
+// observe streams (the server's final count) is part of the throughput.
+func runPhase(ctx context.Context, s *system, load Load) *Stats {
+	// Sequence numbers restart with every phase; an offset per system and phase keeps event ids
+	// unique within the run (an id seen before would be answered from the idempotency store).
+	// The offset is even, so request n still runs Commands[n%2].
+	base := uint64(s.index)<<56 | uint64(s.phases)<<40
+	s.phases++
+	op := func(ctx context.Context, w int, seq uint64) (time.Time, error) {
+		return time.Time{}, s.driver.op(ctx, w, base+seq)
+	}
+	if t, ok := s.driver.(answerTimer); ok {
+		op = func(ctx context.Context, w int, seq uint64) (time.Time, error) { return t.timedOp(ctx, w, base+seq) }
+	}
+	start := time.Now()
+	st := RunLoad(ctx, load, op)
+	s.driver.endPhase(ctx, st)
+	st.Elapsed = time.Since(start)
+	// What the server must have recorded: every answered request, or for observe streams what
+	// it said it accepted. After a failure or an interruption that is no longer known.
+	if st.Errors > 0 || st.Interrupted {
+		s.uncertain = true
+	}
+	if st.Accepted != nil {
+		s.recorded += *st.Accepted
+	} else {
+		s.recorded += st.Count
+	}
+	return st
+}
+
+// system is one mode ready to run: its driver and what the report says about it.
+type system struct {
+	label   string
+	target  string
+	meaning string
+	expect  *Expectation
+	driver  driver
+	stats   Stats
+	index   int // position in the run, for unique event ids
+	phases  int // phases run so far
+	// audited is set when the system's requests reach the in-process ahp-server; recorded
+	// counts what that server must have written to its audit log, unless uncertain.
+	audited   bool
+	recorded  uint64
+	uncertain bool
+}
+
+// env starts what the systems of a run share, once each.
+type env struct {
+	cfg        Config
+	wl         *Workload
+	tmp        string
+	auditLog   *audit.Log
+	auditStart uint64 // the log's seq before the run (a kept log may already hold records)
+	ahp        *running
+	noop       *running
+	policy     string
+	bridge     string
+	systems    []*system
+}
+
+func (e *env) progress(format string, a ...any) {
+	if e.cfg.Progress != nil {
+		fmt.Fprintf(e.cfg.Progress, "ahp-bench: "+format+"\n", a...)
+	}
+}
+
+// policyFile returns the policy of the in-process server and the embedded bridge.
+func (e *env) policyFile() (string, error) {
+	if e.cfg.PolicyFile != "" {
+		return e.cfg.PolicyFile, nil
+	}
+	if e.policy == "" {
+		file, err := writeBuiltinPolicy(e.tmp)
+		if err != nil {
+			return "", err
+		}
+		e.policy = file
+	}
+	return e.policy, nil
+}
+
+func (e *env) policyDesc() string {
+	if e.cfg.PolicyFile != "" {
+		return "policy " + e.cfg.PolicyFile
+	}
+	return fmt.Sprintf("built-in policy %s (%d rules)", BuiltinPolicyName, PolicyRules)
+}
+
+// ahpURL returns the ahp-server to load: --target, or one started in-process.
+func (e *env) ahpURL() (url, desc string, err error) {
+	if e.cfg.Target != "" {
+		return e.cfg.Target, "ahp-server at " + e.cfg.Target, nil
+	}
+	if e.ahp == nil {
+		file, err := e.policyFile()
+		if err != nil {
+			return "", "", err
+		}
+		e.progress("starting an in-process ahp-server with the %s", e.policyDesc())
+		if e.cfg.Audit {
+			if e.auditLog, e.auditStart, err = openAudit(e.cfg.AuditPath, e.tmp, e.cfg.AuditFsync); err != nil {
+				return "", "", err
+			}
+		}
+		if e.ahp, err = startServer(file, e.auditLog); err != nil {
+			return "", "", err
+		}
+	}
+	desc = "in-process ahp-server at " + e.ahp.url + ", " + e.policyDesc()
+	if e.auditLog != nil {
+		desc += ", audit log on"
+	}
+	return e.ahp.url, desc, nil
+}
+
+func (e *env) noopURL() (url, desc string, err error) {
+	if e.noop == nil {
+		if e.noop, err = startNoop(); err != nil {
+			return "", "", err
+		}
+	}
+	return e.noop.url, "in-process no-op Connect handlers at " + e.noop.url + " (same http.Server settings, answer at once)", nil
+}
+
+func (e *env) bridgeBin(ctx context.Context) (string, error) {
+	if e.cfg.BridgeBin != "" {
+		if _, err := os.Stat(e.cfg.BridgeBin); err != nil {
+			return "", fmt.Errorf("%w: --bridge-bin: %v", ErrBridgeUnavailable, err)
+		}
+		return e.cfg.BridgeBin, nil
+	}
+	if e.bridge == "" {
+		e.progress("building %s", BridgePackage)
+		bin, err := BuildBridge(ctx, e.tmp)
+		if err != nil {
+			return "", err
+		}
+		e.bridge = bin
+	}
+	return e.bridge, nil
+}
+
+// open prepares mode m.
+func (e *env) open(ctx context.Context, m Mode) (*system, error) {
+	s := &system{label: m.String(), index: len(e.systems)}
+	// The built-in policy allows Commands[0] and denies Commands[1]; a no-op handler allows both;
+	// any other policy is checked for consistency.
+	switch {
+	case m.Noop:
+		s.expect = FixedExpectation(VerdictAllow, VerdictAllow)
+	case e.cfg.Target == "" && e.cfg.PolicyFile == "":
+		s.expect = FixedExpectation(VerdictAllow, VerdictDeny)
+	default:
+		s.expect = LearnedExpectation()
+	}
+	var err error
+	if m.bridge() {
+		err = e.openBridge(ctx, m, s)
+	} else {
+		err = e.openConnect(m, s)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.systems = append(e.systems, s)
+	return s, nil
+}
+
+// openConnect prepares a mode that calls ahp.v1 over Connect.
+func (e *env) openConnect(m Mode, s *system) error {
+	url, desc := "", ""
+	var err error
+	if m.Noop {
+		url, desc, err = e.noopURL()
+	} else {
+		url, desc, err = e.ahpURL()
+		s.audited = e.cfg.Target == ""
+	}
+	if err != nil {
+		return err
+	}
+	opts, err := clientOptions(e.cfg.Protocol, e.cfg.NoGzip)
+	if err != nil {
+		return err
+	}
+	hc := httpClient(url)
+	proto := e.cfg.Protocol
+	if proto == "" {
+		proto = "connect"
+	}
+	gzip := "accepts gzip"
+	if e.cfg.NoGzip {
+		gzip = "no gzip"
+	}
+	s.target = fmt.Sprintf("%s (client: %s protocol, binary protobuf, HTTP/2, %s)", desc, proto, gzip)
+	switch m.Transport {
+	case ModeIntercept:
+		s.driver = &unaryDriver{wl: e.wl, client: ahpv1connect.NewInterceptServiceClient(hc, url, opts...), expect: s.expect}
+		s.meaning = "latency of one unary Intercept call, from send to checked decision"
+	case ModeInterceptStream:
+		s.driver = newStreamDriver(ahpv1connect.NewInterceptServiceClient(hc, url, opts...), e.wl, s.expect)
+		s.meaning = "latency of one event on a single InterceptStream shared by all workers, from send to its answer (matched by event id)"
+	case ModeObserveStream:
+		s.driver = newObserveDriver(ahpv1connect.NewObservationServiceClient(hc, url, opts...), e.wl, e.cfg.Load.Concurrency)
+		s.meaning = "latency of one Send on the worker's own ObserveStream (there is no per-event answer); " +
+			"throughput is events per second until every stream is closed and the server's accepted count is in"
+	}
+	return nil
+}
+
+// openBridge prepares a mode that speaks Agent Hooks JSON-RPC to ahp-jsonrpc-bridge processes.
+func (e *env) openBridge(ctx context.Context, m Mode, s *system) error {
+	bin, err := e.bridgeBin(ctx)
+	if err != nil {
+		return err
+	}
+	setup := bridgeSetup{bin: bin, concurrency: e.cfg.Load.Concurrency}
+	var desc string
+	switch {
+	case m.Noop:
+		setup.upstream, desc, err = e.noopURL()
+	case e.cfg.BridgeEmbedded:
+		setup.policyFile, err = e.policyFile()
+		desc = e.policyDesc()
+	default:
+		setup.upstream, desc, err = e.ahpURL()
+		s.audited = e.cfg.Target == ""
+	}
+	if err != nil {
+		return err
+	}
+	once := e.cfg.BridgeOnce && m.Transport == ModeBridgeStdio
+	s.target = describeBridge(m.Transport, once, setup, desc)
+	switch {
+	case once:
+		s.label += " --once"
+		s.driver = &onceDriver{setup: setup, wl: e.wl, expect: s.expect}
+		s.meaning = "start-and-answer: from spawning the process to reading its answer line (\"until exit\": to the process's exit)"
+	case m.Transport == ModeBridgeStdio:
+		if s.driver, err = newStdioDriver(setup, e.wl, s.expect, e.cfg.Load.Concurrency); err != nil {
+			return err
+		}
+		s.meaning = "latency of one hooks/intercept line written to the bridge's stdin until its answer line is read"
+	default:
+		if s.driver, err = newHTTPDriver(setup, e.wl, s.expect, e.cfg.Load.Concurrency); err != nil {
+			return err
+		}
+		s.meaning = "latency of one hooks/intercept POST to the bridge until its answer is read"
+	}
+	return nil
+}
+
+// close stops what is still running: drivers first (they talk to the servers), then servers.
+func (e *env) close() {
+	for _, s := range e.systems {
+		if s.driver != nil {
+			_ = s.driver.close()
+		}
+	}
+	if e.ahp != nil {
+		_ = e.ahp.stop()
+	}
+	if e.noop != nil {
+		_ = e.noop.stop()
+	}
+}

@@ -1,0 +1,212 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+)
+
+// driver puts one mode's load on one system under test.
+type driver interface {
+	// op sends request seq for worker w and checks the answer.
+	op(ctx context.Context, w int, seq uint64) error
+	// endPhase runs after each load phase, when no op is running: it ends what lasts one phase
+	// (observe streams) and adds what it finds (accepted counts, mismatches) to st.
+	endPhase(ctx context.Context, st *Stats)
+	// close releases the driver's streams and processes; the servers are the run's.
+	close() error
+}
+
+// answerTimer is a driver whose requests go on after their answer (per_event: the process
+// exits). timedOp replaces op and reports when the answer came.
+type answerTimer interface {
+	timedOp(ctx context.Context, w int, seq uint64) (answered time.Time, err error)
+}
+
+// checkDecision checks a canonical decision for request seq.
+func checkDecision(d *ahpv1.Decision, seq uint64, expect *Expectation) error {
+	switch {
+	case d == nil:
+		return errors.New("answer without a decision")
+	case d.GetSynthetic():
+		return errors.New("synthetic decision (the server failed over instead of deciding)")
+	case d.GetReplayed():
+		return errors.New("replayed decision for a fresh event id")
+	}
+	return expect.Check(seq, VerdictOf(d))
+}
+
+// unaryDriver calls Intercept once per request.
+type unaryDriver struct {
+	wl     *Workload
+	client ahpv1connect.InterceptServiceClient
+	expect *Expectation
+}
+
+func (d *unaryDriver) op(ctx context.Context, w int, seq uint64) error {
+	resp, err := d.client.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: d.wl.ToolBefore(w, seq)}))
+	if err != nil {
+		return fmt.Errorf("Intercept: %w", err)
+	}
+	return checkDecision(resp.Msg.GetDecision(), seq, d.expect)
+}
+
+func (d *unaryDriver) endPhase(context.Context, *Stats) {}
+func (d *unaryDriver) close() error                     { return nil }
+
+// streamDriver sends every request on one InterceptStream shared by all workers; a reader
+// goroutine hands each answer to the worker waiting for its event id (answers may come in any
+// order).
+type streamDriver struct {
+	wl      *Workload
+	expect  *Expectation
+	cancel  context.CancelFunc
+	stream  *connect.BidiStreamForClient[ahpv1.InterceptStreamRequest, ahpv1.InterceptStreamResponse]
+	sendMu  sync.Mutex
+	pending *correlator[*ahpv1.InterceptStreamResponse]
+	done    chan struct{}
+}
+
+func newStreamDriver(client ahpv1connect.InterceptServiceClient, wl *Workload, expect *Expectation) *streamDriver {
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &streamDriver{
+		wl: wl, expect: expect, cancel: cancel, stream: client.InterceptStream(ctx),
+		pending: newCorrelator[*ahpv1.InterceptStreamResponse](), done: make(chan struct{}),
+	}
+	go d.receive()
+	return d
+}
+
+func (d *streamDriver) receive() {
+	defer close(d.done)
+	for {
+		resp, err := d.stream.Receive()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("InterceptStream ended")
+			}
+			d.pending.fail(fmt.Errorf("InterceptStream: %w", err))
+			return
+		}
+		d.pending.deliver(resp.GetEventId(), resp)
+	}
+}
+
+func (d *streamDriver) op(ctx context.Context, w int, seq uint64) error {
+	ev := d.wl.ToolBefore(w, seq)
+	wait, err := d.pending.expect(ev.GetId())
+	if err != nil {
+		return err
+	}
+	d.sendMu.Lock()
+	err = d.stream.Send(&ahpv1.InterceptStreamRequest{Event: ev})
+	d.sendMu.Unlock()
+	if err != nil {
+		d.pending.forget(ev.GetId())
+		return fmt.Errorf("InterceptStream send: %w", err)
+	}
+	resp, err := wait(ctx)
+	if err != nil {
+		d.pending.forget(ev.GetId())
+		return err
+	}
+	if e := resp.GetError(); e != nil {
+		return fmt.Errorf("InterceptStream: event rejected: %s: %s", e.GetCode(), e.GetMessage())
+	}
+	return checkDecision(resp.GetDecision(), seq, d.expect)
+}
+
+func (d *streamDriver) endPhase(context.Context, *Stats) {}
+
+func (d *streamDriver) close() error {
+	d.sendMu.Lock()
+	err := d.stream.CloseRequest()
+	d.sendMu.Unlock()
+	<-d.done
+	d.cancel()
+	if cerr := d.stream.CloseResponse(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// observeDriver gives each worker its own ObserveStream for the length of a phase; at the end of
+// the phase every stream is closed and the server's accepted count must equal the events sent.
+type observeDriver struct {
+	wl      *Workload
+	client  ahpv1connect.ObservationServiceClient
+	ctx     context.Context
+	cancel  context.CancelFunc
+	workers []observeWorker
+}
+
+type observeWorker struct {
+	stream *connect.ClientStreamForClient[ahpv1.ObserveStreamRequest, ahpv1.ObserveStreamResponse]
+	sent   uint64
+	failed bool // the stream broke; its events are already counted as errors
+}
+
+func newObserveDriver(client ahpv1connect.ObservationServiceClient, wl *Workload, concurrency int) *observeDriver {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &observeDriver{wl: wl, client: client, ctx: ctx, cancel: cancel, workers: make([]observeWorker, concurrency)}
+}
+
+func (d *observeDriver) op(_ context.Context, w int, seq uint64) error {
+	ow := &d.workers[w]
+	if ow.failed {
+		return errors.New("ObserveStream broke earlier in this phase")
+	}
+	if ow.stream == nil {
+		ow.stream = d.client.ObserveStream(d.ctx)
+	}
+	if err := ow.stream.Send(&ahpv1.ObserveStreamRequest{Event: d.wl.ToolAfter(w, seq)}); err != nil {
+		ow.failed = true
+		return fmt.Errorf("ObserveStream send: %w", err)
+	}
+	ow.sent++
+	return nil
+}
+
+func (d *observeDriver) endPhase(_ context.Context, st *Stats) {
+	var accepted uint64
+	for i := range d.workers {
+		ow := &d.workers[i]
+		if ow.stream == nil {
+			continue
+		}
+		resp, err := ow.stream.CloseAndReceive()
+		switch {
+		case err != nil:
+			st.AddErrors(fmt.Sprintf("ObserveStream: %v (its events were not confirmed)", connect.CodeOf(err)), ow.sent)
+		case resp.Msg.GetDuplicates() != 0:
+			st.AddErrors("ObserveStream: fresh events counted as duplicates", resp.Msg.GetDuplicates())
+			accepted += resp.Msg.GetAccepted()
+		case resp.Msg.GetAccepted() != ow.sent:
+			st.AddErrors("ObserveStream: accepted count differs from events sent", absDiff(resp.Msg.GetAccepted(), ow.sent))
+			accepted += resp.Msg.GetAccepted()
+		default:
+			accepted += resp.Msg.GetAccepted()
+		}
+		*ow = observeWorker{}
+	}
+	st.Accepted = &accepted
+}
+
+func absDiff(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+func (d *observeDriver) close() error {
+	d.cancel()
+	return nil
+}

@@ -1,0 +1,242 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ahp-gateway/ahp/internal/bench"
+)
+
+var epoch = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func TestScheduleOpenLoopDueTimes(t *testing.T) {
+	t.Parallel()
+	s := bench.NewSchedule(epoch, 1000, 0, 0)
+	if !s.OpenLoop() {
+		t.Fatal("a positive rate is open loop")
+	}
+	for want := range uint64(5) {
+		seq, due, ok := s.Next()
+		if !ok || seq != want {
+			t.Fatalf("Next = %d, %v; want %d, true", seq, ok, want)
+		}
+		if wantDue := epoch.Add(time.Duration(want) * time.Millisecond); !due.Equal(wantDue) {
+			t.Errorf("request %d due %v, want %v", seq, due.Sub(epoch), wantDue.Sub(epoch))
+		}
+	}
+}
+
+func TestScheduleDueTimesDoNotDrift(t *testing.T) {
+	t.Parallel()
+	// 3 per second is 333.33… ms apart: summing rounded intervals would drift; Due does not.
+	s := bench.NewSchedule(epoch, 3, 0, 0)
+	if got, want := s.Due(3_000_000), epoch.Add(1_000_000*time.Second); !got.Equal(want) {
+		t.Errorf("Due(3e6) = %v after start, want %v", got.Sub(epoch), want.Sub(epoch))
+	}
+	if got, want := s.Due(1), epoch.Add(333_333_333*time.Nanosecond); !got.Equal(want) {
+		t.Errorf("Due(1) = %v after start, want %v", got.Sub(epoch), want.Sub(epoch))
+	}
+}
+
+func TestScheduleOpenLoopEndsAtTheDuration(t *testing.T) {
+	t.Parallel()
+	// 100/s for 1s: requests 0…99 are due before the end, request 100 is due exactly at it.
+	s := bench.NewSchedule(epoch, 100, 0, time.Second)
+	n := 0
+	for {
+		_, _, ok := s.Next()
+		if !ok {
+			break
+		}
+		n++
+	}
+	if n != 100 {
+		t.Errorf("handed out %d requests, want 100", n)
+	}
+}
+
+func TestScheduleRequestLimit(t *testing.T) {
+	t.Parallel()
+	for _, rate := range []float64{0, 50} {
+		s := bench.NewSchedule(epoch, rate, 7, 0)
+		n := 0
+		for {
+			_, due, ok := s.Next()
+			if !ok {
+				break
+			}
+			if rate == 0 && !due.IsZero() {
+				t.Errorf("closed loop handed out a due time")
+			}
+			n++
+		}
+		if n != 7 {
+			t.Errorf("rate %v: handed out %d requests, want 7", rate, n)
+		}
+	}
+}
+
+func TestScheduleIsSafeForConcurrentWorkers(t *testing.T) {
+	t.Parallel()
+	s := bench.NewSchedule(time.Now(), 0, 10_000, 0)
+	var seen sync.Map
+	var handed atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for {
+				seq, _, ok := s.Next()
+				if !ok {
+					return
+				}
+				if _, dup := seen.LoadOrStore(seq, true); dup {
+					t.Errorf("sequence number %d handed out twice", seq)
+				}
+				handed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if handed.Load() != 10_000 {
+		t.Errorf("handed out %d, want 10000", handed.Load())
+	}
+}
+
+func TestRunLoadCountsRequestsAndErrors(t *testing.T) {
+	t.Parallel()
+	errOdd := errors.New("odd request refused")
+	var calls atomic.Int64
+	st := bench.RunLoad(context.Background(), bench.Load{Concurrency: 4, Requests: 1000}, func(_ context.Context, _ int, seq uint64) (time.Time, error) {
+		calls.Add(1)
+		if seq%2 == 1 {
+			return time.Time{}, errOdd
+		}
+		return time.Time{}, nil
+	})
+	if calls.Load() != 1000 || st.Count != 1000 || st.Errors != 500 || st.ErrorKinds[errOdd.Error()] != 500 {
+		t.Fatalf("calls %d, count %d, errors %d (%v); want 1000, 1000, 500", calls.Load(), st.Count, st.Errors, st.ErrorKinds)
+	}
+	if st.Latency.Count() != 500 || st.Interrupted {
+		t.Errorf("latency samples %d (want 500, successes only), interrupted %v", st.Latency.Count(), st.Interrupted)
+	}
+}
+
+func TestRunLoadTimesOutSlowRequests(t *testing.T) {
+	t.Parallel()
+	st := bench.RunLoad(context.Background(), bench.Load{Concurrency: 2, Requests: 4, Timeout: 20 * time.Millisecond}, func(ctx context.Context, _ int, _ uint64) (time.Time, error) {
+		<-ctx.Done()
+		return time.Time{}, ctx.Err()
+	})
+	if st.Count != 4 || st.Errors != 4 || st.ErrorKinds["request timed out"] != 4 {
+		t.Fatalf("count %d errors %d kinds %v; want 4 timeouts", st.Count, st.Errors, st.ErrorKinds)
+	}
+}
+
+// TestRunLoadOpenLoopChargesStallsToEveryDelayedRequest is the coordinated-omission check: one
+// request stalls for 200 ms at 1000/s with one worker; the ~200 requests due during the stall must
+// show the wait in their latency, not just the one that stalled.
+func TestRunLoadOpenLoopChargesStallsToEveryDelayedRequest(t *testing.T) {
+	t.Parallel()
+	const stall = 200 * time.Millisecond
+	st := bench.RunLoad(context.Background(), bench.Load{Concurrency: 1, Requests: 600, Rate: 1000}, func(_ context.Context, _ int, seq uint64) (time.Time, error) {
+		if seq == 100 {
+			time.Sleep(stall)
+		}
+		return time.Time{}, nil
+	})
+	if st.Count != 600 || st.Errors != 0 {
+		t.Fatalf("count %d errors %d", st.Count, st.Errors)
+	}
+	// Corrected: about 200 of the 600 requests were due during the stall and waited 200…0 ms, so
+	// the p90 (the 60th slowest) is about 140 ms. Uncorrected (service time), only one request
+	// took long.
+	if p := st.Latency.Quantile(0.9); p < 50*time.Millisecond {
+		t.Errorf("latency p90 %v: the stall is not charged to the requests it delayed", p)
+	}
+	if p := st.Service.Quantile(0.9); p > 50*time.Millisecond {
+		t.Errorf("service time p90 %v: should only see the one slow request", p)
+	}
+	if m := st.Latency.Max(); m < stall {
+		t.Errorf("latency max %v < the stall", m)
+	}
+}
+
+func TestRunLoadOpenLoopKeepsTheRate(t *testing.T) {
+	t.Parallel()
+	// 200 requests at 2000/s last about 100 ms; closed loop the no-op would finish at once.
+	st := bench.RunLoad(context.Background(), bench.Load{Concurrency: 4, Requests: 200, Rate: 2000}, func(context.Context, int, uint64) (time.Time, error) { return time.Time{}, nil })
+	if st.Count != 200 || st.Elapsed < 95*time.Millisecond {
+		t.Fatalf("count %d in %v; want 200 in at least ~100ms", st.Count, st.Elapsed)
+	}
+}
+
+func TestRunLoadStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	var n atomic.Int64
+	st := bench.RunLoad(ctx, bench.Load{Concurrency: 3, Duration: time.Minute}, func(ctx context.Context, _ int, _ uint64) (time.Time, error) {
+		if n.Add(1) == 50 {
+			cancel()
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(time.Millisecond):
+			return time.Time{}, nil
+		}
+	})
+	if !st.Interrupted || st.Errors != 0 {
+		t.Fatalf("interrupted %v errors %d (%v): a cancelled run is interrupted, and its cut-off requests are not errors", st.Interrupted, st.Errors, st.ErrorKinds)
+	}
+}
+
+// TestRunLoadMeasuresToTheAnswer: an Op that reports its answer's time before returning (a
+// per_event process that still has to exit) gets latency to the answer and completion to the end.
+func TestRunLoadMeasuresToTheAnswer(t *testing.T) {
+	t.Parallel()
+	st := bench.RunLoad(context.Background(), bench.Load{Concurrency: 1, Requests: 5}, func(context.Context, int, uint64) (time.Time, error) {
+		answered := time.Now()
+		time.Sleep(100 * time.Millisecond) // the "exit"
+		return answered, nil
+	})
+	if st.Count != 5 || st.Completion.Count() != 5 {
+		t.Fatalf("count %d, completion samples %d", st.Count, st.Completion.Count())
+	}
+	if lat, done := st.Latency.Max(), st.Completion.Min(); lat >= done || done < 100*time.Millisecond {
+		t.Errorf("latency max %v (want it to stop at the answer), completion min %v (want the whole op)", lat, done)
+	}
+}
+
+func TestStatsErrorKindsAreCapped(t *testing.T) {
+	t.Parallel()
+	var st bench.Stats
+	for i := range 25 {
+		st.AddError(errors.New(string(rune('a' + i))))
+	}
+	if st.Errors != 25 || len(st.ErrorKinds) != 11 || st.ErrorKinds["(other errors)"] != 15 {
+		t.Fatalf("errors %d kinds %d (%v)", st.Errors, len(st.ErrorKinds), st.ErrorKinds)
+	}
+}
+
+func TestStatsMerge(t *testing.T) {
+	t.Parallel()
+	one, two := uint64(3), uint64(4)
+	a := bench.Stats{Count: 10, Accepted: &one, Elapsed: time.Second}
+	a.AddErrors("x", 2)
+	a.Latency.Record(time.Millisecond)
+	b := bench.Stats{Count: 5, Accepted: &two, Elapsed: 2 * time.Second, Interrupted: true}
+	b.AddErrors("x", 1)
+	b.AddErrors("y", 1)
+	b.Latency.Record(3 * time.Millisecond)
+	var total bench.Stats
+	total.Merge(&a)
+	total.Merge(&b)
+	if total.Count != 15 || total.Errors != 4 || total.ErrorKinds["x"] != 3 || total.ErrorKinds["y"] != 1 ||
+		*total.Accepted != 7 || total.Elapsed != 3*time.Second || !total.Interrupted || total.Latency.Count() != 2 {
+		t.Fatalf("merged %+v", total)
+	}
+}
