@@ -90,6 +90,7 @@ type config struct {
 	listeners              int // how many of --http, --ws, --unix are set
 	configFile             string
 	metricsAddr            string
+	unixAllowUIDs          []uint32
 }
 
 const usageHead = `Usage: ahp-jsonrpc-bridge [flags]
@@ -135,6 +136,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	harnessPath := fs.String("harness-path", env("AHP_BRIDGE_HARNESS_PATH", httprpc.DefaultHarnessPath), "HTTP `path` for Agent Harness Protocol POSTs; may equal -hooks-path (env AHP_BRIDGE_HARNESS_PATH)")
 	wsAddr := fs.String("ws", getenv("AHP_BRIDGE_WS"), "serve WebSocket on this `address`, any path (env AHP_BRIDGE_WS)")
 	unixPath := fs.String("unix", getenv("AHP_BRIDGE_UNIX"), "serve on a Unix socket at this `path`; a stale socket file there is replaced (env AHP_BRIDGE_UNIX)")
+	unixAllow := fs.String("unix-allow-uid", getenv("AHP_BRIDGE_UNIX_ALLOW_UID"), "comma-separated user `ids` whose processes may use the Unix socket (checked with SO_PEERCRED on Linux); empty: whoever the socket's mode lets in (env AHP_BRIDGE_UNIX_ALLOW_UID)")
 	unixMode := fs.String("unix-mode", env("AHP_BRIDGE_UNIX_MODE", fmt.Sprintf("%04o", unixsock.DefaultMode)), "file `mode` of the Unix socket, octal (env AHP_BRIDGE_UNIX_MODE)")
 	dialect := fs.String("dialect", env("AHP_BRIDGE_DIALECT", "auto"), "which `dialect` to read messages as: auto (by method: hooks/* or ahp/*), hooks or harness (env AHP_BRIDGE_DIALECT)")
 	upstream := fs.String("upstream", getenv("AHP_BRIDGE_UPSTREAM"), "ahp-server `URL`, http:// (h2c) or https://; empty runs the decision core in-process (env AHP_BRIDGE_UPSTREAM)")
@@ -172,6 +174,14 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 		upstream: *upstream, tokenEnv: *tokenEnv, policyFile: *policyFile,
 		logLevel: *logLevel, logFormat: *logFormat,
 		configFile: *configFile, metricsAddr: *metricsAddr,
+	}
+	for _, field := range strings.FieldsFunc(*unixAllow, func(r rune) bool { return r == ',' || r == ' ' }) {
+		uid, err := strconv.ParseUint(field, 10, 32)
+		if err != nil {
+			fmt.Fprintf(stderr, "ahp-jsonrpc-bridge: -unix-allow-uid: %q is not a user id\n", field)
+			return nil, 2
+		}
+		cfg.unixAllowUIDs = append(cfg.unixAllowUIDs, uint32(uid))
 	}
 	for _, set := range []string{cfg.httpAddr, cfg.wsAddr, cfg.unixPath} {
 		if set != "" {

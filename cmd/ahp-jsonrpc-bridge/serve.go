@@ -98,7 +98,7 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 		}
 		listeners = append(listeners, ln)
 		logListening(log, "unix", ln.Addr(), true, "mode", cfg.unixMode.String())
-		opts := unixsock.Options{Stream: stream, ShutdownTimeout: cfg.shutdownTimeout}
+		opts := unixsock.Options{Stream: stream, ShutdownTimeout: cfg.shutdownTimeout, AllowUIDs: cfg.unixAllowUIDs}
 		servers = append(servers, func(ctx context.Context) error { return unixsock.Serve(ctx, ln, h, opts) })
 	}
 	if hardening.metricsLn != nil {

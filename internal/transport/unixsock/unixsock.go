@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -111,6 +112,10 @@ type Options struct {
 	// ShutdownTimeout bounds how long Serve waits, once ctx is done, for in-flight messages to be
 	// answered before it closes the remaining connections (default transport.DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
+	// AllowUIDs, when non-empty, admits only peers whose process runs as one of these user ids
+	// (checked with the kernel's peer credentials, SO_PEERCRED); others are disconnected at once.
+	// Empty: any peer the socket file's mode lets connect.
+	AllowUIDs []uint32
 }
 
 // Serve accepts connections on ln and serves each as an ndjson stream with h until ctx is done. It
@@ -159,6 +164,14 @@ func Serve(ctx context.Context, ln net.Listener, h bridge.Handler, opts Options)
 			break
 		}
 		delay = 0
+		if len(opts.AllowUIDs) > 0 {
+			uid, err := peerUID(c)
+			if err != nil || !slices.Contains(opts.AllowUIDs, uid) {
+				log.Warn("peer refused: its user id is not allowed", "uid", uid, "error", err)
+				_ = c.Close()
+				continue
+			}
+		}
 		mu.Lock()
 		conns[c] = struct{}{}
 		mu.Unlock()

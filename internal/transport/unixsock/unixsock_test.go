@@ -258,3 +258,42 @@ func TestShutdownGivesUpOnAPeerThatStoppedReading(t *testing.T) {
 	}
 	io.Copy(io.Discard, c) // the connection has been closed: this ends
 }
+
+func TestAllowUIDsAdmitsOnlyListedPeers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		allow []uint32
+		want  bool
+	}{
+		{"own uid allowed", []uint32{uint32(os.Getuid())}, true},
+		{"other uid only", []uint32{uint32(os.Getuid()) + 4242}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "p.sock")
+			ln, err := unixsock.Listen(path, unixsock.DefaultMode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			echo := bridge.HandlerFunc(func(_ context.Context, msg []byte, _ bridge.Transport) bridge.Reply {
+				return bridge.Reply{Body: []byte(`{"jsonrpc":"2.0","id":"x","result":{}}`)}
+			})
+			go func() { _ = unixsock.Serve(ctx, ln, echo, unixsock.Options{AllowUIDs: tc.allow}) }()
+			c, err := net.Dial("unix", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+			if _, err := c.Write([]byte(`{"jsonrpc":"2.0","id":"x","method":"m","params":{}}` + "\n")); err != nil && tc.want {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(c).ReadString('\n')
+			if got := err == nil && strings.Contains(line, `"result"`); got != tc.want {
+				t.Fatalf("answered = %v (%q, %v), want %v", got, line, err, tc.want)
+			}
+		})
+	}
+}
