@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	target := fs.String("target", "", "use the ahp-server at this URL (http://127.0.0.1:PORT; loopback only) instead of starting one")
 	protocol := fs.String("protocol", "connect", "client protocol for the Connect modes: connect, grpc or grpcweb")
 	acceptGzip := fs.Bool("accept-gzip", true, "Connect modes: accept gzip-compressed answers, as connect-go clients do by default (the server then compresses them); -accept-gzip=false measures without")
-	bridgeBin := fs.String("bridge-bin", getenv("AHP_BRIDGE_BIN"), "ahp-jsonrpc-bridge binary for the bridge modes; empty builds it with `go build` into a temporary directory (env AHP_BRIDGE_BIN)")
+	bridgeBin := fs.String("bridge-bin", getenv("AHP_BRIDGE_BIN"), "ahp-jsonrpc-bridge binary for the bridge modes; empty builds it with the go command into a temporary directory (env AHP_BRIDGE_BIN)")
 	once := fs.Bool("once", false, "bridge-stdio: start one ahp-jsonrpc-bridge --once process per request (per_event) instead of one persistent process")
 	embedded := fs.Bool("bridge-embedded", false, "bridge modes: run the bridge's embedded decision core (with -policy) instead of pointing it at ahp-server")
 	jsonOut := fs.Bool("json", false, "write the report as JSON instead of a table")

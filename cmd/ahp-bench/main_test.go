@@ -157,6 +157,37 @@ func TestBridgeAgainstADirectCall(t *testing.T) {
 	checkResult(t, report.Baseline, "intercept")
 }
 
+// TestAuditHoldsEveryDecisionAndObservation turns the in-process server's audit log on: after the
+// run its chain verifies and it holds one record per answered request, warm-up included.
+func TestAuditHoldsEveryDecisionAndObservation(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		args   []string
+		bridge bool
+	}{
+		{"intercept-stream", []string{"--mode", "intercept-stream", "--concurrency", "3", "--baseline"}, false},
+		{"observe-stream", []string{"--mode", "observe-stream", "--concurrency", "2", "--audit-fsync", "always"}, false},
+		{"bridge-stdio", []string{"--mode", "bridge-stdio", "--baseline-mode", "intercept"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"--audit", "--duration", "300ms", "--warmup", "50ms"}, c.args...)
+			if c.bridge {
+				args = append(args, "--bridge-bin", needBridge(t))
+			}
+			report := benchJSON(t, args...)
+			a := report.Audit
+			if a == nil {
+				t.Fatal("no audit check in the report")
+			}
+			if a.Problem != "" || !a.ChainOK || !a.Counted || a.Records != a.Expected || a.Records < report.Run.Count {
+				t.Errorf("audit %+v for %d requests", *a, report.Run.Count)
+			}
+		})
+	}
+}
+
 func TestFixedRateIsOpenLoop(t *testing.T) {
 	t.Parallel()
 	report := benchJSON(t, "--mode", "intercept", "--rate", "400", "--duration", "500ms", "--concurrency", "4", "--warmup", "0")
@@ -227,6 +258,8 @@ func TestRefusesBadUsage(t *testing.T) {
 		{[]string{"--concurrency", "0"}, "-concurrency"},
 		{[]string{"--payload-bytes", "-3"}, "payload size"},
 		{[]string{"--target", "http://127.0.0.1:1", "--policy", "x.yaml"}, "--policy is for the in-process"},
+		{[]string{"--target", "http://127.0.0.1:1", "--audit"}, "--audit is for the in-process"},
+		{[]string{"--audit-fsync", "sometimes"}, "audit fsync mode"},
 		{[]string{"extra"}, "unexpected argument"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -246,7 +279,7 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, f := range []string{"mode", "concurrency", "duration", "requests", "rate", "payload-bytes", "baseline", "baseline-mode",
-		"rounds", "warmup", "timeout", "policy", "target", "protocol", "bridge-bin", "once", "bridge-embedded", "json", "quiet", "cpuprofile", "accept-gzip"} {
+		"rounds", "warmup", "timeout", "policy", "target", "protocol", "bridge-bin", "once", "bridge-embedded", "json", "quiet", "cpuprofile", "accept-gzip", "audit", "audit-path", "audit-fsync"} {
 		if !strings.Contains(stderr.String(), "  -"+f+" ") && !strings.Contains(stderr.String(), "  -"+f+"\n") {
 			t.Errorf("help does not document -%s", f)
 		}
@@ -255,6 +288,17 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 		if !strings.Contains(stderr.String(), mode) {
 			t.Errorf("help does not describe mode %s", mode)
 		}
+	}
+}
+
+func TestAuditNeedsTheServer(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--mode", "noop", "--audit", "--requests", "1"}, &stdout, &stderr, noEnv); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(stderr.String(), "no mode of this run uses that server") {
+		t.Errorf("stderr %q", stderr.String())
 	}
 }
 

@@ -29,8 +29,10 @@ var Transports = []string{ModeIntercept, ModeInterceptStream, ModeObserveStream,
 
 // Mode is a transport and whether the system behind it is ahp-server or the no-op baseline.
 type Mode struct {
+	// Transport is one of Transports.
 	Transport string
-	Noop      bool
+	// Noop selects the no-op baseline behind the transport.
+	Noop bool
 }
 
 // ParseMode reads "intercept", "noop" (= "noop:intercept") or "noop:TRANSPORT".
@@ -140,7 +142,7 @@ func (cfg *Config) Validate() error {
 		if cfg.BridgeEmbedded {
 			return errors.New("--bridge-embedded runs the decision core inside the bridge; it cannot be combined with --target")
 		}
-		if cfg.Audit || cfg.AuditPath != "" {
+		if cfg.Audit || cfg.AuditPath != "" || cfg.AuditFsync != "" {
 			return errors.New("--audit is for the in-process ahp-server; an existing --target keeps its own audit log")
 		}
 	}
@@ -204,6 +206,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("baseline: %w", err)
 		}
 		systems = append(systems, base)
+	}
+
+	if cfg.Audit && e.ahp == nil {
+		return nil, errors.New("--audit is the in-process ahp-server's audit log, and no mode of this run uses that server")
 	}
 
 	report := &Report{Rounds: cfg.Rounds, Machine: CurrentMachine()}
@@ -511,7 +517,7 @@ func (e *env) openConnect(m Mode, s *system) error {
 		s.driver = newStreamDriver(ahpv1connect.NewInterceptServiceClient(hc, url, opts...), e.wl, s.expect)
 		s.meaning = "latency of one event on a single InterceptStream shared by all workers, from send to its answer (matched by event id)"
 	case ModeObserveStream:
-		s.driver = newObserveDriver(ahpv1connect.NewObservationServiceClient(hc, url, opts...), e.wl, e.cfg.Load.Concurrency)
+		s.driver = newObserveDriver(ahpv1connect.NewObservationServiceClient(hc, url, opts...), e.wl, e.cfg.Load.Concurrency, e.cfg.Load.Timeout)
 		s.meaning = "latency of one Send on the worker's own ObserveStream (there is no per-event answer); " +
 			"throughput is events per second until every stream is closed and the server's accepted count is in"
 	}

@@ -239,11 +239,23 @@ func (d *stdioDriver) op(ctx context.Context, w int, seq uint64) error {
 		return err
 	}
 	d.writeMu.Lock()
+	// A bridge that stops reading would block the write, and every worker behind it, for good:
+	// the request's deadline bounds it. A cut-off write leaves half a line on the pipe, so the
+	// stream is given up after any failed write.
+	if dl, ok := ctx.Deadline(); ok {
+		if f, ok := d.stdin.(interface{ SetWriteDeadline(time.Time) error }); ok {
+			_ = f.SetWriteDeadline(dl)
+		}
+	}
 	_, err = d.stdin.Write(line)
+	if err != nil {
+		err = fmt.Errorf("writing to the bridge's stdin: %w", err)
+		d.pending.fail(err)
+		_ = d.stdin.Close()
+	}
 	d.writeMu.Unlock()
 	if err != nil {
-		d.pending.forget(id)
-		return fmt.Errorf("writing to the bridge's stdin: %w", err)
+		return err
 	}
 	a, err := wait(ctx)
 	if err != nil {

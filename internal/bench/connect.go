@@ -105,9 +105,17 @@ func (d *streamDriver) op(ctx context.Context, w int, seq uint64) error {
 	if err != nil {
 		return err
 	}
+	// A Send stuck on flow control would hold every worker; past the request's deadline the
+	// stream is given up (its reader then fails every wait).
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			d.cancel()
+		}
+	})
 	d.sendMu.Lock()
 	err = d.stream.Send(&ahpv1.InterceptStreamRequest{Event: ev})
 	d.sendMu.Unlock()
+	stop()
 	if err != nil {
 		d.pending.forget(ev.GetId())
 		return fmt.Errorf("InterceptStream send: %w", err)
@@ -142,6 +150,7 @@ func (d *streamDriver) close() error {
 type observeDriver struct {
 	wl      *Workload
 	client  ahpv1connect.ObservationServiceClient
+	timeout time.Duration // for a Send, and for the server's answer at the end of a phase
 	ctx     context.Context
 	cancel  context.CancelFunc
 	workers []observeWorker
@@ -149,24 +158,36 @@ type observeDriver struct {
 
 type observeWorker struct {
 	stream *connect.ClientStreamForClient[ahpv1.ObserveStreamRequest, ahpv1.ObserveStreamResponse]
+	cancel context.CancelFunc // ends the stream
 	sent   uint64
 	failed bool // the stream broke; its events are already counted as errors
 }
 
-func newObserveDriver(client ahpv1connect.ObservationServiceClient, wl *Workload, concurrency int) *observeDriver {
+func newObserveDriver(client ahpv1connect.ObservationServiceClient, wl *Workload, concurrency int, timeout time.Duration) *observeDriver {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &observeDriver{wl: wl, client: client, ctx: ctx, cancel: cancel, workers: make([]observeWorker, concurrency)}
+	return &observeDriver{wl: wl, client: client, timeout: timeout, ctx: ctx, cancel: cancel, workers: make([]observeWorker, concurrency)}
 }
 
-func (d *observeDriver) op(_ context.Context, w int, seq uint64) error {
+func (d *observeDriver) op(ctx context.Context, w int, seq uint64) error {
 	ow := &d.workers[w]
 	if ow.failed {
 		return errors.New("ObserveStream broke earlier in this phase")
 	}
 	if ow.stream == nil {
-		ow.stream = d.client.ObserveStream(d.ctx)
+		var sctx context.Context
+		sctx, ow.cancel = context.WithCancel(d.ctx)
+		ow.stream = d.client.ObserveStream(sctx)
 	}
-	if err := ow.stream.Send(&ahpv1.ObserveStreamRequest{Event: d.wl.ToolAfter(w, seq)}); err != nil {
+	// Send has no context of its own: past the request's deadline, end the stream under it.
+	cancel := ow.cancel
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancel()
+		}
+	})
+	err := ow.stream.Send(&ahpv1.ObserveStreamRequest{Event: d.wl.ToolAfter(w, seq)})
+	stop()
+	if err != nil {
 		ow.failed = true
 		return fmt.Errorf("ObserveStream send: %w", err)
 	}
@@ -181,7 +202,10 @@ func (d *observeDriver) endPhase(_ context.Context, st *Stats) {
 		if ow.stream == nil {
 			continue
 		}
+		giveUp := time.AfterFunc(d.timeout, ow.cancel)
 		resp, err := ow.stream.CloseAndReceive()
+		giveUp.Stop()
+		ow.cancel()
 		switch {
 		case err != nil:
 			st.AddErrors(fmt.Sprintf("ObserveStream: %v (its events were not confirmed)", connect.CodeOf(err)), ow.sent)

@@ -198,3 +198,25 @@ func TestPadding(t *testing.T) {
 		}
 	}
 }
+
+// TestWaiterNeverWakesEarly: whatever mix of Go timer and fine timer a wait uses, it ends at or
+// after the due time.
+func TestWaiterNeverWakesEarly(t *testing.T) {
+	t.Parallel()
+	var w waiter
+	defer w.stop()
+	for i := range 40 {
+		due := time.Now().Add(time.Duration(i%8) * 500 * time.Microsecond)
+		if !w.until(context.Background(), due) {
+			t.Fatal("until gave up without a cancelled context")
+		}
+		if now := time.Now(); now.Before(due) {
+			t.Fatalf("woke %v early", due.Sub(now))
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if w.until(ctx, time.Now().Add(time.Hour)) {
+		t.Error("until waited out an hour on a cancelled context")
+	}
+}

@@ -126,29 +126,16 @@ func RunLoad(ctx context.Context, load Load, op Op) *Stats {
 
 // work is one worker's loop.
 func work(ctx context.Context, sched *Schedule, timeout time.Duration, op Op, w int, st *Stats) {
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	var wait waiter
+	defer wait.stop()
 	for ctx.Err() == nil {
 		seq, due, ok := sched.Next()
 		if !ok {
 			return
 		}
-		if wait := time.Until(due); !due.IsZero() && wait > 0 {
-			if timer == nil {
-				timer = time.NewTimer(wait)
-			} else {
-				timer.Reset(wait)
-			}
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				st.Interrupted = true
-				return
-			}
+		if !due.IsZero() && !wait.until(ctx, due) {
+			st.Interrupted = true
+			return
 		}
 		sent := time.Now()
 		opCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -180,4 +167,60 @@ func work(ctx context.Context, sched *Schedule, timeout time.Duration, op Op, w 
 		st.Service.Record(done.Sub(sent))
 	}
 	st.Interrupted = true
+}
+
+// waiter sleeps until a due time: a Go timer for the bulk of the wait, then, where the platform
+// has one, a fineTimer for the last stretch, so that the generator's own wake-up delay (up to a
+// millisecond with Go's timers alone) is not charged to the system under test.
+type waiter struct {
+	timer *time.Timer
+	fine  *fineTimer
+	init  bool
+}
+
+// fineMargin is how much of a wait is left to the fineTimer.
+const fineMargin = 2 * time.Millisecond
+
+// until returns once due has come, or false if ctx ended first.
+func (w *waiter) until(ctx context.Context, due time.Time) bool {
+	if !w.init {
+		w.init = true
+		w.fine = newFineTimer()
+	}
+	coarse := time.Until(due)
+	if w.fine != nil {
+		coarse -= fineMargin
+	}
+	if coarse > 0 {
+		if w.timer == nil {
+			w.timer = time.NewTimer(coarse)
+		} else {
+			w.timer.Reset(coarse)
+		}
+		select {
+		case <-w.timer.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	if rest := time.Until(due); rest > 0 && w.fine != nil {
+		if !w.fine.sleep(rest) {
+			w.fine.close()
+			w.fine = nil
+			time.Sleep(time.Until(due))
+		}
+	}
+	return true
+}
+
+func (w *waiter) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	if w.fine != nil {
+		w.fine.close()
+	}
 }
