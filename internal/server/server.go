@@ -155,6 +155,9 @@ func New(cfg Config) (*Server, error) {
 
 	opts := []connect.HandlerOption{
 		connect.WithReadMaxBytes(cfg.MaxRequestBytes),
+		// Gzip pays off only for large answers; a decision is a few hundred bytes, and compressing
+		// every one cost ≈11 % of the server's CPU under load (docs/bench-results.md).
+		connect.WithCompressMinBytes(1024),
 		connect.WithRecover(s.recovered),
 	}
 	if cfg.Auth != nil {
