@@ -37,7 +37,8 @@ func BuildBridge(ctx context.Context, dir string) (string, error) {
 	out := filepath.Join(dir, "ahp-jsonrpc-bridge")
 	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", out, BridgePackage)
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%w: go build %s: %v\n%s", ErrBridgeUnavailable, BridgePackage, err, tail(msg, 2048))
+		return "", fmt.Errorf("%w: go build %s (run ahp-bench inside the ahp module, or pass --bridge-bin): %v\n%s",
+			ErrBridgeUnavailable, BridgePackage, err, tail(msg, 2048))
 	}
 	return out, nil
 }

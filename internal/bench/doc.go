@@ -6,13 +6,14 @@
 // The parts, one per file:
 //
 //   - histogram.go: a log-linear latency histogram with microsecond resolution
-//   - schedule.go, load.go: workers, closed loop or a fixed arrival rate measured from each
-//     request's due time (no coordinated omission), per-request timeouts, error counting
+//   - schedule.go, load.go, sleep_*.go: workers, closed loop or a fixed arrival rate measured from
+//     each request's due time (no coordinated omission), per-request timeouts, error counting
 //   - workload.go, policy.go: the generated events, the checks on their verdicts, and the built-in
 //     50-rule policy
 //   - connect.go, correlate.go: Intercept, InterceptStream and ObserveStream drivers
 //   - bridge.go: ahp-jsonrpc-bridge on stdio (persistent and per_event) and HTTP
 //   - target.go: the in-process ahp-server, the no-op baseline server, the loopback-only rule
+//   - audit.go: the in-process server's audit log and its check after the run
 //   - bench.go, result.go, machine.go: a whole run, its report, and the machine it ran on
 //
 // Everything it starts listens on 127.0.0.1 and is stopped before Run returns.
