@@ -14,11 +14,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"syscall"
-	"time"
 
 	"github.com/ahp-gateway/ahp/internal/adapter"
-	"github.com/ahp-gateway/ahp/internal/bridge"
-	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/transport"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 )
@@ -29,20 +26,12 @@ const hookMemoryLimit = 256 << 20
 
 // hookConfig is the parsed and checked command line of `hook`.
 type hookConfig struct {
-	provider         adapter.Provider
-	httpAddr         string
-	upstream         string
-	tokenEnv         string
-	upstreamProtocol bridge.Protocol
-	timeout          time.Duration
-	failurePolicy    bridge.FailurePolicy
-	policyFile       string
-	policyPoll       time.Duration
-	includeNative    bool
-	maxMessageBytes  int
-	shutdownTimeout  time.Duration
-	logLevel         string
-	logFormat        string
+	provider adapter.Provider
+	httpAddr string
+	upstreamConfig
+	includeNative bool
+	logLevel      string
+	logFormat     string
 }
 
 const hookUsageHead = `Usage: ahp-jsonrpc-bridge hook claude-code|codex [flags]
@@ -134,52 +123,14 @@ func parseHookFlags(args []string, stderr io.Writer, getenv func(string) string)
 
 	cfg := &hookConfig{
 		provider: provider, httpAddr: *httpAddr,
-		upstream: *upstream, tokenEnv: *tokenEnv, policyFile: *policyFile,
 		includeNative: *includeNative, logLevel: *logLevel, logFormat: *logFormat,
 	}
-	switch *protocol {
-	case "connect":
-		cfg.upstreamProtocol = bridge.ProtocolConnect
-	case "grpc":
-		cfg.upstreamProtocol = bridge.ProtocolGRPC
-	default:
-		return fail("-upstream-protocol: want connect or grpc, got %q", *protocol)
-	}
-	ms, err := strconv.Atoi(*timeoutMs)
-	if err != nil || ms < int(bridge.MinTimeout/time.Millisecond) || ms > int(bridge.MaxTimeout/time.Millisecond) {
-		return fail("-timeout-ms: want a whole number of milliseconds from %d to %d, got %q",
-			bridge.MinTimeout/time.Millisecond, bridge.MaxTimeout/time.Millisecond, *timeoutMs)
-	}
-	cfg.timeout = time.Duration(ms) * time.Millisecond
-	if cfg.upstream != "" {
-		// A remote decision point can fail; what that means for the agent is the operator's choice
-		// to make, with no implicit default (as for the bridge itself).
-		if *failurePolicy == "" {
-			return fail("-failure-policy fail-open|fail-closed is required with -upstream: there is no implicit default")
-		}
-		if cfg.policyFile != "" {
-			return fail("-policy is for embedded mode; with -upstream the ahp-server's policy decides")
-		}
-	} else {
-		if cfg.tokenEnv != "" {
-			return fail("-upstream-token-env needs -upstream")
-		}
-		// In-process, a failure is a bug or a broken policy file rather than an outage: fail closed.
-		if *failurePolicy == "" {
-			*failurePolicy = "fail-closed"
-		}
-	}
-	if cfg.failurePolicy, err = bridge.ParseFailurePolicy(*failurePolicy); err != nil {
-		return fail("-failure-policy: want fail-open or fail-closed, got %q", *failurePolicy)
-	}
-	if cfg.policyPoll, err = time.ParseDuration(*policyPoll); err != nil || cfg.policyPoll < 0 {
-		return fail("-policy-poll: want a duration such as 1s, or 0 to disable, got %q", *policyPoll)
-	}
-	if cfg.maxMessageBytes, err = strconv.Atoi(*maxBytes); err != nil || cfg.maxMessageBytes < 1024 || cfg.maxMessageBytes > 1<<30 {
-		return fail("-max-message-bytes: want a number of bytes from 1024 to 1073741824, got %q", *maxBytes)
-	}
-	if cfg.shutdownTimeout, err = time.ParseDuration(*shutdown); err != nil || cfg.shutdownTimeout <= 0 {
-		return fail("-shutdown-timeout: want a positive duration such as 10s, got %q", *shutdown)
+	if cfg.upstreamConfig, err = parseUpstream(upstreamFlags{
+		upstream: *upstream, tokenEnv: *tokenEnv, protocol: *protocol, timeoutMs: *timeoutMs,
+		failurePolicy: *failurePolicy, policyFile: *policyFile, policyPoll: *policyPoll,
+		maxBytes: *maxBytes, shutdown: *shutdown,
+	}); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.logLevel == "" {
 		// One process per event: an info line each time would fill the runtime's hook log.
@@ -249,7 +200,7 @@ func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, 
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(hookMemoryLimit))
 
-	clients, closer, startErr := hookClients(cfg, log, getenv, false)
+	clients, closer, startErr := cfg.clients(log, getenv, false)
 	if startErr != nil {
 		log.Error("cannot start the policy backend; every event meets the failure policy", "error", startErr)
 	} else {
@@ -279,7 +230,7 @@ func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, 
 // serveHookHTTP serves the HTTP form until ctx is done. Unlike a per-event hook, a server whose
 // backend does not start refuses to start, so the operator sees it at once.
 func serveHookHTTP(ctx context.Context, cfg *hookConfig, log *slog.Logger, getenv func(string) string) int {
-	clients, closer, err := hookClients(cfg, log, getenv, true)
+	clients, closer, err := cfg.clients(log, getenv, true)
 	if err != nil {
 		log.Error("cannot start the policy backend", "error", err)
 		return 1
@@ -323,33 +274,4 @@ func serveHookHTTP(ctx context.Context, cfg *hookConfig, log *slog.Logger, geten
 	}
 	log.Info("stopped")
 	return 0
-}
-
-// hookClients builds the clients: for the upstream, or an ahp-server in this process. A
-// long-running HTTP form polls the policy file for changes; a per-event hook reads it once.
-func hookClients(cfg *hookConfig, log *slog.Logger, getenv func(string) string, longRunning bool) (bridge.Clients, io.Closer, error) {
-	if cfg.upstream != "" {
-		return bridge.NewUpstream(cfg.upstream, bridge.UpstreamOptions{
-			Protocol:       cfg.upstreamProtocol,
-			BearerTokenEnv: cfg.tokenEnv,
-			Getenv:         getenv,
-			// Room for an answer that echoes a big tool input back as updatedInput.
-			MaxResponseBytes: 2 * cfg.maxMessageBytes,
-		})
-	}
-	poll := cfg.policyPoll
-	if poll == 0 || !longRunning {
-		poll = -1 // server.Config: negative disables hot reload
-	}
-	return bridge.NewEmbedded(server.Config{
-		PolicyFile:         cfg.policyFile,
-		PolicyPollInterval: poll,
-		Limits:             bridge.ServerLimits(nil),
-		// The event carries the input as protobuf, which for JSON payloads can be somewhat larger
-		// than the JSON text; leave it room.
-		MaxRequestBytes: 2 * cfg.maxMessageBytes,
-		ShutdownTimeout: cfg.shutdownTimeout,
-		Version:         versionString(),
-		Logger:          log,
-	})
 }

@@ -25,10 +25,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
-	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/transport"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 	"github.com/ahp-gateway/ahp/internal/transport/unixsock"
@@ -77,20 +75,13 @@ type config struct {
 	unixPath               string
 	unixMode               os.FileMode
 	dialect                bridge.Dialect
-	upstream, tokenEnv     string
-	upstreamProtocol       bridge.Protocol
-	timeout                time.Duration
-	failurePolicy          bridge.FailurePolicy
-	policyFile             string
-	policyPoll             time.Duration
-	maxMessageBytes        int
-	concurrency            int
-	shutdownTimeout        time.Duration
-	logLevel, logFormat    string
-	listeners              int // how many of --http, --ws, --unix are set
-	configFile             string
-	metricsAddr            string
-	unixAllowUIDs          []uint32
+	upstreamConfig
+	concurrency         int
+	logLevel, logFormat string
+	listeners           int // how many of --http, --ws, --unix are set
+	configFile          string
+	metricsAddr         string
+	unixAllowUIDs       []uint32
 }
 
 const usageHead = `Usage: ahp-jsonrpc-bridge [flags]
@@ -171,7 +162,6 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 		stdio: *stdioFlag, once: *once,
 		httpAddr: *httpAddr, wsAddr: *wsAddr, unixPath: *unixPath,
 		hooksPath: *hooksPath, harnessPath: *harnessPath,
-		upstream: *upstream, tokenEnv: *tokenEnv, policyFile: *policyFile,
 		logLevel: *logLevel, logFormat: *logFormat,
 		configFile: *configFile, metricsAddr: *metricsAddr,
 	}
@@ -207,53 +197,15 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	if cfg.dialect, err = bridge.ParseDialect(*dialect); err != nil {
 		return fail("-dialect: want auto, hooks or harness, got %q", *dialect)
 	}
-	switch *protocol {
-	case "connect":
-		cfg.upstreamProtocol = bridge.ProtocolConnect
-	case "grpc":
-		cfg.upstreamProtocol = bridge.ProtocolGRPC
-	default:
-		return fail("-upstream-protocol: want connect or grpc, got %q", *protocol)
-	}
-	ms, err := strconv.Atoi(*timeoutMs)
-	if err != nil || ms < int(bridge.MinTimeout/time.Millisecond) || ms > int(bridge.MaxTimeout/time.Millisecond) {
-		return fail("-timeout-ms: want a whole number of milliseconds from %d to %d, got %q",
-			bridge.MinTimeout/time.Millisecond, bridge.MaxTimeout/time.Millisecond, *timeoutMs)
-	}
-	cfg.timeout = time.Duration(ms) * time.Millisecond
-
-	if cfg.upstream != "" {
-		// The Agent Hooks Protocol gives an interception no implicit failure policy (AHP-FAIL-001),
-		// and a bridge in front of a remote decision point is where that choice matters.
-		if *failurePolicy == "" {
-			return fail("-failure-policy fail-open|fail-closed is required with -upstream: there is no implicit default")
-		}
-		if cfg.policyFile != "" {
-			return fail("-policy is for embedded mode; with -upstream the ahp-server's policy decides")
-		}
-	} else {
-		if cfg.tokenEnv != "" {
-			return fail("-upstream-token-env needs -upstream")
-		}
-		// In-process, an operational failure is a bug rather than an outage; fail closed.
-		if *failurePolicy == "" {
-			*failurePolicy = "fail-closed"
-		}
-	}
-	if cfg.failurePolicy, err = bridge.ParseFailurePolicy(*failurePolicy); err != nil {
-		return fail("-failure-policy: want fail-open or fail-closed, got %q", *failurePolicy)
-	}
-	if cfg.policyPoll, err = time.ParseDuration(*policyPoll); err != nil || cfg.policyPoll < 0 {
-		return fail("-policy-poll: want a duration such as 1s, or 0 to disable, got %q", *policyPoll)
-	}
-	if cfg.maxMessageBytes, err = strconv.Atoi(*maxBytes); err != nil || cfg.maxMessageBytes < 1024 || cfg.maxMessageBytes > 1<<30 {
-		return fail("-max-message-bytes: want a number of bytes from 1024 to 1073741824, got %q", *maxBytes)
+	if cfg.upstreamConfig, err = parseUpstream(upstreamFlags{
+		upstream: *upstream, tokenEnv: *tokenEnv, protocol: *protocol, timeoutMs: *timeoutMs,
+		failurePolicy: *failurePolicy, policyFile: *policyFile, policyPoll: *policyPoll,
+		maxBytes: *maxBytes, shutdown: *shutdown,
+	}); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.concurrency, err = strconv.Atoi(*concurrency); err != nil || cfg.concurrency < 1 || cfg.concurrency > 1024 {
 		return fail("-concurrency: want a number from 1 to 1024, got %q", *concurrency)
-	}
-	if cfg.shutdownTimeout, err = time.ParseDuration(*shutdown); err != nil || cfg.shutdownTimeout <= 0 {
-		return fail("-shutdown-timeout: want a positive duration such as 10s, got %q", *shutdown)
 	}
 	if cfg.logLevel == "" {
 		cfg.logLevel = "info"
@@ -298,34 +250,7 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 
 // newBridge builds the Handler: clients for the upstream, or an in-process ahp-server.
 func newBridge(cfg *config, log *slog.Logger, getenv func(string) string, onFailure func(bridge.FailureEvent)) (*bridge.Bridge, io.Closer, error) {
-	var (
-		clients bridge.Clients
-		closer  io.Closer
-		err     error
-	)
-	if cfg.upstream != "" {
-		clients, closer, err = bridge.NewUpstream(cfg.upstream, bridge.UpstreamOptions{
-			Protocol:       cfg.upstreamProtocol,
-			BearerTokenEnv: cfg.tokenEnv,
-			Getenv:         getenv,
-		})
-	} else {
-		poll := cfg.policyPoll
-		if poll == 0 || cfg.once {
-			poll = -1 // server.Config: negative disables hot reload
-		}
-		clients, closer, err = bridge.NewEmbedded(server.Config{
-			PolicyFile:         cfg.policyFile,
-			PolicyPollInterval: poll,
-			Limits:             bridge.ServerLimits(nil),
-			// The upstream call carries the message as protobuf, which for JSON Struct payloads can
-			// be somewhat larger than the JSON text; leave it room.
-			MaxRequestBytes: 2 * cfg.maxMessageBytes,
-			ShutdownTimeout: cfg.shutdownTimeout,
-			Version:         versionString(),
-			Logger:          log,
-		})
-	}
+	clients, closer, err := cfg.clients(log, getenv, !cfg.once)
 	if err != nil {
 		return nil, nil, err
 	}

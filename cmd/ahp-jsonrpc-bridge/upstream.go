@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/server"
+)
+
+// upstreamConfig is how the bridge and the hook adapters reach a decision core: an ahp-server
+// (-upstream) or the embedded one. Both commands embed it, so they validate and build it alike.
+type upstreamConfig struct {
+	upstream, tokenEnv string
+	upstreamProtocol   bridge.Protocol
+	timeout            time.Duration
+	failurePolicy      bridge.FailurePolicy
+	policyFile         string
+	policyPoll         time.Duration
+	maxMessageBytes    int
+	shutdownTimeout    time.Duration
+}
+
+// upstreamFlags are the raw flag values behind an upstreamConfig.
+type upstreamFlags struct {
+	upstream, tokenEnv, protocol, timeoutMs, failurePolicy string
+	policyFile, policyPoll, maxBytes, shutdown             string
+}
+
+// parseUpstream checks the flags; the error names the flag and what it wants.
+func parseUpstream(f upstreamFlags) (upstreamConfig, error) {
+	u := upstreamConfig{upstream: f.upstream, tokenEnv: f.tokenEnv, policyFile: f.policyFile}
+	switch f.protocol {
+	case "connect":
+		u.upstreamProtocol = bridge.ProtocolConnect
+	case "grpc":
+		u.upstreamProtocol = bridge.ProtocolGRPC
+	default:
+		return u, fmt.Errorf("-upstream-protocol: want connect or grpc, got %q", f.protocol)
+	}
+	ms, err := strconv.Atoi(f.timeoutMs)
+	if err != nil || ms < int(bridge.MinTimeout/time.Millisecond) || ms > int(bridge.MaxTimeout/time.Millisecond) {
+		return u, fmt.Errorf("-timeout-ms: want a whole number of milliseconds from %d to %d, got %q",
+			bridge.MinTimeout/time.Millisecond, bridge.MaxTimeout/time.Millisecond, f.timeoutMs)
+	}
+	u.timeout = time.Duration(ms) * time.Millisecond
+	policy := f.failurePolicy
+	if u.upstream != "" {
+		// The Agent Hooks Protocol gives an interception no implicit failure policy (AHP-FAIL-001),
+		// and a bridge in front of a remote decision point is where that choice matters.
+		if policy == "" {
+			return u, fmt.Errorf("-failure-policy fail-open|fail-closed is required with -upstream: there is no implicit default")
+		}
+		if u.policyFile != "" {
+			return u, fmt.Errorf("-policy is for embedded mode; with -upstream the ahp-server's policy decides")
+		}
+	} else {
+		if u.tokenEnv != "" {
+			return u, fmt.Errorf("-upstream-token-env needs -upstream")
+		}
+		// In-process, an operational failure is a bug or a broken policy file, not an outage.
+		if policy == "" {
+			policy = "fail-closed"
+		}
+	}
+	if u.failurePolicy, err = bridge.ParseFailurePolicy(policy); err != nil {
+		return u, fmt.Errorf("-failure-policy: want fail-open or fail-closed, got %q", policy)
+	}
+	if u.policyPoll, err = time.ParseDuration(f.policyPoll); err != nil || u.policyPoll < 0 {
+		return u, fmt.Errorf("-policy-poll: want a duration such as 1s, or 0 to disable, got %q", f.policyPoll)
+	}
+	if u.maxMessageBytes, err = strconv.Atoi(f.maxBytes); err != nil || u.maxMessageBytes < 1024 || u.maxMessageBytes > 1<<30 {
+		return u, fmt.Errorf("-max-message-bytes: want a number of bytes from 1024 to 1073741824, got %q", f.maxBytes)
+	}
+	if u.shutdownTimeout, err = time.ParseDuration(f.shutdown); err != nil || u.shutdownTimeout <= 0 {
+		return u, fmt.Errorf("-shutdown-timeout: want a positive duration such as 10s, got %q", f.shutdown)
+	}
+	return u, nil
+}
+
+// clients connects to the upstream, or starts the embedded decision core. hotReload polls the
+// policy file (embedded mode, long-running processes only).
+func (u upstreamConfig) clients(log *slog.Logger, getenv func(string) string, hotReload bool) (bridge.Clients, io.Closer, error) {
+	if u.upstream != "" {
+		return bridge.NewUpstream(u.upstream, bridge.UpstreamOptions{
+			Protocol:       u.upstreamProtocol,
+			BearerTokenEnv: u.tokenEnv,
+			Getenv:         getenv,
+			// Room for an answer that echoes a big tool input back (a modify).
+			MaxResponseBytes: 2 * u.maxMessageBytes,
+		})
+	}
+	poll := u.policyPoll
+	if poll == 0 || !hotReload {
+		poll = -1 // server.Config: negative disables hot reload
+	}
+	return bridge.NewEmbedded(server.Config{
+		PolicyFile:         u.policyFile,
+		PolicyPollInterval: poll,
+		Limits:             bridge.ServerLimits(nil),
+		// The message travels as protobuf, which for JSON payloads can be somewhat larger than
+		// the JSON text; leave it room.
+		MaxRequestBytes: 2 * u.maxMessageBytes,
+		ShutdownTimeout: u.shutdownTimeout,
+		Version:         versionString(),
+		Logger:          log,
+	})
+}
