@@ -119,3 +119,21 @@ func TestEventNamesComeFromTheSchema(t *testing.T) {
 		t.Error("upper-case wire names must be rejected")
 	}
 }
+
+// TestEffectKindOfCoversEveryEffect fails when an effect is added to the schema without a kind.
+func TestEffectKindOfCoversEveryEffect(t *testing.T) {
+	t.Parallel()
+	oneof := (&ahpv1.Effect{}).ProtoReflect().Descriptor().Oneofs().ByName("effect")
+	for i := range oneof.Fields().Len() {
+		fd := oneof.Fields().Get(i)
+		e := &ahpv1.Effect{}
+		m := e.ProtoReflect()
+		m.Set(fd, m.NewField(fd))
+		if got := convert.EffectKindName(convert.EffectKindOf(e)); got != string(fd.Name()) {
+			t.Errorf("effect %s: kind %q", fd.Name(), got)
+		}
+	}
+	if convert.EffectKindOf(&ahpv1.Effect{}) != ahpv1.EffectKind_EFFECT_KIND_UNSPECIFIED {
+		t.Error("an empty effect has a kind")
+	}
+}

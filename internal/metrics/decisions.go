@@ -4,6 +4,7 @@ import (
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/convert"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -92,29 +93,8 @@ func isDryRun(d *ahpv1.Decision, id string) bool {
 }
 
 func (m *Metrics) effectCounter(e *ahpv1.Effect) prometheus.Counter {
-	var k ahpv1.EffectKind
-	switch e.GetEffect().(type) {
-	case *ahpv1.Effect_Deny:
-		k = ahpv1.EffectKind_EFFECT_KIND_DENY
-	case *ahpv1.Effect_Allow:
-		k = ahpv1.EffectKind_EFFECT_KIND_ALLOW
-	case *ahpv1.Effect_Ask:
-		k = ahpv1.EffectKind_EFFECT_KIND_ASK
-	case *ahpv1.Effect_Modify:
-		k = ahpv1.EffectKind_EFFECT_KIND_MODIFY
-	case *ahpv1.Effect_Defer:
-		k = ahpv1.EffectKind_EFFECT_KIND_DEFER
-	case *ahpv1.Effect_Escalate:
-		k = ahpv1.EffectKind_EFFECT_KIND_ESCALATE
-	case *ahpv1.Effect_Message:
-		k = ahpv1.EffectKind_EFFECT_KIND_MESSAGE
-	case *ahpv1.Effect_Return:
-		k = ahpv1.EffectKind_EFFECT_KIND_RETURN
-	case *ahpv1.Effect_Flow:
-		k = ahpv1.EffectKind_EFFECT_KIND_FLOW
-	case *ahpv1.Effect_Inject:
-		k = ahpv1.EffectKind_EFFECT_KIND_INJECT
-	default:
+	k := convert.EffectKindOf(e)
+	if k == ahpv1.EffectKind_EFFECT_KIND_UNSPECIFIED {
 		return nil
 	}
 	if int(k) < len(m.effects) {

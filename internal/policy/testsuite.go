@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/convert"
 )
 
 // DefaultTestTime is the evaluation time of test cases that give no `now:`, so suites are
@@ -439,11 +440,10 @@ func (x expectation) check(res Result) []string {
 
 // effectKindOf names the effect set in e ("deny").
 func effectKindOf(e *ahpv1.Effect) string {
-	fd := e.ProtoReflect().WhichOneof(e.ProtoReflect().Descriptor().Oneofs().ByName("effect"))
-	if fd == nil {
-		return "none"
+	if name := convert.EffectKindName(convert.EffectKindOf(e)); name != "" {
+		return name
 	}
-	return string(fd.Name())
+	return "none"
 }
 
 // reasonsOf lists every human-readable text of a result: effect reasons, messages, typed reason.
