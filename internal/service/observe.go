@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/hub"
+	"golang.org/x/time/rate"
 )
 
 // Observe implements ahpv1connect.ObservationServiceHandler.
@@ -24,40 +25,74 @@ func (s *Services) Observe(ctx context.Context, req *connect.Request[ahpv1.Obser
 	return connect.NewResponse(&ahpv1.ObserveResponse{Duplicate: dup}), nil
 }
 
-// ObserveStream implements ahpv1connect.ObservationServiceHandler. The first invalid event ends the
-// stream with InvalidArgument naming its position; events before it are recorded.
+// ObserveStream implements ahpv1connect.ObservationServiceHandler. A message carries one event or
+// a batch; each message is validated whole before any of its events is recorded. The first
+// invalid message ends the stream with InvalidArgument naming its position (and, in a batch, the
+// event at fault); events of earlier messages are recorded. The stream rate limit counts events.
 func (s *Services) ObserveStream(ctx context.Context, stream *connect.ClientStream[ahpv1.ObserveStreamRequest]) (*connect.Response[ahpv1.ObserveStreamResponse], error) {
 	ctx, cancel := s.streamContext(ctx)
 	defer cancel()
 	limiter := s.streamLimiter()
 	var accepted, duplicates uint64
+	one := make([]*ahpv1.Event, 1)
 	for i := 0; stream.Receive(); i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, toConnect(err)
 		}
+		req := stream.Msg()
+		if err := s.validator.Validate(req); err != nil {
+			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("message %d (after %d accepted): %w", i, accepted, err))
+		}
+		events := req.GetEvents()
+		if ev := req.GetEvent(); ev != nil {
+			one[0] = ev
+			events = one
+		}
 		if limiter != nil {
-			if err := limiter.Wait(ctx); err != nil {
+			if err := waitEvents(ctx, limiter, len(events)); err != nil {
 				return nil, toConnect(ctx.Err())
 			}
 		}
-		req := stream.Msg()
-		if err := s.validate(req); err != nil {
-			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("message %d (after %d accepted): %w", i, accepted, err))
+		for j, ev := range events {
+			dup, err := s.core.Observe(ctx, ev)
+			if err != nil {
+				at := fmt.Sprintf("message %d", i)
+				if req.GetEvent() == nil {
+					at = fmt.Sprintf("message %d, events[%d]", i, j)
+				}
+				// Keep the core's code (an unwritable required audit log is Unavailable, not the
+				// caller's fault) and say where the stream stopped.
+				var cerr *connect.Error
+				if !errors.As(toConnect(err), &cerr) {
+					cerr = connect.NewError(connect.CodeInternal, errors.New("internal error"))
+				}
+				return nil, connect.NewError(cerr.Code(), fmt.Errorf("%s (after %d accepted): %s", at, accepted, cerr.Message()))
+			}
+			if dup {
+				duplicates++
+			} else {
+				accepted++
+			}
 		}
-		dup, err := s.core.Observe(ctx, req.GetEvent())
-		if err != nil {
-			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("message %d (after %d accepted): %w", i, accepted, toConnect(err)))
-		}
-		if dup {
-			duplicates++
-		} else {
-			accepted++
-		}
+		one[0] = nil
 	}
 	if err := stream.Err(); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	return connect.NewResponse(&ahpv1.ObserveStreamResponse{Accepted: accepted, Duplicates: duplicates}), nil
+}
+
+// waitEvents takes n events' worth of tokens, in steps no larger than the limiter's burst (a
+// batch may be larger than the burst a per-event rate allows).
+func waitEvents(ctx context.Context, l *rate.Limiter, n int) error {
+	for n > 0 {
+		step := min(n, l.Burst())
+		if err := l.WaitN(ctx, step); err != nil {
+			return err
+		}
+		n -= step
+	}
+	return nil
 }
 
 // Watch implements ahpv1connect.ObservationServiceHandler: a live tail until the client goes away,

@@ -1226,11 +1226,15 @@ func (x *ObserveResponse) GetDuplicate() bool {
 	return false
 }
 
-// ObserveStreamRequest is one event on an observe stream.
+// ObserveStreamRequest carries one event, or a batch of events, on an observe stream. Exactly one
+// of event and events is set. A batch is recorded in order and validated as a whole: an invalid
+// batch records none of its events and ends the stream, naming the event at fault.
 type ObserveStreamRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The event.
-	Event         *Event `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	// One event.
+	Event *Event `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	// A batch of events, for clients that buffer (amortises per-message framing at high rates).
+	Events        []*Event `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1268,6 +1272,13 @@ func (*ObserveStreamRequest) Descriptor() ([]byte, []int) {
 func (x *ObserveStreamRequest) GetEvent() *Event {
 	if x != nil {
 		return x.Event
+	}
+	return nil
+}
+
+func (x *ObserveStreamRequest) GetEvents() []*Event {
+	if x != nil {
+		return x.Events
 	}
 	return nil
 }
@@ -1661,9 +1672,12 @@ const file_ahp_v1_service_proto_rawDesc = "" +
 	"\x0eObserveRequest\x12+\n" +
 	"\x05event\x18\x01 \x01(\v2\r.ahp.v1.EventB\x06\xbaH\x03\xc8\x01\x01R\x05event\"/\n" +
 	"\x0fObserveResponse\x12\x1c\n" +
-	"\tduplicate\x18\x01 \x01(\bR\tduplicate\"C\n" +
-	"\x14ObserveStreamRequest\x12+\n" +
-	"\x05event\x18\x01 \x01(\v2\r.ahp.v1.EventB\x06\xbaH\x03\xc8\x01\x01R\x05event\"S\n" +
+	"\tduplicate\x18\x01 \x01(\bR\tduplicate\"\x85\x01\n" +
+	"\x14ObserveStreamRequest\x12#\n" +
+	"\x05event\x18\x01 \x01(\v2\r.ahp.v1.EventR\x05event\x120\n" +
+	"\x06events\x18\x02 \x03(\v2\r.ahp.v1.EventB\t\xbaH\x06\x92\x01\x03\x10\xe8\aR\x06events:\x16\xbaH\x13\"\x11\n" +
+	"\x05event\n" +
+	"\x06events\x10\x01\"S\n" +
 	"\x15ObserveStreamResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\x04R\baccepted\x12\x1e\n" +
 	"\n" +
@@ -1800,53 +1814,54 @@ var file_ahp_v1_service_proto_depIdxs = []int32{
 	33, // 25: ahp.v1.ConfirmResponse.decision:type_name -> ahp.v1.Decision
 	31, // 26: ahp.v1.ObserveRequest.event:type_name -> ahp.v1.Event
 	31, // 27: ahp.v1.ObserveStreamRequest.event:type_name -> ahp.v1.Event
-	34, // 28: ahp.v1.WatchRequest.event_types:type_name -> ahp.v1.EventType
-	35, // 29: ahp.v1.WatchRequest.tool_kinds:type_name -> ahp.v1.ToolKind
-	31, // 30: ahp.v1.WatchResponse.event:type_name -> ahp.v1.Event
-	33, // 31: ahp.v1.WatchResponse.decision:type_name -> ahp.v1.Decision
-	34, // 32: ahp.v1.GetCapabilitiesResponse.interceptable_event_types:type_name -> ahp.v1.EventType
-	34, // 33: ahp.v1.GetCapabilitiesResponse.observable_event_types:type_name -> ahp.v1.EventType
-	36, // 34: ahp.v1.GetCapabilitiesResponse.effects:type_name -> ahp.v1.EffectKind
-	37, // 35: ahp.v1.GetCapabilitiesResponse.harness_config:type_name -> ahp.v1.HarnessConfig
-	0,  // 36: ahp.v1.InterceptService.Intercept:input_type -> ahp.v1.InterceptRequest
-	2,  // 37: ahp.v1.InterceptService.InterceptStream:input_type -> ahp.v1.InterceptStreamRequest
-	5,  // 38: ahp.v1.InterceptService.InterceptBatch:input_type -> ahp.v1.InterceptBatchRequest
-	7,  // 39: ahp.v1.TypedDecisionService.Idle:input_type -> ahp.v1.IdleRequest
-	9,  // 40: ahp.v1.TypedDecisionService.DetectIntent:input_type -> ahp.v1.DetectIntentRequest
-	11, // 41: ahp.v1.TypedDecisionService.PerceiveContext:input_type -> ahp.v1.PerceiveContextRequest
-	13, // 42: ahp.v1.TypedDecisionService.RecallMemory:input_type -> ahp.v1.RecallMemoryRequest
-	15, // 43: ahp.v1.TypedDecisionService.Plan:input_type -> ahp.v1.PlanRequest
-	17, // 44: ahp.v1.TypedDecisionService.Reason:input_type -> ahp.v1.ReasonRequest
-	19, // 45: ahp.v1.TypedDecisionService.HandleRateLimit:input_type -> ahp.v1.HandleRateLimitRequest
-	21, // 46: ahp.v1.TypedDecisionService.Confirm:input_type -> ahp.v1.ConfirmRequest
-	23, // 47: ahp.v1.ObservationService.Observe:input_type -> ahp.v1.ObserveRequest
-	25, // 48: ahp.v1.ObservationService.ObserveStream:input_type -> ahp.v1.ObserveStreamRequest
-	27, // 49: ahp.v1.ObservationService.Watch:input_type -> ahp.v1.WatchRequest
-	38, // 50: ahp.v1.HarnessService.Handshake:input_type -> ahp.v1.HandshakeRequest
-	39, // 51: ahp.v1.HarnessService.Query:input_type -> ahp.v1.QueryRequest
-	29, // 52: ahp.v1.HarnessService.GetCapabilities:input_type -> ahp.v1.GetCapabilitiesRequest
-	1,  // 53: ahp.v1.InterceptService.Intercept:output_type -> ahp.v1.InterceptResponse
-	4,  // 54: ahp.v1.InterceptService.InterceptStream:output_type -> ahp.v1.InterceptStreamResponse
-	6,  // 55: ahp.v1.InterceptService.InterceptBatch:output_type -> ahp.v1.InterceptBatchResponse
-	8,  // 56: ahp.v1.TypedDecisionService.Idle:output_type -> ahp.v1.IdleResponse
-	10, // 57: ahp.v1.TypedDecisionService.DetectIntent:output_type -> ahp.v1.DetectIntentResponse
-	12, // 58: ahp.v1.TypedDecisionService.PerceiveContext:output_type -> ahp.v1.PerceiveContextResponse
-	14, // 59: ahp.v1.TypedDecisionService.RecallMemory:output_type -> ahp.v1.RecallMemoryResponse
-	16, // 60: ahp.v1.TypedDecisionService.Plan:output_type -> ahp.v1.PlanResponse
-	18, // 61: ahp.v1.TypedDecisionService.Reason:output_type -> ahp.v1.ReasonResponse
-	20, // 62: ahp.v1.TypedDecisionService.HandleRateLimit:output_type -> ahp.v1.HandleRateLimitResponse
-	22, // 63: ahp.v1.TypedDecisionService.Confirm:output_type -> ahp.v1.ConfirmResponse
-	24, // 64: ahp.v1.ObservationService.Observe:output_type -> ahp.v1.ObserveResponse
-	26, // 65: ahp.v1.ObservationService.ObserveStream:output_type -> ahp.v1.ObserveStreamResponse
-	28, // 66: ahp.v1.ObservationService.Watch:output_type -> ahp.v1.WatchResponse
-	40, // 67: ahp.v1.HarnessService.Handshake:output_type -> ahp.v1.HandshakeResponse
-	41, // 68: ahp.v1.HarnessService.Query:output_type -> ahp.v1.QueryResponse
-	30, // 69: ahp.v1.HarnessService.GetCapabilities:output_type -> ahp.v1.GetCapabilitiesResponse
-	53, // [53:70] is the sub-list for method output_type
-	36, // [36:53] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	31, // 28: ahp.v1.ObserveStreamRequest.events:type_name -> ahp.v1.Event
+	34, // 29: ahp.v1.WatchRequest.event_types:type_name -> ahp.v1.EventType
+	35, // 30: ahp.v1.WatchRequest.tool_kinds:type_name -> ahp.v1.ToolKind
+	31, // 31: ahp.v1.WatchResponse.event:type_name -> ahp.v1.Event
+	33, // 32: ahp.v1.WatchResponse.decision:type_name -> ahp.v1.Decision
+	34, // 33: ahp.v1.GetCapabilitiesResponse.interceptable_event_types:type_name -> ahp.v1.EventType
+	34, // 34: ahp.v1.GetCapabilitiesResponse.observable_event_types:type_name -> ahp.v1.EventType
+	36, // 35: ahp.v1.GetCapabilitiesResponse.effects:type_name -> ahp.v1.EffectKind
+	37, // 36: ahp.v1.GetCapabilitiesResponse.harness_config:type_name -> ahp.v1.HarnessConfig
+	0,  // 37: ahp.v1.InterceptService.Intercept:input_type -> ahp.v1.InterceptRequest
+	2,  // 38: ahp.v1.InterceptService.InterceptStream:input_type -> ahp.v1.InterceptStreamRequest
+	5,  // 39: ahp.v1.InterceptService.InterceptBatch:input_type -> ahp.v1.InterceptBatchRequest
+	7,  // 40: ahp.v1.TypedDecisionService.Idle:input_type -> ahp.v1.IdleRequest
+	9,  // 41: ahp.v1.TypedDecisionService.DetectIntent:input_type -> ahp.v1.DetectIntentRequest
+	11, // 42: ahp.v1.TypedDecisionService.PerceiveContext:input_type -> ahp.v1.PerceiveContextRequest
+	13, // 43: ahp.v1.TypedDecisionService.RecallMemory:input_type -> ahp.v1.RecallMemoryRequest
+	15, // 44: ahp.v1.TypedDecisionService.Plan:input_type -> ahp.v1.PlanRequest
+	17, // 45: ahp.v1.TypedDecisionService.Reason:input_type -> ahp.v1.ReasonRequest
+	19, // 46: ahp.v1.TypedDecisionService.HandleRateLimit:input_type -> ahp.v1.HandleRateLimitRequest
+	21, // 47: ahp.v1.TypedDecisionService.Confirm:input_type -> ahp.v1.ConfirmRequest
+	23, // 48: ahp.v1.ObservationService.Observe:input_type -> ahp.v1.ObserveRequest
+	25, // 49: ahp.v1.ObservationService.ObserveStream:input_type -> ahp.v1.ObserveStreamRequest
+	27, // 50: ahp.v1.ObservationService.Watch:input_type -> ahp.v1.WatchRequest
+	38, // 51: ahp.v1.HarnessService.Handshake:input_type -> ahp.v1.HandshakeRequest
+	39, // 52: ahp.v1.HarnessService.Query:input_type -> ahp.v1.QueryRequest
+	29, // 53: ahp.v1.HarnessService.GetCapabilities:input_type -> ahp.v1.GetCapabilitiesRequest
+	1,  // 54: ahp.v1.InterceptService.Intercept:output_type -> ahp.v1.InterceptResponse
+	4,  // 55: ahp.v1.InterceptService.InterceptStream:output_type -> ahp.v1.InterceptStreamResponse
+	6,  // 56: ahp.v1.InterceptService.InterceptBatch:output_type -> ahp.v1.InterceptBatchResponse
+	8,  // 57: ahp.v1.TypedDecisionService.Idle:output_type -> ahp.v1.IdleResponse
+	10, // 58: ahp.v1.TypedDecisionService.DetectIntent:output_type -> ahp.v1.DetectIntentResponse
+	12, // 59: ahp.v1.TypedDecisionService.PerceiveContext:output_type -> ahp.v1.PerceiveContextResponse
+	14, // 60: ahp.v1.TypedDecisionService.RecallMemory:output_type -> ahp.v1.RecallMemoryResponse
+	16, // 61: ahp.v1.TypedDecisionService.Plan:output_type -> ahp.v1.PlanResponse
+	18, // 62: ahp.v1.TypedDecisionService.Reason:output_type -> ahp.v1.ReasonResponse
+	20, // 63: ahp.v1.TypedDecisionService.HandleRateLimit:output_type -> ahp.v1.HandleRateLimitResponse
+	22, // 64: ahp.v1.TypedDecisionService.Confirm:output_type -> ahp.v1.ConfirmResponse
+	24, // 65: ahp.v1.ObservationService.Observe:output_type -> ahp.v1.ObserveResponse
+	26, // 66: ahp.v1.ObservationService.ObserveStream:output_type -> ahp.v1.ObserveStreamResponse
+	28, // 67: ahp.v1.ObservationService.Watch:output_type -> ahp.v1.WatchResponse
+	40, // 68: ahp.v1.HarnessService.Handshake:output_type -> ahp.v1.HandshakeResponse
+	41, // 69: ahp.v1.HarnessService.Query:output_type -> ahp.v1.QueryResponse
+	30, // 70: ahp.v1.HarnessService.GetCapabilities:output_type -> ahp.v1.GetCapabilitiesResponse
+	54, // [54:71] is the sub-list for method output_type
+	37, // [37:54] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_ahp_v1_service_proto_init() }

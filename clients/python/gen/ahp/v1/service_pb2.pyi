@@ -138,10 +138,12 @@ class ObserveResponse(_message.Message):
     def __init__(self, duplicate: bool = ...) -> None: ...
 
 class ObserveStreamRequest(_message.Message):
-    __slots__ = ["event"]
+    __slots__ = ["event", "events"]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     event: _event_pb2.Event
-    def __init__(self, event: _Optional[_Union[_event_pb2.Event, _Mapping]] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[_event_pb2.Event]
+    def __init__(self, event: _Optional[_Union[_event_pb2.Event, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_event_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class ObserveStreamResponse(_message.Message):
     __slots__ = ["accepted", "duplicates"]
