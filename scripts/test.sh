@@ -41,6 +41,9 @@ fi
 step "clients (TypeScript, Python) against a running ahp-server"
 AHP_CLIENTS_OPTIONAL="${AHP_CLIENTS_OPTIONAL:-1}" ./scripts/test-clients.sh
 
+step "README examples (grpcurl, buf curl, curl) against a running ahp-server"
+AHP_README_TOOLS_OPTIONAL="${AHP_README_TOOLS_OPTIONAL:-1}" ./scripts/test-readme-examples.sh
+
 step "go test"
 go test -race -count=1 ./...
 
