@@ -7,6 +7,8 @@
 //	ahp-bench --mode bridge-stdio --baseline-mode intercept   the bridge vs a direct Connect call
 //	ahp-bench --mode bridge-stdio --once --requests 200       per_event start-and-answer
 //	ahp-bench --mode observe-stream --concurrency 4 --json    ObserveStream ingest
+//	ahp-bench --mode intercept --watchers 100 --baseline-watchers 0 --rounds 10
+//	                                                          Intercept with 100 Watch subscribers vs none
 //
 // This file only parses flags; the load engine is internal/bench.
 package main
@@ -54,6 +56,19 @@ policy plus 41 rules that never match); --target uses a running one instead (loo
 With --rate the load is open-loop: latency counts from when each request was due, so a stall is
 not hidden by sending less (coordinated omission).
 
+Watch subscribers: --watchers N connects N ObservationService.Watch streams to the ahp-server
+(in-process or --target) before every phase of the mode and closes them after it, each on its own
+HTTP/2 connection with the same client protocol, draining its stream. Every subscriber must
+receive each decision (observe-stream: each event) answered while it was subscribed, once, within
+--watch-filter and with the right verdict; a dropped item, or a stream the server ends early (the
+hub cuts off a subscriber that falls behind), is an error. The table gets a "Watch ×N" row: items
+received, items missing, items/s, and latency from the server's publish time to receipt. The
+subscribers run inside ahp-bench, on the cores the server uses, and decode only the fields they
+check, so that as little as possible of their own work is charged to the server.
+--baseline-watchers M runs the same mode on the same server with M subscribers as the baseline
+(or sets those of --baseline-mode), so that one invocation gives the ratio of the p50s:
+  ahp-bench --mode intercept --watchers 100 --baseline-watchers 0 --duration 10s --rounds 10
+
 Flags:
 `
 
@@ -85,6 +100,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	bridgeBin := fs.String("bridge-bin", getenv("AHP_BRIDGE_BIN"), "ahp-jsonrpc-bridge binary for the bridge modes; empty builds it with the go command into a temporary directory (env AHP_BRIDGE_BIN)")
 	once := fs.Bool("once", false, "bridge-stdio: start one ahp-jsonrpc-bridge --once process per request (per_event) instead of one persistent process")
 	embedded := fs.Bool("bridge-embedded", false, "bridge modes: run the bridge's embedded decision core (with -policy) instead of pointing it at ahp-server")
+	watchers := fs.Int("watchers", 0, "Watch subscribers on the ahp-server during each phase of the mode, each on its own connection; each must receive every decision (observe-stream: event) answered while it was subscribed")
+	baselineWatchers := fs.Int("baseline-watchers", -1, "Watch subscribers during the baseline's phases; without -baseline or -baseline-mode the baseline is the same mode on the same server (e.g. -watchers 100 -baseline-watchers 0); -1 leaves the baseline as it is")
+	watchFilter := fs.String("watch-filter", "", "filter of every Watch request, comma-separated: decisions, type=EVENT_TYPE (tool.before), tool=TOOL_KIND (shell), session=WORKER|ID (default: everything)")
 	jsonOut := fs.Bool("json", false, "write the report as JSON instead of a table")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole process (load generator and in-process servers; not bridge processes) to this file")
@@ -110,6 +128,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if *timeout <= 0 {
 		return fail("-timeout must be positive")
 	}
+	if *watchers < 0 || *baselineWatchers < -1 {
+		return fail("-watchers and -baseline-watchers must not be negative")
+	}
 	m, err := bench.ParseMode(*mode)
 	if err != nil {
 		return fail("-mode: %v", err)
@@ -126,6 +147,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		PolicyFile: *policyFile, Target: *target,
 		Audit: *auditOn, AuditPath: *auditPath, AuditFsync: *auditFsync,
 		BridgeBin: *bridgeBin, BridgeOnce: *once, BridgeEmbedded: *embedded,
+		Watchers: *watchers, WatchFilter: *watchFilter,
 	}
 	switch {
 	case *baselineMode != "":
@@ -135,6 +157,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return fail("-baseline: %s is itself a baseline; give -baseline-mode to compare it with something", m)
 		}
 		cfg.Baseline = bench.Mode{Transport: m.Transport, Noop: true}.String()
+	}
+	if *baselineWatchers >= 0 {
+		cfg.BaselineWatchers = *baselineWatchers
+		if cfg.Baseline == "" {
+			cfg.Baseline = *mode // the same mode on the same server, with another number of watchers
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return fail("%v", err)

@@ -188,6 +188,107 @@ func TestAuditHoldsEveryDecisionAndObservation(t *testing.T) {
 	}
 }
 
+// checkWatch asserts that every one of r's watchers received every item it had to, once, and
+// nothing else went wrong; perWatcher is the number each had to receive (-1: not known in advance,
+// but neither 0 nor everything).
+func checkWatch(t *testing.T, r *bench.Result, watchers int, perWatcher int64) {
+	t.Helper()
+	w := r.Watch
+	if w == nil {
+		t.Fatalf("%s: no watch result", r.Mode)
+	}
+	if w.Watchers != watchers {
+		t.Errorf("%s: %d watchers, want %d", r.Mode, w.Watchers, watchers)
+	}
+	switch {
+	case perWatcher >= 0 && w.ExpectedPerWatcher != uint64(perWatcher):
+		t.Errorf("%s: each watcher expected %d items, want %d", r.Mode, w.ExpectedPerWatcher, perWatcher)
+	case perWatcher < 0 && (w.ExpectedPerWatcher == 0 || w.ExpectedPerWatcher >= r.Count):
+		t.Errorf("%s: each watcher expected %d of %d items; the filter should keep some", r.Mode, w.ExpectedPerWatcher, r.Count)
+	}
+	if w.Received != uint64(watchers)*w.ExpectedPerWatcher || w.Missing != 0 || w.Duplicates != 0 || w.Wrong != 0 || w.EndedEarly != 0 || w.CutOff != 0 {
+		t.Errorf("%s: watch %+v", r.Mode, *w)
+	}
+	if watchers > 0 && w.ExpectedPerWatcher > 0 && w.Delivery.P50 <= 0 {
+		t.Errorf("%s: watch delivery p50 %v", r.Mode, w.Delivery.P50)
+	}
+}
+
+// TestWatchersReceiveEveryAnswer runs modes with Watch subscribers at a modest fixed rate (so that
+// a slow CI machine does not make the server cut a subscriber off) and checks that each received
+// every decision or event answered while it was subscribed.
+func TestWatchersReceiveEveryAnswer(t *testing.T) {
+	t.Parallel()
+	fixed := []string{"--rate", "400", "--duration", "500ms", "--warmup", "50ms"}
+	t.Run("intercept-vs-no-watchers", func(t *testing.T) {
+		t.Parallel()
+		report := benchJSON(t, append(fixed, "--mode", "intercept", "--concurrency", "2", "--watchers", "8", "--baseline-watchers", "0", "--rounds", "2")...)
+		// 400/s for 2 × 0.25 s: 200 requests for each mode.
+		checkResult(t, &report.Run, "intercept --watchers 8")
+		if report.Run.Count != 200 {
+			t.Errorf("count %d, want 200", report.Run.Count)
+		}
+		checkWatch(t, &report.Run, 8, 200)
+		if report.Baseline == nil {
+			t.Fatal("no baseline")
+		}
+		checkResult(t, report.Baseline, "intercept --watchers 0")
+		checkWatch(t, report.Baseline, 0, 0)
+		if report.P50Ratio <= 0 {
+			t.Errorf("p50 ratio %v", report.P50Ratio)
+		}
+	})
+	for _, c := range []struct {
+		name       string
+		args       []string
+		mode       string
+		perWatcher int64
+		bridge     bool
+	}{
+		{"intercept-stream-one-session", []string{"--mode", "intercept-stream", "--concurrency", "3", "--watchers", "4", "--watch-filter", "decisions,session=1"}, "intercept-stream --watchers 4", -1, false},
+		{"intercept-grpc", []string{"--mode", "intercept", "--protocol", "grpc", "--watchers", "3", "--watch-filter", "type=tool.before,tool=shell"}, "intercept --watchers 3", 200, false},
+		{"intercept-filter-matches-nothing", []string{"--mode", "intercept", "--watchers", "3", "--watch-filter", "type=tool.after"}, "intercept --watchers 3", 0, false},
+		{"observe-stream", []string{"--mode", "observe-stream", "--concurrency", "2", "--watchers", "4"}, "observe-stream --watchers 4", 200, false},
+		{"observe-stream-decisions-only", []string{"--mode", "observe-stream", "--watchers", "2", "--watch-filter", "decisions"}, "observe-stream --watchers 2", 0, false},
+		{"bridge-stdio", []string{"--mode", "bridge-stdio", "--concurrency", "2", "--watchers", "3"}, "bridge-stdio --watchers 3", 200, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			args := append(append([]string(nil), fixed...), c.args...)
+			if c.bridge {
+				args = append(args, "--bridge-bin", needBridge(t))
+			}
+			report := benchJSON(t, args...)
+			checkResult(t, &report.Run, c.mode)
+			checkWatch(t, &report.Run, report.Run.Watch.Watchers, c.perWatcher)
+		})
+	}
+	t.Run("noop-baseline-has-no-watchers", func(t *testing.T) {
+		t.Parallel()
+		report := benchJSON(t, append(fixed, "--mode", "intercept", "--watchers", "2", "--baseline")...)
+		checkResult(t, &report.Run, "intercept --watchers 2")
+		checkWatch(t, &report.Run, 2, 200)
+		if report.Baseline == nil || report.Baseline.Watch != nil {
+			t.Fatalf("baseline %+v", report.Baseline)
+		}
+		checkResult(t, report.Baseline, "noop:intercept")
+	})
+}
+
+func TestWatchTextOutput(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"--mode", "intercept", "--watchers", "2", "--baseline-watchers", "0", "--requests", "40", "--rounds", "2", "--warmup", "0"}, &stdout, &stderr, noEnv)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"Watch ×2", "p50 ratio intercept --watchers 2 / intercept --watchers 0:", "each of the 40 decisions answered while they were subscribed: 80 received, 0 missing"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
 func TestFixedRateIsOpenLoop(t *testing.T) {
 	t.Parallel()
 	report := benchJSON(t, "--mode", "intercept", "--rate", "400", "--duration", "500ms", "--concurrency", "4", "--warmup", "0")
@@ -261,6 +362,13 @@ func TestRefusesBadUsage(t *testing.T) {
 		{[]string{"--target", "http://127.0.0.1:1", "--audit"}, "--audit is for the in-process"},
 		{[]string{"--audit-fsync", "sometimes"}, "audit fsync mode"},
 		{[]string{"extra"}, "unexpected argument"},
+		{[]string{"--mode", "noop", "--watchers", "3"}, "serve no Watch"},
+		{[]string{"--mode", "intercept", "--baseline", "--baseline-watchers", "3"}, "serve no Watch"},
+		{[]string{"--mode", "bridge-http", "--bridge-embedded", "--watchers", "3"}, "no ahp-server publishes"},
+		{[]string{"--watchers", "-1"}, "must not be negative"},
+		{[]string{"--watchers", "100000"}, "watchers must be from 0 to"},
+		{[]string{"--watch-filter", "decisions"}, "needs --watchers"},
+		{[]string{"--watchers", "2", "--watch-filter", "type=bogus"}, "watch filter: type"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), c.args, &stdout, &stderr, noEnv); code != 2 {
@@ -279,7 +387,7 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, f := range []string{"mode", "concurrency", "duration", "requests", "rate", "payload-bytes", "baseline", "baseline-mode",
-		"rounds", "warmup", "timeout", "policy", "target", "protocol", "bridge-bin", "once", "bridge-embedded", "json", "quiet", "cpuprofile", "accept-gzip", "audit", "audit-path", "audit-fsync"} {
+		"rounds", "warmup", "timeout", "policy", "target", "protocol", "bridge-bin", "once", "bridge-embedded", "json", "quiet", "cpuprofile", "accept-gzip", "audit", "audit-path", "audit-fsync", "watchers", "baseline-watchers", "watch-filter"} {
 		if !strings.Contains(stderr.String(), "  -"+f+" ") && !strings.Contains(stderr.String(), "  -"+f+"\n") {
 			t.Errorf("help does not document -%s", f)
 		}

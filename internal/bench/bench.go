@@ -102,6 +102,19 @@ type Config struct {
 	// BridgeEmbedded runs the bridge with its in-process decision core (and PolicyFile) instead
 	// of pointing it at ahp-server. The no-op baseline of a bridge mode always uses an upstream.
 	BridgeEmbedded bool
+	// Watchers is the number of Watch subscribers on the ahp-server during every phase of Mode
+	// (0: none). Each has its own connection, drains its stream, and must receive every item of
+	// the requests answered while it was subscribed; a missing, duplicated or wrong item, or a
+	// stream the server ends early (a slow subscriber cut off by the hub), is an error.
+	Watchers int
+	// BaselineWatchers is the number of Watch subscribers during the phases of Baseline. With
+	// Baseline equal to Mode this compares the same mode on the same server with and without
+	// watchers.
+	BaselineWatchers int
+	// WatchFilter is the filter of every Watch request: comma-separated terms "decisions",
+	// "type=T", "tool=K", "session=S" (a load worker's number or a literal session id); "" for
+	// everything.
+	WatchFilter string
 	// Progress receives one line per phase (nil: silent).
 	Progress io.Writer
 }
@@ -151,8 +164,53 @@ func (cfg *Config) Validate() error {
 	default:
 		return fmt.Errorf("audit fsync mode %q: want always, interval or never", cfg.AuditFsync)
 	}
+	return cfg.validateWatch()
+}
+
+func (cfg *Config) validateWatch() error {
+	if cfg.Watchers < 0 || cfg.Watchers > MaxWatchers || cfg.BaselineWatchers < 0 || cfg.BaselineWatchers > MaxWatchers {
+		return fmt.Errorf("watchers must be from 0 to %d", MaxWatchers)
+	}
+	if cfg.Watchers > 0 {
+		m, _ := ParseMode(cfg.Mode)
+		if err := cfg.watchable(m); err != nil {
+			return fmt.Errorf("--watchers: %w", err)
+		}
+	}
+	if cfg.BaselineWatchers > 0 {
+		if cfg.Baseline == "" {
+			return errors.New("--baseline-watchers needs a baseline")
+		}
+		m, _ := ParseMode(cfg.Baseline)
+		if err := cfg.watchable(m); err != nil {
+			return fmt.Errorf("--baseline-watchers: %w", err)
+		}
+	}
+	if cfg.WatchFilter != "" {
+		if cfg.Watchers == 0 && cfg.BaselineWatchers == 0 {
+			return errors.New("--watch-filter needs --watchers or --baseline-watchers")
+		}
+		if _, err := parseWatchFilter(cfg.WatchFilter); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// watchable says why mode m cannot have Watch subscribers, if it cannot.
+func (cfg *Config) watchable(m Mode) error {
+	switch {
+	case m.Noop:
+		return fmt.Errorf("%s runs against no-op handlers, which serve no Watch", m)
+	case m.bridge() && cfg.BridgeEmbedded:
+		return fmt.Errorf("%s with --bridge-embedded decides inside the bridge; no ahp-server publishes its decisions", m)
+	}
+	return nil
+}
+
+// watching reports whether the run has Watch subscribers in any mode; the labels of the modes
+// that can have them then say how many they had.
+func (cfg *Config) watching() bool { return cfg.Watchers > 0 || cfg.BaselineWatchers > 0 }
 
 func (cfg *Config) defaults() {
 	if cfg.Load.Concurrency == 0 {
@@ -194,14 +252,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer e.close()
 
 	systems := []*system{}
-	primary, err := e.open(ctx, mode)
+	primary, err := e.open(ctx, mode, cfg.Watchers)
 	if err != nil {
 		return nil, err
 	}
 	systems = append(systems, primary)
 	if cfg.Baseline != "" {
 		bm, _ := ParseMode(cfg.Baseline)
-		base, err := e.open(ctx, bm)
+		base, err := e.open(ctx, bm, cfg.BaselineWatchers)
 		if err != nil {
 			return nil, fmt.Errorf("baseline: %w", err)
 		}
@@ -245,6 +303,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			results[i].LatencyMeaning = "from the due time at the fixed rate: " + s.meaning
 		}
 		results[i].ExpectationsLearned = s.expect.Learned()
+		if s.watchable && cfg.watching() {
+			if results[i].Watch == nil {
+				results[i].Watch = &WatchResult{}
+			}
+			results[i].Watch.Filter = cfg.WatchFilter
+			if s.watch != nil {
+				results[i].Watch.Items = s.watch.items()
+			}
+		}
 	}
 	report.Run = results[0]
 	if len(results) == 2 {
@@ -326,10 +393,26 @@ func runPhase(ctx context.Context, s *system, load Load) *Stats {
 	if t, ok := s.driver.(answerTimer); ok {
 		op = func(ctx context.Context, w int, seq uint64) (time.Time, error) { return t.timedOp(ctx, w, base+seq) }
 	}
+	// Watchers subscribe before the phase and are gone after it; neither is part of its time.
+	var watch *watchPhase
+	if s.watch != nil {
+		watch = s.watch.begin(base, load.Concurrency)
+		inner := op
+		op = func(ctx context.Context, w int, seq uint64) (time.Time, error) {
+			answered, err := inner(ctx, w, seq)
+			if err == nil {
+				watch.answer(w, seq)
+			}
+			return answered, err
+		}
+	}
 	start := time.Now()
 	st := RunLoad(ctx, load, op)
 	s.driver.endPhase(ctx, st)
 	st.Elapsed = time.Since(start)
+	if watch != nil {
+		watch.finish(st)
+	}
 	// What the server must have recorded: every answered request, or for observe streams what
 	// it said it accepted. After a failure or an interruption that is no longer known.
 	if st.Errors > 0 || st.Interrupted {
@@ -353,6 +436,10 @@ type system struct {
 	stats   Stats
 	index   int // position in the run, for unique event ids
 	phases  int // phases run so far
+	// watchable is set when the system's requests reach an ahp-server that serves Watch; watch is
+	// its subscribers (nil: none).
+	watchable bool
+	watch     *watchGroup
 	// audited is set when the system's requests reach the in-process ahp-server; recorded
 	// counts what that server must have written to its audit log, unless uncertain.
 	audited   bool
@@ -456,8 +543,8 @@ func (e *env) bridgeBin(ctx context.Context) (string, error) {
 	return e.bridge, nil
 }
 
-// open prepares mode m.
-func (e *env) open(ctx context.Context, m Mode) (*system, error) {
+// open prepares mode m with that many Watch subscribers.
+func (e *env) open(ctx context.Context, m Mode, watchers int) (*system, error) {
 	s := &system{label: m.String(), index: len(e.systems)}
 	// The built-in policy allows Commands[0] and denies Commands[1]; a no-op handler allows both;
 	// any other policy is checked for consistency.
@@ -470,34 +557,53 @@ func (e *env) open(ctx context.Context, m Mode) (*system, error) {
 		s.expect = LearnedExpectation()
 	}
 	var err error
+	var ahpURL string // the ahp-server behind the mode, if any
 	if m.bridge() {
-		err = e.openBridge(ctx, m, s)
+		ahpURL, err = e.openBridge(ctx, m, s)
 	} else {
-		err = e.openConnect(m, s)
+		ahpURL, err = e.openConnect(m, s)
 	}
 	if err != nil {
 		return nil, err
+	}
+	s.watchable = ahpURL != ""
+	if s.watchable && e.cfg.watching() {
+		s.label += fmt.Sprintf(" --watchers %d", watchers)
+	}
+	if watchers > 0 {
+		f, err := parseWatchFilter(e.cfg.WatchFilter)
+		if err != nil {
+			return nil, err
+		}
+		opts, err := clientOptions(e.cfg.Protocol, e.cfg.NoGzip)
+		if err != nil {
+			return nil, err
+		}
+		decided := m.Transport != ModeObserveStream
+		s.watch = newWatchGroup(watchers, ahpURL, opts, f, e.wl, e.cfg.Load.Concurrency, decided, s.expect, e.cfg.Load.Timeout)
+		s.target += fmt.Sprintf("; %d Watch subscribers", watchers)
 	}
 	e.systems = append(e.systems, s)
 	return s, nil
 }
 
-// openConnect prepares a mode that calls ahp.v1 over Connect.
-func (e *env) openConnect(m Mode, s *system) error {
+// openConnect prepares a mode that calls ahp.v1 over Connect. It returns the URL of the
+// ahp-server behind it ("" for the no-op handlers).
+func (e *env) openConnect(m Mode, s *system) (ahpURL string, err error) {
 	url, desc := "", ""
-	var err error
 	if m.Noop {
 		url, desc, err = e.noopURL()
 	} else {
 		url, desc, err = e.ahpURL()
 		s.audited = e.cfg.Target == ""
+		ahpURL = url
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	opts, err := clientOptions(e.cfg.Protocol, e.cfg.NoGzip)
 	if err != nil {
-		return err
+		return "", err
 	}
 	hc := httpClient(url)
 	proto := e.cfg.Protocol
@@ -521,14 +627,16 @@ func (e *env) openConnect(m Mode, s *system) error {
 		s.meaning = "latency of one Send on the worker's own ObserveStream (there is no per-event answer); " +
 			"throughput is events per second until every stream is closed and the server's accepted count is in"
 	}
-	return nil
+	return ahpURL, nil
 }
 
 // openBridge prepares a mode that speaks Agent Hooks JSON-RPC to ahp-jsonrpc-bridge processes.
-func (e *env) openBridge(ctx context.Context, m Mode, s *system) error {
+// It returns the URL of the ahp-server the bridge forwards to ("" for the no-op handlers and the
+// embedded decision core).
+func (e *env) openBridge(ctx context.Context, m Mode, s *system) (ahpURL string, err error) {
 	bin, err := e.bridgeBin(ctx)
 	if err != nil {
-		return err
+		return "", err
 	}
 	setup := bridgeSetup{bin: bin, concurrency: e.cfg.Load.Concurrency}
 	var desc string
@@ -541,9 +649,10 @@ func (e *env) openBridge(ctx context.Context, m Mode, s *system) error {
 	default:
 		setup.upstream, desc, err = e.ahpURL()
 		s.audited = e.cfg.Target == ""
+		ahpURL = setup.upstream
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	once := e.cfg.BridgeOnce && m.Transport == ModeBridgeStdio
 	s.target = describeBridge(m.Transport, once, setup, desc)
@@ -554,16 +663,16 @@ func (e *env) openBridge(ctx context.Context, m Mode, s *system) error {
 		s.meaning = "start-and-answer: from spawning the process to reading its answer line (\"until exit\": to the process's exit)"
 	case m.Transport == ModeBridgeStdio:
 		if s.driver, err = newStdioDriver(setup, e.wl, s.expect, e.cfg.Load.Concurrency); err != nil {
-			return err
+			return "", err
 		}
 		s.meaning = "latency of one hooks/intercept line written to the bridge's stdin until its answer line is read"
 	default:
 		if s.driver, err = newHTTPDriver(setup, e.wl, s.expect, e.cfg.Load.Concurrency); err != nil {
-			return err
+			return "", err
 		}
 		s.meaning = "latency of one hooks/intercept POST to the bridge until its answer is read"
 	}
-	return nil
+	return ahpURL, nil
 }
 
 // close stops what is still running: drivers first (they talk to the servers), then servers.

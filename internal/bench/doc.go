@@ -1,7 +1,7 @@
 // Package bench is the load engine of ahp-bench: it puts a fixed or open-ended load on AHP —
 // ahp-server's Connect services or ahp-jsonrpc-bridge processes — checks every answer, and
 // reports throughput and latency quantiles, optionally next to a no-op baseline on the same
-// transport.
+// transport, or next to the same mode on the same server with another number of Watch subscribers.
 //
 // The parts, one per file:
 //
@@ -14,6 +14,10 @@
 //   - bridge.go: ahp-jsonrpc-bridge on stdio (persistent and per_event) and HTTP
 //   - target.go: the in-process ahp-server, the no-op baseline server, the loopback-only rule
 //   - audit.go: the in-process server's audit log and its check after the run
+//   - watch.go: Watch subscribers during a mode's phases (--watchers), each on its own connection,
+//     connected before every phase and closed after it; the check that each received every
+//     decision or event answered while it was subscribed, once, within its filter, and the count
+//     of what it missed or why the server cut it off
 //   - bench.go, result.go, machine.go: a whole run, its report, and the machine it ran on
 //
 // Everything it starts listens on 127.0.0.1 and is stopped before Run returns.

@@ -60,6 +60,8 @@ type Stats struct {
 	Elapsed time.Duration
 	// Interrupted is set when the caller's context ended the phase early.
 	Interrupted bool
+	// Watch is what the phase's Watch subscribers received (nil without --watchers).
+	Watch *WatchStats
 }
 
 // AddError counts one error under its message.
@@ -98,6 +100,12 @@ func (s *Stats) Merge(o *Stats) {
 	}
 	s.Elapsed += o.Elapsed
 	s.Interrupted = s.Interrupted || o.Interrupted
+	if o.Watch != nil {
+		if s.Watch == nil {
+			s.Watch = &WatchStats{}
+		}
+		s.Watch.merge(o.Watch)
+	}
 }
 
 // RunLoad applies load with op until the schedule ends or ctx is done, and returns what it

@@ -71,6 +71,56 @@ type Result struct {
 	ExpectationsLearned bool `json:"expectations_learned,omitempty"`
 	// Interrupted is true when the run was stopped early.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Watch is what the mode's Watch subscribers received, in a run with --watchers (present with
+	// watchers 0 for a mode that ran without them).
+	Watch *WatchResult `json:"watch,omitempty"`
+}
+
+// WatchResult is what the Watch subscribers of one mode received over the whole invocation.
+type WatchResult struct {
+	// Watchers is the number of subscribers connected during each phase of the mode.
+	Watchers int `json:"watchers"`
+	// Filter is the --watch-filter of every Watch request ("" for everything).
+	Filter string `json:"filter,omitempty"`
+	// Items is what the mode's requests publish: "decisions" or "events" (observations).
+	Items string `json:"items,omitempty"`
+	// ExpectedPerWatcher is how many items each subscriber had to receive: every request answered
+	// while it was subscribed whose item passes the filter.
+	ExpectedPerWatcher uint64 `json:"expected_per_watcher"`
+	// Received counts the distinct items of the mode's own requests received, over all
+	// subscribers (items of failed requests included).
+	Received uint64 `json:"received"`
+	// Missing counts expected items a subscriber never received (dropped), over all subscribers.
+	// Each is also an error.
+	Missing uint64 `json:"missing"`
+	// Duplicates counts items received twice by the same subscriber (errors).
+	Duplicates uint64 `json:"duplicates"`
+	// Wrong counts items that contradict their request: outside the filter, a wrong verdict, a
+	// decision missing or unexpected (errors).
+	Wrong uint64 `json:"wrong"`
+	// EndedEarly counts streams that ended before ahp-bench closed them (errors); CutOff counts
+	// those the server ended with resource_exhausted, the hub's cut-off of a slow subscriber (or of
+	// every subscriber when its own queue overflowed).
+	EndedEarly uint64 `json:"ended_early"`
+	CutOff     uint64 `json:"cut_off"`
+	// Other counts items received that were not the phase's own (ignored).
+	Other uint64 `json:"other"`
+	// Throughput is Received per second of the mode's measured time.
+	Throughput float64 `json:"throughput_per_s"`
+	// Delivery is the time from the server's publish time to receipt by a subscriber, in µs.
+	Delivery Summary `json:"delivery_us"`
+	// CatchUpMs is the longest wait after the load of a phase until every subscriber had every
+	// expected item, in milliseconds (not part of the measured time).
+	CatchUpMs float64 `json:"catch_up_ms"`
+}
+
+func newWatchResult(w *WatchStats, elapsed time.Duration) *WatchResult {
+	return &WatchResult{
+		Watchers: w.Watchers, ExpectedPerWatcher: w.Expected, Received: w.Received, Missing: w.Missing,
+		Duplicates: w.Duplicates, Wrong: w.Wrong, EndedEarly: w.EndedEarly, CutOff: w.CutOff, Other: w.Other,
+		Throughput: Throughput(w.Received, elapsed), Delivery: Summarize(&w.Delivery),
+		CatchUpMs: math.Round(float64(w.CatchUp)/float64(time.Millisecond)*10) / 10,
+	}
 }
 
 // NewResult turns a phase's stats into a Result.
@@ -91,6 +141,9 @@ func NewResult(mode, target string, load Load, payloadBytes int, st *Stats) Resu
 	if st.Completion.Count() > 0 {
 		c := Summarize(&st.Completion)
 		r.Completion = &c
+	}
+	if st.Watch != nil {
+		r.Watch = newWatchResult(st.Watch, st.Elapsed)
 	}
 	return r
 }
@@ -165,6 +218,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		if c := res.Completion; c != nil {
 			fmt.Fprintf(tw, "  until exit\t\t\t\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", c.P50, c.P90, c.P99, c.P999, c.Max)
 		}
+		if wr := res.Watch; wr != nil && wr.Watchers > 0 {
+			// Items delivered, items dropped, delivery rate and delivery latency.
+			d := wr.Delivery
+			fmt.Fprintf(tw, "  Watch ×%d\t%d\t%d\t%.1f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n",
+				wr.Watchers, wr.Received, wr.Missing, wr.Throughput, d.P50, d.P90, d.P99, d.P999, d.Max)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -185,6 +244,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			b.WriteString("; INTERRUPTED")
 		}
 		b.WriteString(".\n")
+		if wr := res.Watch; wr != nil && wr.Watchers > 0 {
+			writeWatchNote(&b, wr)
+		}
 		kinds := make([]string, 0, len(res.ErrorKinds))
 		for k := range res.ErrorKinds {
 			kinds = append(kinds, k)
@@ -218,4 +280,22 @@ func (r *Report) WriteText(w io.Writer) error {
 		m.NumCPU, m.CPUModel, m.GOMAXPROCS, m.LoadBefore, m.LoadAfter, m.GoVersion, m.OS, m.Arch, r.Rounds)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeWatchNote explains the Watch row of a result.
+func writeWatchNote(b *strings.Builder, wr *WatchResult) {
+	filter := "everything"
+	if wr.Filter != "" {
+		filter = wr.Filter
+	}
+	catchUp := fmt.Sprintf("the slowest subscriber had everything %.1f ms after the load of a phase", wr.CatchUpMs)
+	if wr.Missing > 0 || wr.EndedEarly > 0 {
+		catchUp = fmt.Sprintf("waited up to %.1f ms after the load of a phase for the subscribers", wr.CatchUpMs)
+	}
+	fmt.Fprintf(b, "  Watch: %d subscribers (own HTTP/2 connection each, filter %s), connected before each phase and closed after it, "+
+		"had to receive each of the %d %s answered while they were subscribed: %d received, %d missing (dropped), "+
+		"%d duplicated, %d wrong, %d streams ended early (%d cut off by the server as too slow); %d items from outside the phases ignored; "+
+		"%s; the Watch row's count is items received, errors items missing, latency from the server's publish time to receipt.\n",
+		wr.Watchers, filter, wr.ExpectedPerWatcher, wr.Items, wr.Received, wr.Missing, wr.Duplicates, wr.Wrong,
+		wr.EndedEarly, wr.CutOff, wr.Other, catchUp)
 }

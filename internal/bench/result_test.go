@@ -171,6 +171,10 @@ func TestConfigValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	watch := bench.Config{Mode: "intercept", Baseline: "intercept", Watchers: 100, BaselineWatchers: 0, WatchFilter: "decisions,session=0"}
+	if err := watch.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	for name, cfg := range map[string]bench.Config{
 		"bad mode":             {Mode: "nope"},
 		"bad baseline":         {Mode: "intercept", Baseline: "nope"},
@@ -181,6 +185,13 @@ func TestConfigValidate(t *testing.T) {
 		"huge payload":         {Mode: "intercept", PayloadBytes: bench.MaxPayloadBytes + 1},
 		"bad protocol":         {Mode: "intercept", Protocol: "soap"},
 		"more rounds than req": {Mode: "intercept", Rounds: 5, Load: bench.Load{Requests: 4}},
+		"watchers on no-op":    {Mode: "noop:intercept", Watchers: 1},
+		"watchers on embedded": {Mode: "bridge-stdio", BridgeEmbedded: true, Watchers: 1},
+		"too many watchers":    {Mode: "intercept", Watchers: bench.MaxWatchers + 1},
+		"baseline watchers":    {Mode: "intercept", BaselineWatchers: 3},
+		"no-op base watchers":  {Mode: "intercept", Baseline: "noop:intercept", BaselineWatchers: 3},
+		"filter, no watchers":  {Mode: "intercept", WatchFilter: "decisions"},
+		"bad filter":           {Mode: "intercept", Watchers: 1, WatchFilter: "tool=spoon"},
 	} {
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)

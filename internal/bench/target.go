@@ -184,10 +184,25 @@ func (noopHandler) InterceptStream(_ context.Context, stream *connect.BidiStream
 		if err != nil {
 			return err
 		}
-		if err := stream.Send(&ahpv1.InterceptStreamResponse{EventId: req.GetEvent().GetId(), Decision: noopAllow}); err != nil {
+		resp := &ahpv1.InterceptStreamResponse{EventId: req.GetEvent().GetId(), Decision: noopAllow}
+		echoRequestID(req, resp)
+		if err := stream.Send(resp); err != nil {
 			return err
 		}
 	}
+}
+
+// echoRequestID copies the request's request_id into the answer, as ahp-server does, so that a
+// client pipelining calls over one stream (the bridge) can match them. It goes by field name
+// because the field is newer than some of the generated code this package is built with.
+func echoRequestID(req *ahpv1.InterceptStreamRequest, resp *ahpv1.InterceptStreamResponse) {
+	const name = "request_id"
+	from := req.ProtoReflect().Descriptor().Fields().ByName(name)
+	to := resp.ProtoReflect().Descriptor().Fields().ByName(name)
+	if from == nil || to == nil || from.Kind() != to.Kind() || !req.ProtoReflect().Has(from) {
+		return
+	}
+	resp.ProtoReflect().Set(to, req.ProtoReflect().Get(from))
 }
 
 func (noopHandler) Observe(context.Context, *connect.Request[ahpv1.ObserveRequest]) (*connect.Response[ahpv1.ObserveResponse], error) {
