@@ -13,44 +13,100 @@ import (
 	"github.com/ahp-gateway/ahp/internal/server"
 )
 
-// NewEmbedded runs a complete ahp-server (the same internal/server handler, decision core and
+// NewEmbedded runs a complete ahp-server (the same internal/server services, decision core and
 // policy, hot reload included) inside this process and returns Clients that reach it without a
-// socket: the server's own http.Server accepts in-memory connections (net.Pipe) from the
-// clients' transport, so every call takes exactly the path it takes over the network, HTTP/2
-// framing and Connect encoding included. TLS settings in cfg are ignored. Close shuts the server
-// down gracefully.
+// socket. The unary RPCs — every call the Bridge and the hook adapters make — go straight to the
+// service handlers (server.Local): the same validation, limits, deadlines and error codes as over
+// the network, without encoding or HTTP/2. The streaming RPCs take the network path: the server's
+// own http.Server accepts in-memory connections (net.Pipe), started on the first stream. With
+// cfg.Auth or cfg.Tracing set, which only the HTTP path applies, every call takes that path. TLS
+// settings in cfg are ignored. Close shuts the server down gracefully.
 func NewEmbedded(cfg server.Config) (Clients, io.Closer, error) {
 	cfg.TLSCertFile, cfg.TLSKeyFile = "", ""
 	srv, err := server.New(cfg)
 	if err != nil {
 		return Clients{}, nil, fmt.Errorf("bridge: embedded server: %w", err)
 	}
-	ln := newPipeListener()
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-
-	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	t := &http.Transport{
-		DialContext:     ln.DialContext,
-		Protocols:       &protocols,
-		IdleConnTimeout: time.Hour, // a pipe costs nothing to keep
+	if cfg.Auth != nil || cfg.Tracing != nil {
+		return embeddedOverPipe(srv)
 	}
-	clients := newClients(&http.Client{Transport: t}, "http://"+ln.Addr().String(), ProtocolConnect, 0, "")
+	local, err := srv.Local(server.LocalOptions{MaxResponseBytes: DefaultMaxResponseBytes})
+	if err != nil {
+		return Clients{}, nil, fmt.Errorf("bridge: embedded server: %w", err)
+	}
+	ln := newPipeListener()
+	ln.start = func() error { return local.Serve(ln) }
+	streams := &pipeClients{ln: ln}
 	var once sync.Once
 	var closeErr error
 	closer := closerFunc(func() error {
 		once.Do(func() {
 			// Close our idle connections first: a server shutting down waits for open HTTP/2
 			// connections to go idle and close, which would otherwise cost its full grace period.
-			t.CloseIdleConnections()
+			streams.closeIdle()
+			closeErr = local.Close()
+			_ = ln.Close() // when no stream ever started the HTTP server, nothing else closes it
+		})
+		return closeErr
+	})
+	return localClients(local, streams), closer, nil
+}
+
+// embeddedOverPipe serves srv on an in-memory listener and returns Clients whose every call
+// goes through its HTTP handler.
+func embeddedOverPipe(srv *server.Server) (Clients, io.Closer, error) {
+	ln := newPipeListener()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	streams := &pipeClients{ln: ln}
+	var once sync.Once
+	var closeErr error
+	closer := closerFunc(func() error {
+		once.Do(func() {
+			streams.closeIdle()
 			cancel()
 			closeErr = <-served
 		})
 		return closeErr
 	})
-	return clients, closer, nil
+	return streams.get(), closer, nil
+}
+
+// pipeClients are Clients over HTTP/2 on a pipeListener, made on first use.
+type pipeClients struct {
+	ln      *pipeListener
+	once    sync.Once
+	mu      sync.Mutex
+	t       *http.Transport
+	clients Clients
+}
+
+func (p *pipeClients) get() Clients {
+	p.once.Do(func() {
+		var protocols http.Protocols
+		protocols.SetUnencryptedHTTP2(true)
+		t := &http.Transport{
+			DialContext:     p.ln.DialContext,
+			Protocols:       &protocols,
+			IdleConnTimeout: time.Hour, // a pipe costs nothing to keep
+		}
+		p.mu.Lock()
+		p.t = t
+		p.mu.Unlock()
+		p.clients = newClients(&http.Client{Transport: t}, "http://"+p.ln.Addr().String(), ProtocolConnect, 0, "")
+	})
+	return p.clients
+}
+
+// closeIdle closes the idle connections of the transport, if one was made.
+func (p *pipeClients) closeIdle() {
+	p.mu.Lock()
+	t := p.t
+	p.mu.Unlock()
+	if t != nil {
+		t.CloseIdleConnections()
+	}
 }
 
 // errClosed is what dialing the in-memory server gives once it is closed.
@@ -62,6 +118,12 @@ type pipeListener struct {
 	conns     chan net.Conn
 	done      chan struct{}
 	closeOnce sync.Once
+
+	// start, when set, is called on the first dial to start serving the listener; a dial fails
+	// with its error.
+	start     func() error
+	startOnce sync.Once
+	startErr  error
 }
 
 func newPipeListener() *pipeListener {
@@ -89,6 +151,12 @@ func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
 
 // DialContext hands the server end of a new pipe to Accept and returns the client end.
 func (l *pipeListener) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
+	if l.start != nil {
+		l.startOnce.Do(func() { l.startErr = l.start() })
+		if l.startErr != nil {
+			return nil, fmt.Errorf("%w: %w", errClosed, l.startErr)
+		}
+	}
 	server, client := net.Pipe()
 	select {
 	case l.conns <- server:

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -80,14 +81,21 @@ type Server struct {
 	watcher *policy.Watcher
 	hub     *hub.Hub
 	core    *core.Core
-	health  *grpchealth.StaticChecker
-	handler http.Handler
-	names   []string
+	svc     *service.Services
+
+	// The HTTP handler (every service, health, reflection) is built on first use: a server used
+	// only in-process (Local) never needs it.
+	handlerOnce  sync.Once
+	handlerBuilt atomic.Bool // set once health, handler and names are
+	health       *grpchealth.StaticChecker
+	handler      http.Handler
+	names        []string
 
 	reloads, reloadFailures atomic.Uint64
 }
 
-// New loads the policy and builds the handler; it fails if the policy does not load.
+// New loads the policy and builds the services; it fails if the policy does not load. The HTTP
+// handler is built on first use (Handler, HTTPServer, Serve).
 func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -118,13 +126,6 @@ func New(cfg Config) (*Server, error) {
 	// decision path, and only when someone watches.
 	s := &Server{cfg: cfg, log: cfg.Logger, hub: hub.New(65536, hub.WithTransform(redactItem(cfg.Redactor)))}
 
-	p, err := s.loadPolicy()
-	if err != nil {
-		return nil, err
-	}
-	s.log.Info("policy loaded", "name", p.Name(), "rules", len(p.Rules()), "digest", p.Digest(), "source", policySource(cfg.PolicyFile))
-	s.policyMetrics(p)
-	cfg.Metrics.WatchStats(s.hub.Stats)
 	var observer core.Observer
 	if cfg.Metrics != nil {
 		observer = metricsObserver{cfg.Metrics}
@@ -145,14 +146,42 @@ func New(cfg Config) (*Server, error) {
 		Version:  cfg.Version,
 		Logger:   s.log,
 	})
-	svc, err := service.New(s.core, service.Options{
-		Watcher: s.hub, WatchBuffer: cfg.WatchBuffer, Logger: s.log,
-		MaxStreamDuration: cfg.MaxStreamDuration, StreamRate: cfg.StreamRate,
-	})
+	// Loading the policy (compiling its CEL) and building the services (protovalidate's CEL
+	// environment and rules) are the two slow steps and independent of each other: run them side
+	// by side. The core reads the policy only when it decides.
+	var svcErr error
+	svcDone := make(chan struct{})
+	go func() {
+		defer close(svcDone)
+		s.svc, svcErr = service.New(s.core, service.Options{
+			Watcher: s.hub, WatchBuffer: cfg.WatchBuffer, Logger: s.log,
+			MaxStreamDuration: cfg.MaxStreamDuration, StreamRate: cfg.StreamRate,
+		})
+		if svcErr == nil {
+			warmValidation(s.svc)
+		}
+	}()
+	p, err := s.loadPolicy()
+	<-svcDone
 	if err != nil {
 		return nil, err
 	}
+	if svcErr != nil {
+		return nil, svcErr
+	}
+	s.log.Info("policy loaded", "name", p.Name(), "rules", len(p.Rules()), "digest", p.Digest(), "source", policySource(cfg.PolicyFile))
+	s.policyMetrics(p)
+	cfg.Metrics.WatchStats(s.hub.Stats)
+	return s, nil
+}
 
+// buildHandler mounts every service, health and reflection on one mux, once.
+func (s *Server) buildHandler() {
+	s.handlerOnce.Do(s.mountHandler)
+}
+
+func (s *Server) mountHandler() {
+	cfg := s.cfg
 	opts := []connect.HandlerOption{
 		connect.WithReadMaxBytes(cfg.MaxRequestBytes),
 		// Gzip pays off only for large answers; a decision is a few hundred bytes, and compressing
@@ -171,7 +200,7 @@ func New(cfg Config) (*Server, error) {
 	interceptors = append(interceptors, unaryTimeout(cfg.UnaryTimeout))
 	opts = append(opts, connect.WithInterceptors(interceptors...))
 	mux := http.NewServeMux()
-	s.names = svc.Register(mux, opts...)
+	s.names = s.svc.Register(mux, opts...)
 	s.health = grpchealth.NewStaticChecker(s.names...)
 	// Health and reflection get the same options, so auth decides whether they are public.
 	mux.Handle(grpchealth.NewHandler(s.health, opts...))
@@ -179,7 +208,7 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
 	s.handler = mux
-	return s, nil
+	s.handlerBuilt.Store(true)
 }
 
 func policySource(file string) string {
@@ -322,7 +351,10 @@ func unaryTimeout(d time.Duration) connect.UnaryInterceptorFunc {
 }
 
 // Handler is the HTTP handler serving every service, health and reflection.
-func (s *Server) Handler() http.Handler { return s.handler }
+func (s *Server) Handler() http.Handler {
+	s.buildHandler()
+	return s.handler
+}
 
 // Core exposes the decision core (for embedding and tests).
 func (s *Server) Core() *core.Core { return s.core }
@@ -344,7 +376,7 @@ func (s *Server) HTTPServer() *http.Server {
 	protocols.SetHTTP2(true)
 	protocols.SetUnencryptedHTTP2(true)
 	return &http.Server{
-		Handler:           s.handler,
+		Handler:           s.Handler(),
 		Protocols:         &protocols,
 		ReadHeaderTimeout: 5 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -380,14 +412,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		hs.TLSConfig = tc.config()
 	}
 
-	reloadCtx, stopReload := context.WithCancel(ctx)
-	defer stopReload()
-	if s.cfg.Auth != nil {
-		go s.cfg.Auth.Run(reloadCtx) // re-reads token files
-	}
-	if s.watcher != nil && s.cfg.PolicyPollInterval > 0 {
-		go s.WatchPolicy(reloadCtx)
-	}
+	defer s.startReloading(ctx)()
 
 	errc := make(chan error, 1)
 	go func() {
@@ -403,22 +428,52 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	for _, name := range s.names {
-		s.health.SetStatus(name, grpchealth.StatusNotServing)
-	}
-	s.health.SetStatus("", grpchealth.StatusNotServing)
-	s.hub.Close() // ends Watch streams so Shutdown is not held up by them
+	s.stopServing()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	err := hs.Shutdown(shutdownCtx) // in-flight calls and observe streams finish first
 	if serveErr := <-errc; !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
 		err = serveErr
 	}
-	if s.cfg.Audit != nil {
-		// Every accepted record is written before the process goes.
-		if cerr := s.cfg.Audit.Close(shutdownCtx); cerr != nil && err == nil {
-			err = fmt.Errorf("close audit log: %w", cerr)
-		}
+	if cerr := s.closeAudit(shutdownCtx); cerr != nil && err == nil {
+		err = cerr
 	}
 	return err
+}
+
+// startReloading starts what runs beside the services — token file and policy file reloads —
+// until ctx is done or the returned function is called.
+func (s *Server) startReloading(ctx context.Context) (stop func()) {
+	reloadCtx, stopReload := context.WithCancel(ctx)
+	if s.cfg.Auth != nil {
+		go s.cfg.Auth.Run(reloadCtx) // re-reads token files
+	}
+	if s.watcher != nil && s.cfg.PolicyPollInterval > 0 {
+		go s.WatchPolicy(reloadCtx)
+	}
+	return stopReload
+}
+
+// stopServing is the start of a drain: health turns NOT_SERVING and Watch streams end, so that
+// they do not hold the shutdown up.
+func (s *Server) stopServing() {
+	if s.handlerBuilt.Load() {
+		for _, name := range s.names {
+			s.health.SetStatus(name, grpchealth.StatusNotServing)
+		}
+		s.health.SetStatus("", grpchealth.StatusNotServing)
+	}
+	s.hub.Close()
+}
+
+// closeAudit is the end of a drain: every accepted audit record is written before the process
+// goes.
+func (s *Server) closeAudit(ctx context.Context) error {
+	if s.cfg.Audit == nil {
+		return nil
+	}
+	if err := s.cfg.Audit.Close(ctx); err != nil {
+		return fmt.Errorf("close audit log: %w", err)
+	}
+	return nil
 }

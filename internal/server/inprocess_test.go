@@ -1,0 +1,633 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/metrics"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// unaryClients is every unary RPC of the four services: what Local offers, and what the four
+// generated clients offer together.
+type unaryClients interface {
+	Intercept(context.Context, *connect.Request[ahpv1.InterceptRequest]) (*connect.Response[ahpv1.InterceptResponse], error)
+	InterceptBatch(context.Context, *connect.Request[ahpv1.InterceptBatchRequest]) (*connect.Response[ahpv1.InterceptBatchResponse], error)
+	Idle(context.Context, *connect.Request[ahpv1.IdleRequest]) (*connect.Response[ahpv1.IdleResponse], error)
+	HandleRateLimit(context.Context, *connect.Request[ahpv1.HandleRateLimitRequest]) (*connect.Response[ahpv1.HandleRateLimitResponse], error)
+	Observe(context.Context, *connect.Request[ahpv1.ObserveRequest]) (*connect.Response[ahpv1.ObserveResponse], error)
+	Handshake(context.Context, *connect.Request[ahpv1.HandshakeRequest]) (*connect.Response[ahpv1.HandshakeResponse], error)
+	Query(context.Context, *connect.Request[ahpv1.QueryRequest]) (*connect.Response[ahpv1.QueryResponse], error)
+	GetCapabilities(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error)
+}
+
+var _ unaryClients = (*Local)(nil)
+
+// httpClients are the generated clients of one server over HTTP.
+type httpClients struct {
+	ahpv1connect.InterceptServiceClient
+	ahpv1connect.TypedDecisionServiceClient
+	ahpv1connect.ObservationServiceClient
+	ahpv1connect.HarnessServiceClient
+}
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// newLocal builds a server with the built-in policy (cfg tweaks the config) and its Local.
+func newLocal(t *testing.T, opts LocalOptions, tweak func(*Config)) (*Server, *Local) {
+	t.Helper()
+	cfg := Config{Logger: quiet(), Version: "test"}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := srv.Local(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return srv, l
+}
+
+// newHTTP builds the same server behind its HTTP handler and returns clients for it.
+func newHTTP(t *testing.T, tweak func(*Config), opts ...connect.ClientOption) unaryClients {
+	t.Helper()
+	cfg := Config{Logger: quiet(), Version: "test"}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(srv.Handler())
+	hs.Config = srv.HTTPServer()
+	hs.Start()
+	t.Cleanup(hs.Close)
+	hc := hs.Client()
+	return httpClients{
+		ahpv1connect.NewInterceptServiceClient(hc, hs.URL, opts...),
+		ahpv1connect.NewTypedDecisionServiceClient(hc, hs.URL, opts...),
+		ahpv1connect.NewObservationServiceClient(hc, hs.URL, opts...),
+		ahpv1connect.NewHarnessServiceClient(hc, hs.URL, opts...),
+	}
+}
+
+func shellEvent(id, command string) *ahpv1.Event {
+	input, _ := structpb.NewStruct(map[string]any{"command": command})
+	return &ahpv1.Event{
+		Id: id, Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE,
+		Session: &ahpv1.Session{Id: "s1"},
+		Tool:    &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
+	}
+}
+
+// rpcCase is one call, made the same way through Local and over HTTP.
+type rpcCase struct {
+	name string
+	call func(context.Context, unaryClients) (proto.Message, error)
+	code connect.Code // the error expected; 0 for an answer
+}
+
+func rpcCases() []rpcCase {
+	intercept := func(ev *ahpv1.Event) func(context.Context, unaryClients) (proto.Message, error) {
+		return func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev, Capabilities: &ahpv1.Capabilities{
+				Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_DENY, ahpv1.EffectKind_EFFECT_KIND_ASK},
+			}}))
+			return msgOf(r, err)
+		}
+	}
+	return []rpcCase{
+		{"intercept allowed", intercept(shellEvent("e-allow", "ls -la")), 0},
+		{"intercept denied", intercept(shellEvent("e-deny", "rm -rf /")), 0},
+		{"intercept asks", intercept(shellEvent("e-ask", "git push --force origin main")), 0},
+		{"intercept replayed", intercept(shellEvent("e-deny", "rm -rf /")), 0},
+		{"intercept conflicting replay", intercept(shellEvent("e-deny", "rm -rf /tmp/x")), 0},
+		{"intercept invalid event", intercept(&ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE}), connect.CodeInvalidArgument},
+		{"intercept without event", intercept(nil), connect.CodeInvalidArgument},
+		{"batch", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{shellEvent("b1", "ls"), shellEvent("b2", "mkfs.ext4 /dev/sda1")}}))
+			return msgOf(r, err)
+		}, 0},
+		{"typed idle without its payload", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.Idle(ctx, connect.NewRequest(&ahpv1.IdleRequest{Event: &ahpv1.Event{Id: "idle-1", Source: "urn:inprocess-test", Session: &ahpv1.Session{Id: "s1"}}}))
+			return msgOf(r, err)
+		}, connect.CodeInvalidArgument},
+		{"typed rate limit", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.HandleRateLimit(ctx, connect.NewRequest(&ahpv1.HandleRateLimitRequest{Event: &ahpv1.Event{
+				Id: "rl-1", Body: &ahpv1.Event_RateLimit{RateLimit: &ahpv1.RateLimitPayload{
+					SessionId: "s1", RetryAfterMs: 1500, CurrentUsage: "95000/100000 tokens",
+					LimitType: &ahpv1.RateLimitType{Type: &ahpv1.RateLimitType_Known{Known: ahpv1.RateLimitKind_RATE_LIMIT_KIND_LLM_TOKEN_LIMIT}},
+				}},
+			}}))
+			return msgOf(r, err)
+		}, 0},
+		{"typed rate limit invalid", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.HandleRateLimit(ctx, connect.NewRequest(&ahpv1.HandleRateLimitRequest{}))
+			return msgOf(r, err)
+		}, connect.CodeInvalidArgument},
+		{"observe", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: &ahpv1.Event{Id: "o1", Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_SESSION_START, Session: &ahpv1.Session{Id: "s1"}}}))
+			return msgOf(r, err)
+		}, 0},
+		{"observe duplicate", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: &ahpv1.Event{Id: "o1", Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_SESSION_START, Session: &ahpv1.Session{Id: "s1"}}}))
+			return msgOf(r, err)
+		}, 0},
+		{"observe a decided type", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: shellEvent("o2", "ls")}))
+			return msgOf(r, err)
+		}, 0},
+		{"handshake", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "2.4", AgentInfo: &ahpv1.AgentInfo{Framework: "test"}, SessionId: "s1"}))
+			return msgOf(r, err)
+		}, 0},
+		{"handshake unsupported version", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "3.0", AgentInfo: &ahpv1.AgentInfo{}}))
+			return msgOf(r, err)
+		}, connect.CodeFailedPrecondition},
+		{"handshake invalid", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "2.4"}))
+			return msgOf(r, err)
+		}, connect.CodeInvalidArgument},
+		{"query", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{SessionId: "s1", QueryType: "policy", Payload: structpb.NewStringValue("may I?")}))
+			return msgOf(r, err)
+		}, 0},
+		{"query invalid", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{}))
+			return msgOf(r, err)
+		}, connect.CodeInvalidArgument},
+		{"capabilities", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
+			return msgOf(r, err)
+		}, 0},
+		{"nil request", func(ctx context.Context, c unaryClients) (proto.Message, error) {
+			r, err := c.GetCapabilities(ctx, connect.NewRequest[ahpv1.GetCapabilitiesRequest](nil))
+			return msgOf(r, err)
+		}, 0},
+	}
+}
+
+// msgOf returns r's message, or nil with err.
+func msgOf[T any](r *connect.Response[T], err error) (proto.Message, error) {
+	if err != nil {
+		return nil, err
+	}
+	return any(r.Msg).(proto.Message), nil
+}
+
+// volatile fields differ between two servers deciding the same thing.
+var volatile = map[protoreflect.Name]bool{"decision_id": true, "latency_us": true, "session_token": true}
+
+// stable clears the volatile fields of m, recursively, and returns it.
+func stable(m proto.Message) proto.Message {
+	if m == nil {
+		return nil
+	}
+	var clear func(protoreflect.Message)
+	clear = func(r protoreflect.Message) {
+		r.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case volatile[fd.Name()]:
+				r.Clear(fd)
+			case fd.IsList() && fd.Message() != nil:
+				for i := 0; i < v.List().Len(); i++ {
+					clear(v.List().Get(i).Message())
+				}
+			case fd.IsMap() && fd.MapValue().Message() != nil:
+				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool { clear(mv.Message()); return true })
+			case !fd.IsList() && !fd.IsMap() && fd.Message() != nil:
+				clear(v.Message())
+			}
+			return true
+		})
+	}
+	clear(m.ProtoReflect())
+	return m
+}
+
+// Every unary RPC answers through Local exactly as over HTTP: the same answers, and the same
+// errors, codes, messages and wire-ness included.
+func TestLocalAnswersAsOverHTTP(t *testing.T) {
+	t.Parallel()
+	_, local := newLocal(t, LocalOptions{}, nil)
+	remote := newHTTP(t, nil)
+	ctx := context.Background()
+	for _, c := range rpcCases() {
+		got, gotErr := c.call(ctx, local)
+		want, wantErr := c.call(ctx, remote)
+		if connect.CodeOf(wantErr) != c.code && (wantErr != nil || c.code != 0) {
+			t.Errorf("%s: over HTTP %v, want code %v", c.name, wantErr, c.code)
+		}
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Errorf("%s: local err %v, over HTTP %v", c.name, gotErr, wantErr)
+			continue
+		}
+		if wantErr != nil {
+			if connect.CodeOf(gotErr) != connect.CodeOf(wantErr) || gotErr.Error() != wantErr.Error() || connect.IsWireError(gotErr) != connect.IsWireError(wantErr) {
+				t.Errorf("%s: local err %v (wire %v), over HTTP %v (wire %v)", c.name, gotErr, connect.IsWireError(gotErr), wantErr, connect.IsWireError(wantErr))
+			}
+			continue
+		}
+		if !proto.Equal(stable(got), stable(want)) {
+			t.Errorf("%s:\nlocal     %v\nover HTTP %v", c.name, got, want)
+		}
+	}
+}
+
+// The request limit is the server's (a wire error), the answer limit the client's (not one).
+func TestLocalSizeLimits(t *testing.T) {
+	t.Parallel()
+	big := shellEvent("big", strings.Repeat("x", 4096))
+	small := func(c *Config) { c.MaxRequestBytes = 1024 }
+	_, local := newLocal(t, LocalOptions{}, small)
+	remote := newHTTP(t, small)
+	ctx := context.Background()
+	_, gotErr := local.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: big}))
+	_, wantErr := remote.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: big}))
+	if connect.CodeOf(gotErr) != connect.CodeResourceExhausted || gotErr.Error() != wantErr.Error() || !connect.IsWireError(gotErr) || !connect.IsWireError(wantErr) {
+		t.Errorf("big request: local %v (wire %v), over HTTP %v (wire %v)", gotErr, connect.IsWireError(gotErr), wantErr, connect.IsWireError(wantErr))
+	}
+
+	_, tight := newLocal(t, LocalOptions{MaxResponseBytes: 8}, nil)
+	tightRemote := newHTTP(t, nil, connect.WithReadMaxBytes(8))
+	_, gotErr = tight.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
+	_, wantErr = tightRemote.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
+	if connect.CodeOf(gotErr) != connect.CodeResourceExhausted || connect.CodeOf(wantErr) != connect.CodeResourceExhausted || connect.IsWireError(gotErr) || connect.IsWireError(wantErr) {
+		t.Errorf("big answer: local %v (wire %v), over HTTP %v (wire %v)", gotErr, connect.IsWireError(gotErr), wantErr, connect.IsWireError(wantErr))
+	}
+}
+
+// Neither side can change what the other holds: the core keeps the decision it replays, and the
+// caller may scribble on its request and answer.
+func TestLocalCopiesRequestsAndAnswers(t *testing.T) {
+	t.Parallel()
+	_, local := newLocal(t, LocalOptions{}, nil)
+	ctx := context.Background()
+	req := &ahpv1.InterceptRequest{Event: shellEvent("copy", "rm -rf /")}
+	first, err := local.Intercept(ctx, connect.NewRequest(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := proto.Clone(first.Msg.GetDecision())
+	first.Msg.GetDecision().GetEffects()[0].GetDeny().Reason = "scribbled"
+	first.Msg.Decision.Verdict = ahpv1.Verdict_VERDICT_ALLOW
+	again, err := local.Intercept(ctx, connect.NewRequest(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := again.Msg.GetDecision()
+	if !got.GetReplayed() {
+		t.Fatalf("second call not replayed: %v", got)
+	}
+	got.Replayed, got.LatencyUs = false, 0
+	want.(*ahpv1.Decision).LatencyUs = 0
+	if !proto.Equal(got, want) {
+		t.Errorf("replay changed by the caller's edit:\ngot  %v\nwant %v", got, want)
+	}
+}
+
+// A caller's context that ends first gives the client's own error, not a wire error.
+func TestLocalCallerContext(t *testing.T) {
+	t.Parallel()
+	_, local := newLocal(t, LocalOptions{}, nil)
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := local.Intercept(canceled, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("c1", "ls")}))
+	if connect.CodeOf(err) != connect.CodeCanceled || connect.IsWireError(err) {
+		t.Errorf("canceled: %v", err)
+	}
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	_, err = local.Intercept(expired, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("c2", "ls")}))
+	if connect.CodeOf(err) != connect.CodeDeadlineExceeded || connect.IsWireError(err) {
+		t.Errorf("expired: %v", err)
+	}
+}
+
+type ctxKey struct{}
+
+// The handler's context carries the caller's deadline and cancellation, UnaryTimeout, and none of
+// the caller's values.
+func TestLocalHandlerContext(t *testing.T) {
+	t.Parallel()
+	_, l := newLocal(t, LocalOptions{}, func(c *Config) { c.UnaryTimeout = time.Minute })
+	caller, cancel := context.WithTimeout(context.WithValue(context.Background(), ctxKey{}, "secret"), 10*time.Second)
+	defer cancel()
+	var seen context.Context
+	handler := func(ctx context.Context, _ *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
+		seen = ctx
+		return connect.NewResponse(&ahpv1.GetCapabilitiesResponse{}), nil
+	}
+	if _, err := unary(caller, l, "/test", connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}), handler); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := caller.Deadline()
+	if got, ok := seen.Deadline(); !ok || !got.Equal(want) {
+		t.Errorf("handler deadline %v %v, want the caller's %v", got, ok, want)
+	}
+	if seen.Value(ctxKey{}) != nil {
+		t.Error("the handler sees the caller's context values")
+	}
+
+	// No deadline from the caller: UnaryTimeout bounds the call.
+	if _, err := unary(context.Background(), l, "/test", connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}), handler); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := seen.Deadline(); !ok || time.Until(got) > time.Minute || time.Until(got) < 50*time.Second {
+		t.Errorf("handler deadline %v %v, want about a minute from now", got, ok)
+	}
+
+	// Cancelling the caller cancels the handler.
+	caller2, cancel2 := context.WithCancel(context.Background())
+	blocked := make(chan struct{})
+	go func() { <-blocked; cancel2() }()
+	_, err := unary(caller2, l, "/test", connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}), func(ctx context.Context, _ *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
+		close(blocked)
+		<-ctx.Done()
+		return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
+	})
+	if connect.CodeOf(err) != connect.CodeCanceled || connect.IsWireError(err) {
+		t.Errorf("canceled mid-call: %v", err)
+	}
+}
+
+// Handler errors arrive as wire errors with their code, message, details and metadata; a panic
+// or a missing answer is Internal, as the recover option makes it.
+func TestLocalHandlerErrors(t *testing.T) {
+	t.Parallel()
+	_, l := newLocal(t, LocalOptions{}, nil)
+	ctx := context.Background()
+	req := connect.NewRequest(&ahpv1.GetCapabilitiesRequest{})
+	call := func(h func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error)) error {
+		_, err := unary(ctx, l, "/ahp.v1.Test/Call", req, h)
+		return err
+	}
+
+	detail, _ := connect.NewErrorDetail(&ahpv1.StreamError{Code: "x", Message: "y"})
+	orig := connect.NewError(connect.CodeFailedPrecondition, errors.New("not now"))
+	orig.AddDetail(detail)
+	orig.Meta().Set("X-Why", "because")
+	err := call(func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
+		return nil, orig
+	})
+	var ce *connect.Error
+	if !errors.As(err, &ce) || !connect.IsWireError(err) || ce.Code() != connect.CodeFailedPrecondition || ce.Message() != "not now" ||
+		len(ce.Details()) != 1 || ce.Meta().Get("X-Why") != "because" || errors.Is(err, orig) {
+		t.Errorf("connect error came back as %#v", err)
+	}
+
+	plain := errors.New("boom")
+	err = call(func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
+		return nil, plain
+	})
+	if connect.CodeOf(err) != connect.CodeUnknown || !connect.IsWireError(err) || errors.Is(err, plain) || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("plain error came back as %v", err)
+	}
+
+	for name, h := range map[string]func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error){
+		"panic":       func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) { panic("oops") },
+		"no response": func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) { return nil, nil },
+	} {
+		err := call(h)
+		if connect.CodeOf(err) != connect.CodeInternal || !connect.IsWireError(err) || err.Error() != "internal: internal error" {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// Close drains: calls in flight finish, later calls fail with Unavailable, as a dial to a stopped
+// server does; a second Close is harmless.
+func TestLocalClose(t *testing.T) {
+	t.Parallel()
+	srv, err := New(Config{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := srv.Local(LocalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var finished atomic.Bool
+	callDone := make(chan error, 1)
+	go func() {
+		_, err := unary(context.Background(), l, "/test", connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}), func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
+			close(entered)
+			<-release
+			finished.Store(true)
+			return connect.NewResponse(&ahpv1.GetCapabilitiesResponse{}), nil
+		})
+		callDone <- err
+	}()
+	<-entered
+	closed := make(chan error, 1)
+	go func() { closed <- l.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) with a call in flight", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-closed; err != nil || !finished.Load() {
+		t.Fatalf("Close = %v, call finished %v", err, finished.Load())
+	}
+	if err := <-callDone; err != nil {
+		t.Errorf("the call in flight failed: %v", err)
+	}
+
+	_, err = l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("late", "ls")}))
+	if connect.CodeOf(err) != connect.CodeUnavailable || connect.IsWireError(err) || !errors.Is(err, ErrLocalClosed) {
+		t.Errorf("call after Close: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	if err := l.Serve(ln); !errors.Is(err, ErrLocalClosed) {
+		t.Errorf("Serve after Close: %v", err)
+	}
+}
+
+// Close gives up on a call that outlives ShutdownTimeout and says so.
+func TestLocalCloseTimeout(t *testing.T) {
+	t.Parallel()
+	srv, err := New(Config{Logger: quiet(), ShutdownTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := srv.Local(LocalOptions{})
+	entered, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	go unary(context.Background(), l, "/test", connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}), func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
+		close(entered)
+		<-release
+		return connect.NewResponse(&ahpv1.GetCapabilitiesResponse{}), nil
+	})
+	<-entered
+	if err := l.Close(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Close = %v, want a deadline error", err)
+	}
+}
+
+// Serve adds the HTTP handler for streams; unary calls through Local and streams over HTTP share
+// one core and hub, and Close ends both.
+func TestLocalServeStreams(t *testing.T) {
+	t.Parallel()
+	srv, err := New(Config{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := srv.Local(LocalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Serve(ln); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Serve(ln); err == nil {
+		t.Error("a second Serve succeeded")
+	}
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	hc := &http.Client{Transport: &http.Transport{Protocols: &p}}
+	url := "http://" + ln.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	watch, err := ahpv1connect.NewObservationServiceClient(hc, url).Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The subscription is live once a decision made after it arrives; keep deciding until one does.
+	got := make(chan *ahpv1.WatchResponse, 1)
+	go func() {
+		if watch.Receive() {
+			got <- watch.Msg()
+		}
+		close(got)
+	}()
+	var seen *ahpv1.WatchResponse
+	for i := 0; seen == nil; i++ {
+		if _, err := l.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("w"+string(rune('a'+i%26))+time.Now().Format("150405.000000"), "ls")})); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case seen = <-got:
+			if seen == nil {
+				t.Fatalf("Watch ended: %v", watch.Err())
+			}
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatal("Watch saw no decision made through Local")
+		}
+	}
+
+	stream := ahpv1connect.NewInterceptServiceClient(hc, url).InterceptStream(ctx)
+	if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: shellEvent("s1", "rm -rf /")}); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := stream.Receive()
+	if err != nil || answer.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("InterceptStream = %v, %v", answer, err)
+	}
+	stream.CloseRequest()
+	stream.CloseResponse()
+
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for watch.Receive() {
+	}
+	if _, err := ahpv1connect.NewHarnessServiceClient(hc, url).GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{})); err == nil {
+		t.Error("the HTTP handler still answers after Close")
+	}
+}
+
+// Authentication and tracing run only on the HTTP path, so Local refuses servers that have them.
+func TestLocalRefusesInterceptorsItWouldSkip(t *testing.T) {
+	t.Parallel()
+	var tracing connect.UnaryInterceptorFunc = func(next connect.UnaryFunc) connect.UnaryFunc { return next }
+	srv, err := New(Config{Logger: quiet(), Tracing: tracing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Local(LocalOptions{}); err == nil {
+		t.Error("Local accepted a server with tracing")
+	}
+}
+
+// The validation warm-up in New decides, records and counts nothing.
+func TestNewWarmsUpWithoutEffects(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(metrics.Options{NoRuntimeMetrics: true, Logger: quiet()})
+	_, l := newLocal(t, LocalOptions{}, func(c *Config) { c.Metrics = m })
+	count := func() float64 {
+		fams, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n float64
+		for _, f := range fams {
+			if f.GetName() != "ahp_decisions_total" && f.GetName() != "ahp_observed_events_total" {
+				continue
+			}
+			for _, s := range f.GetMetric() {
+				n += s.GetCounter().GetValue()
+			}
+		}
+		return n
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%v decisions and events counted before any call", n)
+	}
+	if _, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("one", "ls")})); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%v decisions and events counted after one decision", n)
+	}
+}
+
+// The HTTP handler is built on first use, and only once.
+func TestHandlerIsBuiltOnFirstUse(t *testing.T) {
+	t.Parallel()
+	srv, err := New(Config{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.handlerBuilt.Load() {
+		t.Fatal("New built the HTTP handler")
+	}
+	h := srv.Handler()
+	if h == nil || !srv.handlerBuilt.Load() || srv.HTTPServer().Handler != h {
+		t.Fatal("Handler and HTTPServer disagree")
+	}
+}
