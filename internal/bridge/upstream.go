@@ -51,6 +51,11 @@ type UpstreamOptions struct {
 	TLSConfig *tls.Config
 	// MaxResponseBytes bounds one upstream answer (default DefaultMaxResponseBytes).
 	MaxResponseBytes int
+	// UnaryOnly makes every Intercept a unary call. By default Intercept calls share one
+	// long-lived InterceptStream (falling back to unary calls whenever it cannot answer), which
+	// halves the round trip of a persistent bridge; a process that makes a single call gains
+	// nothing from it.
+	UnaryOnly bool
 }
 
 // NewUpstream returns Clients for the ahp-server at rawURL: http://host:port speaks HTTP/2
@@ -101,7 +106,12 @@ func NewUpstream(rawURL string, opts UpstreamOptions) (Clients, io.Closer, error
 
 	base := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 	clients := newClients(&http.Client{Transport: t}, base, opts.Protocol, opts.MaxResponseBytes, token)
-	return clients, closerFunc(func() error { t.CloseIdleConnections(); return nil }), nil
+	if opts.UnaryOnly {
+		return clients, closerFunc(func() error { t.CloseIdleConnections(); return nil }), nil
+	}
+	mux := newMultiplexedIntercept(clients.Intercept)
+	clients.Intercept = mux
+	return clients, closerFunc(func() error { mux.Close(); t.CloseIdleConnections(); return nil }), nil
 }
 
 // newClients builds the four clients on one HTTP client.
@@ -124,17 +134,28 @@ func newClients(hc connect.HTTPClient, baseURL string, p Protocol, maxResponse i
 	}
 }
 
-// bearer adds the Authorization header to every unary call.
-func bearer(token string) connect.UnaryInterceptorFunc {
-	value := "Bearer " + token
-	return func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			if req.Spec().IsClient {
-				req.Header().Set("Authorization", value)
-			}
-			return next(ctx, req)
+// bearer adds the Authorization header to every call the clients make, unary or streaming.
+type bearer string
+
+func (b bearer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		if req.Spec().IsClient {
+			req.Header().Set("Authorization", "Bearer "+string(b))
 		}
+		return next(ctx, req)
 	}
+}
+
+func (b bearer) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
+		conn := next(ctx, spec)
+		conn.RequestHeader().Set("Authorization", "Bearer "+string(b))
+		return conn
+	}
+}
+
+func (b bearer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
 }
 
 // closerFunc adapts a function to io.Closer.

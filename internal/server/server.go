@@ -454,8 +454,8 @@ func (s *Server) startReloading(ctx context.Context) (stop func()) {
 	return stopReload
 }
 
-// stopServing is the start of a drain: health turns NOT_SERVING and Watch streams end, so that
-// they do not hold the shutdown up.
+// stopServing is the start of a drain: health turns NOT_SERVING, and InterceptStreams and Watch
+// streams end, so that they do not hold the shutdown up.
 func (s *Server) stopServing() {
 	if s.handlerBuilt.Load() {
 		for _, name := range s.names {
@@ -463,6 +463,7 @@ func (s *Server) stopServing() {
 		}
 		s.health.SetStatus("", grpchealth.StatusNotServing)
 	}
+	s.svc.Drain() // InterceptStreams end so that clients reconnect elsewhere
 	s.hub.Close()
 }
 

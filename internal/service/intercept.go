@@ -35,71 +35,122 @@ func (s *Services) InterceptBatch(ctx context.Context, req *connect.Request[ahpv
 }
 
 // InterceptStream implements ahpv1connect.InterceptServiceHandler. Events are decided concurrently
-// (up to Options.StreamConcurrency at a time); each answer carries its event id. A bad event gets a
-// per-event error and the stream stays open.
+// (up to Options.StreamConcurrency at a time); each answer carries its event id and request_id. A
+// bad event gets a per-event error and the stream stays open. When the server starts draining,
+// the stream stops taking events, answers those it took and ends with Unavailable, so that
+// clients move to another server instead of holding the shutdown up.
 func (s *Services) InterceptStream(ctx context.Context, stream *connect.BidiStream[ahpv1.InterceptStreamRequest, ahpv1.InterceptStreamResponse]) error {
 	ctx, cancel := s.streamContext(ctx)
 	defer cancel()
-	limiter := s.streamLimiter()
-	var (
-		sendMu  sync.Mutex
-		sendErr error
-		wg      sync.WaitGroup
-		slots   = make(chan struct{}, s.opts.StreamConcurrency)
-	)
-	send := func(resp *ahpv1.InterceptStreamResponse) {
-		sendMu.Lock()
-		defer sendMu.Unlock()
-		if sendErr != nil {
-			return
-		}
-		if err := stream.Send(resp); err != nil {
-			sendErr = err
-			cancel()
-		}
+	st := &interceptStream{
+		s: s, stream: stream, cancel: cancel,
+		slots: make(chan struct{}, s.opts.StreamConcurrency),
+		stop:  make(chan struct{}),
 	}
-	var recvErr error
-	for {
-		if limiter != nil {
-			if err := limiter.Wait(ctx); err != nil {
-				break
-			}
-		}
-		req, err := stream.Receive()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				recvErr = err
-			}
-			break
-		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			send(s.decideStreamed(ctx, req))
-		}()
+	// The reading goroutine may still be blocked in Receive when this handler returns; connect
+	// then closes the request body, which ends the read.
+	read := make(chan error, 1)
+	go func() { read <- st.read(ctx) }()
+	var recvErr, endErr error
+	select {
+	case recvErr = <-read:
+	case <-ctx.Done():
+	case <-s.draining:
+		endErr = connect.NewError(connect.CodeUnavailable, errors.New("server is shutting down; reconnect to continue"))
 	}
-	wg.Wait()
-	sendMu.Lock()
-	defer sendMu.Unlock()
+	st.close()
+	st.wg.Wait()
+	st.sendMu.Lock()
+	defer st.sendMu.Unlock()
 	switch {
-	case sendErr != nil:
-		return sendErr
+	case st.sendErr != nil:
+		return st.sendErr
 	case recvErr != nil:
 		return recvErr
+	case endErr != nil:
+		return endErr
 	}
 	return toConnect(ctx.Err())
 }
 
+// interceptStream is the state of one InterceptStream shared by its reading goroutine and the
+// goroutines deciding its events.
+type interceptStream struct {
+	s      *Services
+	stream *connect.BidiStream[ahpv1.InterceptStreamRequest, ahpv1.InterceptStreamResponse]
+	cancel context.CancelFunc
+	slots  chan struct{}
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	stopped bool
+	stop    chan struct{} // closed by close: no decision starts after it
+
+	sendMu  sync.Mutex
+	sendErr error
+}
+
+// read takes events until the client closes its side (nil), a read fails, or the stream is
+// stopped, starting a decision for each.
+func (st *interceptStream) read(ctx context.Context) error {
+	limiter := st.s.streamLimiter()
+	for {
+		if limiter != nil {
+			if err := limiter.Wait(ctx); err != nil {
+				return nil
+			}
+		}
+		req, err := st.stream.Receive()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		select {
+		case st.slots <- struct{}{}:
+		case <-st.stop:
+			return nil
+		}
+		st.mu.Lock()
+		if st.stopped {
+			st.mu.Unlock()
+			return nil
+		}
+		st.wg.Add(1)
+		st.mu.Unlock()
+		go func() {
+			defer st.wg.Done()
+			defer func() { <-st.slots }()
+			st.send(st.s.decideStreamed(ctx, req))
+		}()
+	}
+}
+
+// close stops new decisions; those already started finish.
+func (st *interceptStream) close() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.stopped {
+		st.stopped = true
+		close(st.stop)
+	}
+}
+
+func (st *interceptStream) send(resp *ahpv1.InterceptStreamResponse) {
+	st.sendMu.Lock()
+	defer st.sendMu.Unlock()
+	if st.sendErr != nil {
+		return
+	}
+	if err := st.stream.Send(resp); err != nil {
+		st.sendErr = err
+		st.cancel()
+	}
+}
+
 func (s *Services) decideStreamed(ctx context.Context, req *ahpv1.InterceptStreamRequest) *ahpv1.InterceptStreamResponse {
-	resp := &ahpv1.InterceptStreamResponse{EventId: req.GetEvent().GetId()}
+	resp := &ahpv1.InterceptStreamResponse{EventId: req.GetEvent().GetId(), RequestId: req.GetRequestId()}
 	err := s.validate(req)
 	var d *ahpv1.Decision
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"buf.build/go/protovalidate"
@@ -48,6 +49,9 @@ type Services struct {
 	core      *core.Core
 	opts      Options
 	validator protovalidate.Validator
+
+	drainOnce sync.Once
+	draining  chan struct{} // closed by Drain
 }
 
 var (
@@ -75,7 +79,7 @@ func New(c *core.Core, opts Options) (*Services, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Services{core: c, opts: opts, validator: v}, nil
+	return &Services{core: c, opts: opts, validator: v, draining: make(chan struct{})}, nil
 }
 
 // Register mounts the four services on mux and returns their fully-qualified names (for health
@@ -91,6 +95,12 @@ func (s *Services) Register(mux *http.ServeMux, opts ...connect.HandlerOption) [
 		ahpv1connect.ObservationServiceName,
 		ahpv1connect.HarnessServiceName,
 	}
+}
+
+// Drain is the start of a shutdown: open InterceptStreams stop taking events, answer the ones they
+// took and end with Unavailable, so that clients reconnect elsewhere. Unary calls are unaffected.
+func (s *Services) Drain() {
+	s.drainOnce.Do(func() { close(s.draining) })
 }
 
 // streamContext bounds a stream's lifetime by MaxStreamDuration.

@@ -129,7 +129,10 @@ type InterceptStreamRequest struct {
 	// The event.
 	Event *Event `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
 	// Effects the caller can act on.
-	Capabilities  *Capabilities `protobuf:"bytes,2,opt,name=capabilities,proto3" json:"capabilities,omitempty"`
+	Capabilities *Capabilities `protobuf:"bytes,2,opt,name=capabilities,proto3" json:"capabilities,omitempty"`
+	// Optional tag chosen by the caller, echoed in the answer: it tells answers apart when several
+	// requests for the same event id are in flight (a client pipelining its calls over the stream).
+	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -176,6 +179,13 @@ func (x *InterceptStreamRequest) GetCapabilities() *Capabilities {
 		return x.Capabilities
 	}
 	return nil
+}
+
+func (x *InterceptStreamRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // StreamError is a per-event error on a stream, which stays open.
@@ -241,7 +251,9 @@ type InterceptStreamResponse struct {
 	// The decision, unless the event was rejected.
 	Decision *Decision `protobuf:"bytes,2,opt,name=decision,proto3" json:"decision,omitempty"`
 	// Why the event was rejected.
-	Error         *StreamError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	Error *StreamError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// The request_id of the request this answers, if it had one.
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -295,6 +307,13 @@ func (x *InterceptStreamResponse) GetError() *StreamError {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *InterceptStreamResponse) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // InterceptBatchRequest asks for decisions on several generic-decision events.
@@ -1621,17 +1640,21 @@ const file_ahp_v1_service_proto_rawDesc = "" +
 	"\x05event\x18\x01 \x01(\v2\r.ahp.v1.EventB\x06\xbaH\x03\xc8\x01\x01R\x05event\x128\n" +
 	"\fcapabilities\x18\x02 \x01(\v2\x14.ahp.v1.CapabilitiesR\fcapabilities\"A\n" +
 	"\x11InterceptResponse\x12,\n" +
-	"\bdecision\x18\x01 \x01(\v2\x10.ahp.v1.DecisionR\bdecision\"\x7f\n" +
+	"\bdecision\x18\x01 \x01(\v2\x10.ahp.v1.DecisionR\bdecision\"\xa8\x01\n" +
 	"\x16InterceptStreamRequest\x12+\n" +
 	"\x05event\x18\x01 \x01(\v2\r.ahp.v1.EventB\x06\xbaH\x03\xc8\x01\x01R\x05event\x128\n" +
-	"\fcapabilities\x18\x02 \x01(\v2\x14.ahp.v1.CapabilitiesR\fcapabilities\";\n" +
+	"\fcapabilities\x18\x02 \x01(\v2\x14.ahp.v1.CapabilitiesR\fcapabilities\x12'\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\trequestId\";\n" +
 	"\vStreamError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\x8d\x01\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xac\x01\n" +
 	"\x17InterceptStreamResponse\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12,\n" +
 	"\bdecision\x18\x02 \x01(\v2\x10.ahp.v1.DecisionR\bdecision\x12)\n" +
-	"\x05error\x18\x03 \x01(\v2\x13.ahp.v1.StreamErrorR\x05error\"x\n" +
+	"\x05error\x18\x03 \x01(\v2\x13.ahp.v1.StreamErrorR\x05error\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"x\n" +
 	"\x15InterceptBatchRequest\x12%\n" +
 	"\x06events\x18\x01 \x03(\v2\r.ahp.v1.EventR\x06events\x128\n" +
 	"\fcapabilities\x18\x02 \x01(\v2\x14.ahp.v1.CapabilitiesR\fcapabilities\"H\n" +

@@ -108,22 +108,26 @@ class InterceptResponse(_message.Message):
     def __init__(self, decision: _Optional[_Union[_decision_pb2.Decision, _Mapping]] = ...) -> None: ...
 
 class InterceptStreamRequest(_message.Message):
-    __slots__ = ["capabilities", "event"]
+    __slots__ = ["capabilities", "event", "request_id"]
     CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     capabilities: _decision_pb2.Capabilities
     event: _event_pb2.Event
-    def __init__(self, event: _Optional[_Union[_event_pb2.Event, _Mapping]] = ..., capabilities: _Optional[_Union[_decision_pb2.Capabilities, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, event: _Optional[_Union[_event_pb2.Event, _Mapping]] = ..., capabilities: _Optional[_Union[_decision_pb2.Capabilities, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class InterceptStreamResponse(_message.Message):
-    __slots__ = ["decision", "error", "event_id"]
+    __slots__ = ["decision", "error", "event_id", "request_id"]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     decision: _decision_pb2.Decision
     error: StreamError
     event_id: str
-    def __init__(self, event_id: _Optional[str] = ..., decision: _Optional[_Union[_decision_pb2.Decision, _Mapping]] = ..., error: _Optional[_Union[StreamError, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, event_id: _Optional[str] = ..., decision: _Optional[_Union[_decision_pb2.Decision, _Mapping]] = ..., error: _Optional[_Union[StreamError, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class ObserveRequest(_message.Message):
     __slots__ = ["event"]

@@ -1,0 +1,265 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+)
+
+// Backoff bounds for retrying the shared stream after it failed without answering anything.
+const (
+	minStreamBackoff = time.Second
+	maxStreamBackoff = time.Minute
+	// maxUnprovenWait bounds how long a call waits on a stream that has not answered anything
+	// yet before it goes unary (at most half the call's deadline).
+	maxUnprovenWait = 250 * time.Millisecond
+)
+
+// multiplexedIntercept is an InterceptServiceClient whose Intercept calls travel over one
+// long-lived InterceptStream, tagged with a request_id and matched to their answers. A unary call
+// costs a new HTTP/2 stream, HPACK-coded headers and two writes on each side; a message on an open
+// stream is one DATA frame each way, which roughly halves the round trip of a bridge in its own
+// process (docs/performance.md).
+//
+// The stream is only a faster road to the same answer. Whenever it cannot deliver a decision (it
+// is not open yet after a failure, it breaks with calls in flight, the server rejects the event,
+// the upstream does not offer bidirectional streams) the call is made again as a plain unary
+// Intercept within the caller's deadline; the server's idempotency makes such a retry return the
+// decision already made. Errors therefore always come from the unary call, with their usual codes.
+type multiplexedIntercept struct {
+	ahpv1connect.InterceptServiceClient // unary calls: InterceptBatch, InterceptStream, fallback
+
+	nextID      atomic.Uint64
+	unsupported atomic.Bool // the upstream answered without request_id: never stream again
+
+	mu      sync.Mutex
+	cur     *muxStream
+	closed  bool
+	retryAt time.Time     // no new stream before this, after one failed without answering
+	backoff time.Duration // the next wait after such a failure
+}
+
+func newMultiplexedIntercept(unary ahpv1connect.InterceptServiceClient) *multiplexedIntercept {
+	return &multiplexedIntercept{InterceptServiceClient: unary}
+}
+
+// Intercept implements ahpv1connect.InterceptServiceClient.
+func (m *multiplexedIntercept) Intercept(ctx context.Context, req *connect.Request[ahpv1.InterceptRequest]) (*connect.Response[ahpv1.InterceptResponse], error) {
+	if s := m.stream(); s != nil {
+		if d, ok := s.call(ctx, m.nextID.Add(1), req.Msg); ok {
+			return connect.NewResponse(&ahpv1.InterceptResponse{Decision: d}), nil
+		}
+		if err := ctx.Err(); err != nil {
+			code := connect.CodeCanceled
+			if errors.Is(err, context.DeadlineExceeded) {
+				code = connect.CodeDeadlineExceeded
+			}
+			return nil, connect.NewError(code, err)
+		}
+	}
+	return m.InterceptServiceClient.Intercept(ctx, req)
+}
+
+// closeGrace bounds how long Close waits for the server to end the shared stream after the
+// bridge closed its side.
+const closeGrace = time.Second
+
+// Close ends the shared stream, gracefully: the server answers what it took, sees the end of
+// the requests and ends its side, which leaves the connection idle for the transport to close.
+// Calls still waiting go unary; later calls are unary.
+func (m *multiplexedIntercept) Close() {
+	m.mu.Lock()
+	m.closed = true
+	s := m.cur
+	m.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.sendMu.Lock()
+	_ = s.stream.CloseRequest()
+	s.sendMu.Unlock()
+	select {
+	case <-s.received:
+	case <-time.After(closeGrace):
+	}
+	s.end(errors.New("bridge: upstream closed"))
+	<-s.received
+}
+
+// stream returns the open stream, opening one if none is open and the backoff allows; nil means
+// "call unary".
+func (m *multiplexedIntercept) stream() *muxStream {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur != nil || m.closed || m.unsupported.Load() || time.Now().Before(m.retryAt) {
+		return m.cur
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &muxStream{owner: m, cancel: cancel, waiting: make(map[string]chan *ahpv1.Decision), received: make(chan struct{})}
+	s.stream = m.InterceptServiceClient.InterceptStream(ctx)
+	m.cur = s
+	go s.receive()
+	return s
+}
+
+// ended is told by a stream that it is over; answered says whether it delivered any decision.
+func (m *multiplexedIntercept) ended(s *muxStream, answered bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur == s {
+		m.cur = nil
+	}
+	if answered {
+		m.backoff = 0
+		return
+	}
+	m.backoff = min(max(2*m.backoff, minStreamBackoff), maxStreamBackoff)
+	m.retryAt = time.Now().Add(m.backoff)
+}
+
+// muxStream is one InterceptStream and the calls waiting on it.
+type muxStream struct {
+	owner  *multiplexedIntercept
+	stream *connect.BidiStreamForClient[ahpv1.InterceptStreamRequest, ahpv1.InterceptStreamResponse]
+	cancel context.CancelFunc
+
+	sendMu   sync.Mutex
+	received chan struct{} // closed when the receiving goroutine is done
+
+	mu       sync.Mutex
+	waiting  map[string]chan *ahpv1.Decision // nil once the stream is over
+	answered bool
+}
+
+// call sends one event and waits for its decision. ok is false when the stream gave no decision
+// (the caller then goes unary) or ctx ended.
+func (s *muxStream) call(ctx context.Context, n uint64, req *ahpv1.InterceptRequest) (_ *ahpv1.Decision, ok bool) {
+	id := strconv.FormatUint(n, 36)
+	ch := make(chan *ahpv1.Decision, 1)
+	s.mu.Lock()
+	if s.waiting == nil {
+		s.mu.Unlock()
+		return nil, false
+	}
+	s.waiting[id] = ch
+	s.mu.Unlock()
+	defer func() {
+		if !ok {
+			s.forget(id)
+		}
+	}()
+
+	// A Send blocks while the server reads nothing (flow control); the caller's deadline then
+	// ends the stream, which unblocks it and sends the other calls on it to the unary road.
+	stop := context.AfterFunc(ctx, func() { s.end(context.Cause(ctx)) })
+	s.sendMu.Lock()
+	err := s.stream.Send(&ahpv1.InterceptStreamRequest{Event: req.GetEvent(), Capabilities: req.GetCapabilities(), RequestId: id})
+	s.sendMu.Unlock()
+	stop()
+	if err != nil {
+		s.end(err)
+		return nil, false
+	}
+	var patience <-chan time.Time
+	if !s.proven() {
+		// A stream that has not answered yet may never answer (a proxy that buffers whole
+		// request bodies, a server that does not stream): wait for it only so long, and keep
+		// the rest of the deadline for the unary call.
+		wait := maxUnprovenWait
+		if dl, ok := ctx.Deadline(); ok {
+			wait = min(wait, time.Until(dl)/2)
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		patience = t.C
+	}
+	select {
+	case d, open := <-ch:
+		return d, open && d != nil
+	case <-patience:
+		s.end(errors.New("bridge: no answer on the new stream"))
+		return nil, false
+	case <-ctx.Done():
+		// A stream that let a deadline pass is suspect: later calls get a new one.
+		s.end(context.Cause(ctx))
+		return nil, false
+	}
+}
+
+// proven reports whether the stream has delivered a decision.
+func (s *muxStream) proven() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.answered
+}
+
+func (s *muxStream) forget(id string) {
+	s.mu.Lock()
+	if s.waiting != nil {
+		delete(s.waiting, id)
+	}
+	s.mu.Unlock()
+}
+
+// receive hands each answer to its caller until the stream ends. An answer carrying an error
+// gives its caller nil, so that the unary call reports the error with its usual code.
+func (s *muxStream) receive() {
+	defer close(s.received)
+	// Closing the response (with the request, in end) is what tells the server the stream is
+	// over; cancelling the context alone may leave its handler waiting.
+	defer s.stream.CloseResponse()
+	for {
+		resp, err := s.stream.Receive()
+		if err != nil {
+			s.end(err)
+			return
+		}
+		if resp.GetRequestId() == "" {
+			// A server that does not echo request_id cannot be multiplexed with: unary from now on.
+			s.owner.unsupported.Store(true)
+			s.end(errors.New("bridge: upstream does not echo request_id"))
+			return
+		}
+		s.mu.Lock()
+		ch := s.waiting[resp.GetRequestId()]
+		delete(s.waiting, resp.GetRequestId())
+		if resp.GetDecision() != nil && resp.GetError() == nil {
+			s.answered = true
+		}
+		s.mu.Unlock()
+		if ch != nil { // nil: the caller gave up already
+			if resp.GetError() != nil {
+				ch <- nil
+			} else {
+				ch <- resp.GetDecision()
+			}
+		}
+	}
+}
+
+// end closes the stream once: waiting calls are released to go unary and the owner forgets it.
+func (s *muxStream) end(error) {
+	s.mu.Lock()
+	waiting := s.waiting
+	s.waiting = nil
+	answered := s.answered
+	s.mu.Unlock()
+	if waiting == nil {
+		return
+	}
+	for _, ch := range waiting {
+		close(ch)
+	}
+	s.cancel()
+	s.sendMu.Lock()
+	_ = s.stream.CloseRequest()
+	s.sendMu.Unlock()
+	s.owner.ended(s, answered)
+}

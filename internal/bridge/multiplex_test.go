@@ -1,0 +1,208 @@
+package bridge_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/server"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// countingUpstream serves h and counts unary Intercept calls and InterceptStream streams.
+type countingUpstream struct {
+	url            string
+	unary, streams atomic.Int64
+}
+
+func startCounting(t *testing.T, h http.Handler) *countingUpstream {
+	t.Helper()
+	c := &countingUpstream{}
+	c.url = startHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case ahpv1connect.InterceptServiceInterceptProcedure:
+			c.unary.Add(1)
+		case ahpv1connect.InterceptServiceInterceptStreamProcedure:
+			c.streams.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	return c
+}
+
+func shellEvent(id, command string) *ahpv1.Event {
+	input, _ := structpb.NewStruct(map[string]any{"command": command})
+	return &ahpv1.Event{
+		Id: id, Source: "urn:mux-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE,
+		Session: &ahpv1.Session{Id: "mux"},
+		Tool:    &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
+	}
+}
+
+func intercept(ctx context.Context, c ahpv1connect.InterceptServiceClient, ev *ahpv1.Event) (*ahpv1.Decision, error) {
+	resp, err := c.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+	if err != nil {
+		return nil, err
+	}
+	return resp.Msg.GetDecision(), nil
+}
+
+// TestInterceptCallsShareOneStream sends concurrent calls, pairs of them with the same event id
+// but different commands, and checks that each gets its own decision over a single stream.
+func TestInterceptCallsShareOneStream(t *testing.T) {
+	t.Parallel()
+	srv, err := server.New(server.Config{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := startCounting(t, srv.Handler())
+	clients, closer, err := bridge.NewUpstream(up.url, bridge.UpstreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 32 {
+		for _, c := range []struct{ command, want string }{{"ls -la", "VERDICT_ALLOW"}, {"rm -rf /", "VERDICT_DENY"}} {
+			wg.Go(func() {
+				d, err := intercept(ctx, clients.Intercept, shellEvent(fmt.Sprintf("same-%d", i), c.command))
+				switch {
+				case err != nil:
+					errs <- err
+				case d.GetVerdict().String() != c.want:
+					errs <- fmt.Errorf("%s (event same-%d): verdict %s, want %s", c.command, i, d.GetVerdict(), c.want)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n, s := up.unary.Load(), up.streams.Load(); n != 0 || s != 1 {
+		t.Errorf("%d unary calls and %d streams; want every call on one stream", n, s)
+	}
+}
+
+// TestStreamRejectionsComeFromTheUnaryCall: an event the server rejects is asked again unary, so
+// the caller sees the server's own error response, exactly as without the stream.
+func TestStreamRejectionsComeFromTheUnaryCall(t *testing.T) {
+	t.Parallel()
+	srv, err := server.New(server.Config{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := startCounting(t, srv.Handler())
+	clients, closer, err := bridge.NewUpstream(up.url, bridge.UpstreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	if _, err := intercept(ctx, clients.Intercept, shellEvent("ok-1", "ls")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = intercept(ctx, clients.Intercept, shellEvent("", "ls"))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument || !connect.IsWireError(err) || !strings.Contains(err.Error(), "event.id") {
+		t.Fatalf("invalid event: %v; want the server's invalid_argument naming event.id", err)
+	}
+	if _, err := intercept(ctx, clients.Intercept, shellEvent("ok-2", "ls")); err != nil {
+		t.Fatal(err)
+	}
+	if n, s := up.unary.Load(), up.streams.Load(); n != 1 || s != 1 {
+		t.Errorf("%d unary calls and %d streams; want the rejected event alone asked again unary", n, s)
+	}
+}
+
+// silentTagServer answers InterceptStream without echoing request_id, like a server from before
+// the field existed, and Intercept normally.
+type silentTagServer struct {
+	ahpv1connect.UnimplementedInterceptServiceHandler
+}
+
+func (silentTagServer) Intercept(_ context.Context, req *connect.Request[ahpv1.InterceptRequest]) (*connect.Response[ahpv1.InterceptResponse], error) {
+	return connect.NewResponse(&ahpv1.InterceptResponse{Decision: &ahpv1.Decision{DecisionId: "unary-" + req.Msg.GetEvent().GetId(), Verdict: ahpv1.Verdict_VERDICT_ALLOW}}), nil
+}
+
+func (silentTagServer) InterceptStream(_ context.Context, stream *connect.BidiStream[ahpv1.InterceptStreamRequest, ahpv1.InterceptStreamResponse]) error {
+	for {
+		req, err := stream.Receive()
+		if err != nil {
+			return nil
+		}
+		d := &ahpv1.Decision{DecisionId: "stream-" + req.GetEvent().GetId(), Verdict: ahpv1.Verdict_VERDICT_ALLOW}
+		if err := stream.Send(&ahpv1.InterceptStreamResponse{EventId: req.GetEvent().GetId(), Decision: d}); err != nil {
+			return err
+		}
+	}
+}
+
+// TestServersThatDoNotEchoTheTagAreCalledUnary: answers without request_id cannot be matched to
+// calls, so the bridge stops streaming to that server for good and every call goes unary.
+func TestServersThatDoNotEchoTheTagAreCalledUnary(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.Handle(ahpv1connect.NewInterceptServiceHandler(silentTagServer{}))
+	up := startCounting(t, mux)
+	clients, closer, err := bridge.NewUpstream(up.url, bridge.UpstreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 5 {
+		id := fmt.Sprintf("e%d", i)
+		d, err := intercept(ctx, clients.Intercept, shellEvent(id, "ls"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.GetDecisionId() != "unary-"+id {
+			t.Errorf("call %d answered by %q; want the unary answer", i, d.GetDecisionId())
+		}
+	}
+	if n, s := up.unary.Load(), up.streams.Load(); n != 5 || s != 1 {
+		t.Errorf("%d unary calls and %d streams; want 5 unary calls after one stream attempt", n, s)
+	}
+}
+
+// TestUnaryOnlyNeverStreams checks the opt-out.
+func TestUnaryOnlyNeverStreams(t *testing.T) {
+	t.Parallel()
+	srv, err := server.New(server.Config{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := startCounting(t, srv.Handler())
+	clients, closer, err := bridge.NewUpstream(up.url, bridge.UpstreamOptions{UnaryOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 3 {
+		if _, err := intercept(ctx, clients.Intercept, shellEvent(fmt.Sprintf("u%d", i), "ls")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, s := up.unary.Load(), up.streams.Load(); n != 3 || s != 0 {
+		t.Errorf("%d unary calls and %d streams; want 3 and 0", n, s)
+	}
+}
