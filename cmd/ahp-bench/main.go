@@ -7,6 +7,7 @@
 //	ahp-bench --mode bridge-stdio --baseline-mode intercept   the bridge vs a direct Connect call
 //	ahp-bench --mode bridge-stdio --once --requests 200       per_event start-and-answer
 //	ahp-bench --mode observe-stream --concurrency 4 --json    ObserveStream ingest
+//	ahp-bench --mode observe-stream --batch 100 --audit       ingest in batches, audit log on
 //	ahp-bench --mode intercept --watchers 100 --baseline-watchers 0 --rounds 10
 //	                                                          Intercept with 100 Watch subscribers vs none
 //
@@ -45,6 +46,7 @@ Modes:
   intercept          unary InterceptService.Intercept
   intercept-stream   InterceptService.InterceptStream: one bidi stream, answers matched by event id
   observe-stream     ObservationService.ObserveStream: one client stream per worker; reports events/s
+                     (--batch N: N events per message)
   bridge-stdio       hooks/intercept NDJSON lines to a spawned ahp-jsonrpc-bridge (with --once: one
                      process per request, the per_event lifecycle)
   bridge-http        hooks/intercept POSTs to a spawned ahp-jsonrpc-bridge --http 127.0.0.1:0
@@ -84,6 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	duration := fs.Duration("duration", 0, "how long to measure (default 10s unless -requests is given; with both, whichever ends first)")
 	requests := fs.Uint64("requests", 0, "how many requests (events) to measure")
 	rate := fs.Float64("rate", 0, "fixed arrival rate in requests per second across all workers (open loop); 0 sends as fast as answers come back")
+	batch := fs.Int("batch", 0, "observe-stream modes: events per ObserveStream message (up to 1000; 0 or 1: one each)")
 	payload := fs.Int("payload-bytes", 0, "size of each tool input as JSON: the command padded with a description field (0: the bare command)")
 	baseline := fs.Bool("baseline", false, "also run the matching noop mode (noop:MODE) and report the ratio of the p50 latencies")
 	baselineMode := fs.String("baseline-mode", "", "run this mode as the baseline instead, e.g. intercept for the bridge against a direct Connect call (implies -baseline)")
@@ -143,7 +146,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		Load: bench.Load{
 			Concurrency: *concurrency, Duration: *duration, Requests: *requests, Rate: *rate, Timeout: *timeout,
 		},
-		Rounds: *rounds, Warmup: *warmup, PayloadBytes: *payload, Protocol: *protocol, NoGzip: !*acceptGzip,
+		Rounds: *rounds, Warmup: *warmup, PayloadBytes: *payload, Batch: *batch, Protocol: *protocol, NoGzip: !*acceptGzip,
 		PolicyFile: *policyFile, Target: *target,
 		Audit: *auditOn, AuditPath: *auditPath, AuditFsync: *auditFsync,
 		BridgeBin: *bridgeBin, BridgeOnce: *once, BridgeEmbedded: *embedded,

@@ -107,6 +107,8 @@ func TestSmokeEveryMode(t *testing.T) {
 		{"noop", []string{"--mode", "noop"}, "noop:intercept", false},
 		{"noop-intercept-stream", []string{"--mode", "noop:intercept-stream", "--concurrency", "3"}, "noop:intercept-stream", false},
 		{"noop-observe-stream", []string{"--mode", "noop:observe-stream", "--requests", "5000"}, "noop:observe-stream", false},
+		{"observe-stream-batch", []string{"--mode", "observe-stream", "--concurrency", "2", "--batch", "7"}, "observe-stream", false},
+		{"noop-observe-stream-batch", []string{"--mode", "noop:observe-stream", "--batch", "7"}, "noop:observe-stream", false},
 		{"bridge-stdio", []string{"--mode", "bridge-stdio", "--concurrency", "2"}, "bridge-stdio", true},
 		{"bridge-stdio-embedded", []string{"--mode", "bridge-stdio", "--bridge-embedded"}, "bridge-stdio", true},
 		{"bridge-http", []string{"--mode", "bridge-http", "--concurrency", "2"}, "bridge-http", true},
@@ -168,6 +170,7 @@ func TestAuditHoldsEveryDecisionAndObservation(t *testing.T) {
 	}{
 		{"intercept-stream", []string{"--mode", "intercept-stream", "--concurrency", "3", "--baseline"}, false},
 		{"observe-stream", []string{"--mode", "observe-stream", "--concurrency", "2", "--audit-fsync", "always"}, false},
+		{"observe-stream-batch", []string{"--mode", "observe-stream", "--concurrency", "2", "--batch", "50"}, false},
 		{"bridge-stdio", []string{"--mode", "bridge-stdio", "--baseline-mode", "intercept"}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -358,6 +361,8 @@ func TestRefusesBadUsage(t *testing.T) {
 		{[]string{"--mode", "noop", "--baseline"}, "itself a baseline"},
 		{[]string{"--concurrency", "0"}, "-concurrency"},
 		{[]string{"--payload-bytes", "-3"}, "payload size"},
+		{[]string{"--mode", "intercept", "--batch", "10"}, "--batch is for observe-stream modes"},
+		{[]string{"--mode", "observe-stream", "--batch", "1001"}, "batch must be from 1 to 1000"},
 		{[]string{"--target", "http://127.0.0.1:1", "--policy", "x.yaml"}, "--policy is for the in-process"},
 		{[]string{"--target", "http://127.0.0.1:1", "--audit"}, "--audit is for the in-process"},
 		{[]string{"--audit-fsync", "sometimes"}, "audit fsync mode"},

@@ -154,18 +154,24 @@ type observeDriver struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	workers []observeWorker
+	batch   int // events per message
 }
 
 type observeWorker struct {
-	stream *connect.ClientStreamForClient[ahpv1.ObserveStreamRequest, ahpv1.ObserveStreamResponse]
-	cancel context.CancelFunc // ends the stream
-	sent   uint64
-	failed bool // the stream broke; its events are already counted as errors
+	stream  *connect.ClientStreamForClient[ahpv1.ObserveStreamRequest, ahpv1.ObserveStreamResponse]
+	cancel  context.CancelFunc // ends the stream
+	sent    uint64
+	pending []*ahpv1.Event // buffered for the next batch message
+	lost    uint64         // events of a batch whose Send failed, beyond the one that sent it
+	failed  bool           // the stream broke; its events are already counted as errors
 }
 
-func newObserveDriver(client ahpv1connect.ObservationServiceClient, wl *Workload, concurrency int, timeout time.Duration) *observeDriver {
+// MaxBatch is the most events ahp-server takes in one ObserveStream message.
+const MaxBatch = 1000
+
+func newObserveDriver(client ahpv1connect.ObservationServiceClient, wl *Workload, concurrency int, timeout time.Duration, batch int) *observeDriver {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &observeDriver{wl: wl, client: client, timeout: timeout, ctx: ctx, cancel: cancel, workers: make([]observeWorker, concurrency)}
+	return &observeDriver{wl: wl, client: client, timeout: timeout, ctx: ctx, cancel: cancel, workers: make([]observeWorker, concurrency), batch: max(batch, 1)}
 }
 
 func (d *observeDriver) op(ctx context.Context, w int, seq uint64) error {
@@ -178,6 +184,32 @@ func (d *observeDriver) op(ctx context.Context, w int, seq uint64) error {
 		sctx, ow.cancel = context.WithCancel(d.ctx)
 		ow.stream = d.client.ObserveStream(sctx)
 	}
+	if d.batch == 1 {
+		return d.send(ctx, ow, &ahpv1.ObserveStreamRequest{Event: d.wl.ToolAfter(w, seq)}, 1)
+	}
+	ow.pending = append(ow.pending, d.wl.ToolAfter(w, seq))
+	if len(ow.pending) < d.batch {
+		return nil
+	}
+	return d.flush(ctx, ow)
+}
+
+// flush sends the worker's buffered events as one message.
+func (d *observeDriver) flush(ctx context.Context, ow *observeWorker) error {
+	n := len(ow.pending)
+	if n == 0 || ow.failed {
+		return nil
+	}
+	err := d.send(ctx, ow, &ahpv1.ObserveStreamRequest{Events: ow.pending}, uint64(n))
+	if err != nil {
+		ow.lost += uint64(n - 1) // the caller's request reports the error of one of them
+	}
+	ow.pending = ow.pending[:0]
+	return err
+}
+
+// send sends one message of n events.
+func (d *observeDriver) send(ctx context.Context, ow *observeWorker, msg *ahpv1.ObserveStreamRequest, n uint64) error {
 	// Send has no context of its own: past the request's deadline, end the stream under it.
 	cancel := ow.cancel
 	stop := context.AfterFunc(ctx, func() {
@@ -185,13 +217,13 @@ func (d *observeDriver) op(ctx context.Context, w int, seq uint64) error {
 			cancel()
 		}
 	})
-	err := ow.stream.Send(&ahpv1.ObserveStreamRequest{Event: d.wl.ToolAfter(w, seq)})
+	err := ow.stream.Send(msg)
 	stop()
 	if err != nil {
 		ow.failed = true
 		return fmt.Errorf("ObserveStream send: %w", err)
 	}
-	ow.sent++
+	ow.sent += n
 	return nil
 }
 
@@ -201,6 +233,19 @@ func (d *observeDriver) endPhase(_ context.Context, st *Stats) {
 		ow := &d.workers[i]
 		if ow.stream == nil {
 			continue
+		}
+		if len(ow.pending) > 0 && !ow.failed {
+			// The tail of the phase: events buffered for a batch that did not fill.
+			sctx, cancel := context.WithTimeout(d.ctx, d.timeout)
+			n := uint64(len(ow.pending))
+			if err := d.flush(sctx, ow); err != nil {
+				st.AddErrors(fmt.Sprintf("ObserveStream: %v (the last, partial batch)", connect.CodeOf(err)), n)
+			}
+			cancel()
+		}
+		ow.pending = nil
+		if ow.lost > 0 {
+			st.AddErrors("ObserveStream: events of a batch whose send failed", ow.lost)
 		}
 		giveUp := time.AfterFunc(d.timeout, ow.cancel)
 		resp, err := ow.stream.CloseAndReceive()

@@ -184,25 +184,11 @@ func (noopHandler) InterceptStream(_ context.Context, stream *connect.BidiStream
 		if err != nil {
 			return err
 		}
-		resp := &ahpv1.InterceptStreamResponse{EventId: req.GetEvent().GetId(), Decision: noopAllow}
-		echoRequestID(req, resp)
+		resp := &ahpv1.InterceptStreamResponse{EventId: req.GetEvent().GetId(), RequestId: req.GetRequestId(), Decision: noopAllow}
 		if err := stream.Send(resp); err != nil {
 			return err
 		}
 	}
-}
-
-// echoRequestID copies the request's request_id into the answer, as ahp-server does, so that a
-// client pipelining calls over one stream (the bridge) can match them. It goes by field name
-// because the field is newer than some of the generated code this package is built with.
-func echoRequestID(req *ahpv1.InterceptStreamRequest, resp *ahpv1.InterceptStreamResponse) {
-	const name = "request_id"
-	from := req.ProtoReflect().Descriptor().Fields().ByName(name)
-	to := resp.ProtoReflect().Descriptor().Fields().ByName(name)
-	if from == nil || to == nil || from.Kind() != to.Kind() || !req.ProtoReflect().Has(from) {
-		return
-	}
-	resp.ProtoReflect().Set(to, req.ProtoReflect().Get(from))
 }
 
 func (noopHandler) Observe(context.Context, *connect.Request[ahpv1.ObserveRequest]) (*connect.Response[ahpv1.ObserveResponse], error) {
@@ -212,7 +198,11 @@ func (noopHandler) Observe(context.Context, *connect.Request[ahpv1.ObserveReques
 func (noopHandler) ObserveStream(_ context.Context, stream *connect.ClientStream[ahpv1.ObserveStreamRequest]) (*connect.Response[ahpv1.ObserveStreamResponse], error) {
 	var n uint64
 	for stream.Receive() {
-		n++
+		if stream.Msg().GetEvent() != nil {
+			n++
+		} else {
+			n += uint64(len(stream.Msg().GetEvents()))
+		}
 	}
 	if err := stream.Err(); err != nil {
 		return nil, err
