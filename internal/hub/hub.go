@@ -1,10 +1,21 @@
 // Package hub fans decisions and observed events out to live watchers.
 //
 // Publishing never blocks the decision path: items go into a bounded queue drained by one dispatcher
-// goroutine, which hands each item to every matching subscriber's own bounded buffer. A subscriber
+// goroutine, which hands items to every matching subscriber's own bounded buffer. A subscriber
 // whose buffer is full is cut off with ErrSlowSubscriber, so a slow watcher can never slow an
 // intercept, and a watcher never silently misses an item: it either sees every matching item in
 // order or is told it was cut off.
+//
+// The dispatcher delivers in batches. When it gets an item it waits a short window
+// (DefaultBatchWindow, see WithBatchWindow) and then takes everything queued meanwhile, up to
+// MaxBatch items, as one batch; only a full batch already queued is delivered without the wait.
+// The window exists because the core publishes a decision before the intercept handler has
+// written the answer: feeding a hundred watchers at that very moment makes their stream writes
+// compete with the answer for the CPUs. Waiting about a millisecond lets the answer go first, and
+// everything published meanwhile reaches each watcher together: a subscriber that waits on Ready
+// is woken once per batch, not once per item. Order per subscriber, filters and the cut-off are
+// the same as for single items; each item is transformed once, and values derived from it can be
+// shared by all its subscribers (Item.Shared).
 package hub
 
 import (
@@ -33,6 +44,42 @@ type Item struct {
 	Decision *ahpv1.Decision
 	// Time is when the item was published.
 	Time time.Time
+
+	// shared is set by the dispatcher: one per published item, the same for every subscriber.
+	shared *shared
+}
+
+// shared holds values derived from one published item for all of its subscribers (see Shared).
+type shared struct {
+	mu     sync.Mutex
+	values []keyedValue // usually one
+}
+
+type keyedValue struct{ key, value any }
+
+// Shared returns build(it), computed once per published item no matter how many subscribers
+// receive it: the first caller builds, later callers — on any goroutine — get the same value. key
+// tells apart different kinds of derived values (use an unexported type, as for context keys; it
+// must be comparable). The value is shared by every subscriber of the item, so nobody may modify it
+// after build returns. Items that did not come through a Hub have nothing to share: build runs on
+// every call.
+//
+// Watch uses it to build one response per item instead of one per subscriber.
+func (it Item) Shared(key any, build func(Item) any) any {
+	sh := it.shared
+	if sh == nil {
+		return build(it)
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for _, kv := range sh.values {
+		if kv.key == key {
+			return kv.value
+		}
+	}
+	v := build(it)
+	sh.values = append(sh.values, keyedValue{key, v})
+	return v
 }
 
 // Filter selects items; zero fields match everything.
@@ -91,7 +138,21 @@ type Stats struct {
 	CutOff uint64
 	// Overflows counts items the hub queue could not take.
 	Overflows uint64
+	// Batches counts deliveries; each hands up to MaxBatch items to the subscribers together and
+	// wakes each matching subscriber at most once. Published/Batches is the mean batch size.
+	Batches uint64
 }
+
+// DefaultBatchWindow is how long the dispatcher waits after the first item of a batch before it
+// delivers, gathering what else is published meanwhile into the same batch (see the package
+// documentation). A watcher therefore sees an item about this much later than without it (timers
+// may fire somewhat late on a busy machine); the decision path is not slowed by it.
+const DefaultBatchWindow = time.Millisecond
+
+// MaxBatch bounds the items of one batch, so that a backlog is delivered in steps and one
+// subscriber's buffer fills up by at most this much at a time. Subscriber buffers should be
+// larger than a batch, or a burst can cut off a subscriber that reads promptly.
+const MaxBatch = 256
 
 // Option configures a Hub.
 type Option func(*Hub)
@@ -101,9 +162,15 @@ type Option func(*Hub)
 // wants.
 func WithTransform(f func(Item) Item) Option { return func(h *Hub) { h.transform = f } }
 
+// WithBatchWindow sets how long the dispatcher waits after the first item of a batch before it
+// delivers (default DefaultBatchWindow). Zero or less delivers as soon as the dispatcher gets to
+// an item; items that queued up meanwhile are still delivered together.
+func WithBatchWindow(d time.Duration) Option { return func(h *Hub) { h.window = max(d, 0) } }
+
 // Hub is the in-process fan-out.
 type Hub struct {
 	transform func(Item) Item
+	window    time.Duration
 	queue     chan Item
 	done      chan struct{}
 	wg        sync.WaitGroup
@@ -112,9 +179,13 @@ type Hub struct {
 	subs map[*Subscription]struct{}
 	// active mirrors len(subs) so Publish can skip all work when nobody watches.
 	active atomic.Int64
+	// prepared[i] is batch item i as subscribers get it (transformed, with its shared values),
+	// made when the first subscriber wants it; dispatcher-only, guarded by mu.
+	prepared   []Item
+	isPrepared []bool
 
-	published, cutOff, overflows atomic.Uint64
-	closeOnce                    sync.Once
+	published, cutOff, overflows, batches atomic.Uint64
+	closeOnce                             sync.Once
 }
 
 // New starts a hub whose dispatch queue holds queueSize items (minimum 1).
@@ -122,7 +193,15 @@ func New(queueSize int, opts ...Option) *Hub {
 	if queueSize < 1 {
 		queueSize = 1
 	}
-	h := &Hub{queue: make(chan Item, queueSize), done: make(chan struct{}), subs: make(map[*Subscription]struct{})}
+	h := &Hub{
+		window: DefaultBatchWindow,
+		queue:  make(chan Item, queueSize),
+		done:   make(chan struct{}),
+		subs:   make(map[*Subscription]struct{}),
+		// A batch never holds more than the queue did.
+		prepared:   make([]Item, min(queueSize, MaxBatch)),
+		isPrepared: make([]bool, min(queueSize, MaxBatch)),
+	}
 	for _, o := range opts {
 		o(h)
 	}
@@ -146,36 +225,129 @@ func (h *Hub) Publish(it Item) {
 	}
 }
 
+// dispatch delivers queued items in batches until Close, then delivers what was queued before
+// Close and returns. A batch starts with the first item the dispatcher gets; it then waits the
+// window (unless a full batch is queued already) and takes what was queued meanwhile. So each
+// subscriber is woken at most once per window while items keep coming, and an item reaches
+// subscribers about one window after it was published — later only by a delivery in progress
+// when it was published, or a timer firing late.
 func (h *Hub) dispatch() {
 	defer h.wg.Done()
+	batch := make([]Item, 0, min(cap(h.queue), MaxBatch))
+	var timer *time.Timer
+	if h.window > 0 {
+		timer = time.NewTimer(time.Hour)
+		timer.Stop()
+	}
 	for {
 		select {
 		case <-h.done:
+			h.flush(batch)
 			return
 		case it := <-h.queue:
-			h.deliver(it)
+			batch = append(batch, it)
+		}
+		closing := false
+		if timer != nil && len(h.queue) < cap(batch)-1 {
+			timer.Reset(h.window)
+			select {
+			case <-timer.C:
+			case <-h.done:
+				timer.Stop()
+				closing = true
+			}
+		}
+		batch = h.take(batch, cap(batch))
+		h.deliver(batch)
+		batch = clearBatch(batch)
+		if closing {
+			h.flush(batch)
+			return
 		}
 	}
 }
 
-func (h *Hub) deliver(it Item) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	transformed := h.transform == nil
-	for s := range h.subs {
-		if !s.filter.Match(it) {
-			continue
-		}
-		if !transformed {
-			it, transformed = h.transform(it), true
-		}
+// take appends queued items to batch, without waiting, until it holds limit items or the queue
+// is empty.
+func (h *Hub) take(batch []Item, limit int) []Item {
+	for len(batch) < limit {
 		select {
-		case s.ch <- it:
+		case it := <-h.queue:
+			batch = append(batch, it)
 		default:
-			h.cutOff.Add(1)
-			h.removeLocked(s, ErrSlowSubscriber)
+			return batch
 		}
 	}
+	return batch
+}
+
+// flush delivers, on Close, what was queued when Close was called (publishing may go on until
+// Close has ended the subscriptions; those items are not waited for).
+func (h *Hub) flush(batch []Item) {
+	for n := len(h.queue); n > 0; {
+		batch = h.take(batch[:0], min(cap(batch), n))
+		if len(batch) == 0 {
+			return
+		}
+		n -= len(batch)
+		h.deliver(batch)
+		batch = clearBatch(batch)
+	}
+}
+
+// clearBatch empties batch, dropping its references so that delivered items can be collected.
+func clearBatch(batch []Item) []Item {
+	clear(batch)
+	return batch[:0]
+}
+
+// deliver hands a batch to every subscriber: the items it matches, in order, then one wake-up.
+// Each item is transformed once, when the first subscriber wants it.
+func (h *Hub) deliver(batch []Item) {
+	if len(batch) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	prepared, isPrepared := h.prepared[:len(batch)], h.isPrepared[:len(batch)]
+	defer func() {
+		clear(prepared)
+		clear(isPrepared)
+	}()
+subscribers:
+	for s := range h.subs {
+		sent := false
+		for i := range batch {
+			if !s.filter.Match(batch[i]) {
+				continue
+			}
+			if !isPrepared[i] {
+				prepared[i], isPrepared[i] = h.prepare(batch[i]), true
+			}
+			select {
+			case s.ch <- prepared[i]:
+				sent = true
+			default:
+				// What was buffered can still be read; the rest of the batch is not offered.
+				h.cutOff.Add(1)
+				h.removeLocked(s, ErrSlowSubscriber)
+				continue subscribers
+			}
+		}
+		if sent {
+			s.signal()
+		}
+	}
+	h.batches.Add(1) // after the items are in place, so a caller of Stats can rely on them
+}
+
+// prepare makes the item every subscriber gets.
+func (h *Hub) prepare(it Item) Item {
+	if h.transform != nil {
+		it = h.transform(it)
+	}
+	it.shared = new(shared)
+	return it
 }
 
 // Subscribe registers a watcher with a buffer of bufferSize items (minimum 1).
@@ -183,7 +355,7 @@ func (h *Hub) Subscribe(f Filter, bufferSize int) *Subscription {
 	if bufferSize < 1 {
 		bufferSize = 1
 	}
-	s := &Subscription{hub: h, filter: f, ch: make(chan Item, bufferSize), ended: make(chan struct{})}
+	s := &Subscription{hub: h, filter: f, ch: make(chan Item, bufferSize), ready: make(chan struct{}, 1), ended: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	select {
@@ -221,10 +393,12 @@ func (h *Hub) Stats() Stats {
 		Published:   h.published.Load(),
 		CutOff:      h.cutOff.Load(),
 		Overflows:   h.overflows.Load(),
+		Batches:     h.batches.Load(),
 	}
 }
 
-// Close stops dispatching and ends every subscription with ErrClosed.
+// Close stops dispatching and ends every subscription with ErrClosed. Items queued when Close is
+// called are delivered first, so a subscriber that reads its buffer after it ended still sees them.
 func (h *Hub) Close() {
 	h.closeOnce.Do(func() {
 		close(h.done)
@@ -238,13 +412,29 @@ type Subscription struct {
 	hub    *Hub
 	filter Filter
 	ch     chan Item
+	ready  chan struct{} // holds a token when items were buffered since the last wake-up
 	ended  chan struct{}
 	err    error // written once before ended is closed
 }
 
 // Items delivers matching items in publish order. Items already buffered when the subscription
 // ends can still be read; check Ended to learn that it ended.
+//
+// A reader blocked on Items may be woken for every item; see Ready.
 func (s *Subscription) Items() <-chan Item { return s.ch }
+
+// Ready receives after the hub has put a batch of items into the buffer. A reader that waits on
+// Ready and then receives from Items until it would block is woken once per batch rather than once
+// per item. It may fire with nothing left to read (the items were read already): it is a hint.
+func (s *Subscription) Ready() <-chan struct{} { return s.ready }
+
+// signal records that items were buffered; a pending token already covers them.
+func (s *Subscription) signal() {
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+}
 
 // Ended is closed when the subscription ends; Err then says why.
 func (s *Subscription) Ended() <-chan struct{} { return s.ended }

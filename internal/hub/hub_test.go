@@ -2,6 +2,9 @@ package hub_test
 
 import (
 	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,5 +140,311 @@ func TestTransformRunsBeforeWatchersSeeItems(t *testing.T) {
 	}
 	if orig.GetId() != "secret" {
 		t.Fatal("the publisher's event was changed")
+	}
+}
+
+// gatedHub returns a hub whose dispatcher blocks in the transform of the first item until release
+// is closed; entered is closed once it blocks. Whatever is published meanwhile queues up, which
+// makes the batches that follow deterministic.
+func gatedHub(t *testing.T, queueSize int, opts ...hub.Option) (h *hub.Hub, entered, release chan struct{}) {
+	t.Helper()
+	entered, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	h = hub.New(queueSize, append(opts, hub.WithTransform(func(it hub.Item) hub.Item {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+		return it
+	}))...)
+	t.Cleanup(h.Close)
+	return h, entered, release
+}
+
+func numbered(session string, i int) hub.Item {
+	ev := event(session, ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, 0)
+	ev.Id = strconv.Itoa(i)
+	return hub.Item{Event: ev}
+}
+
+// drain returns the items buffered now, without waiting.
+func drain(s *hub.Subscription) []hub.Item {
+	var items []hub.Item
+	for {
+		select {
+		case it := <-s.Items():
+			items = append(items, it)
+		default:
+			return items
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// ids returns the event ids of items.
+func ids(items []hub.Item) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.Event.GetId()
+	}
+	return out
+}
+
+func wantIDs(t *testing.T, who string, items []hub.Item, want ...int) {
+	t.Helper()
+	got := ids(items)
+	if len(got) != len(want) {
+		t.Fatalf("%s got %d items %v, want %d", who, len(got), got, len(want))
+	}
+	for i, w := range want {
+		if got[i] != strconv.Itoa(w) {
+			t.Fatalf("%s item %d = %s, want %d (all: %v)", who, i, got[i], w, got)
+		}
+	}
+}
+
+func seq(from, to int) []int {
+	var s []int
+	for i := from; i < to; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+func TestQueuedItemsAreOneBatchInOrderWithOneWakeUp(t *testing.T) {
+	t.Parallel()
+	h, entered, release := gatedHub(t, 1024)
+	s := h.Subscribe(hub.Filter{}, 1024)
+	defer s.Close()
+	h.Publish(numbered("s", 0))
+	<-entered // the dispatcher is delivering item 0
+	for i := 1; i <= 100; i++ {
+		h.Publish(numbered("s", i))
+	}
+	close(release)
+	waitFor(t, "two batches", func() bool { return h.Stats().Batches == 2 })
+	if st := h.Stats(); st.Published != 101 {
+		t.Fatalf("Published = %d, want 101", st.Published)
+	}
+	select {
+	case <-s.Ready():
+	default:
+		t.Fatal("Ready did not fire after delivery")
+	}
+	wantIDs(t, "subscriber", drain(s), seq(0, 101)...)
+	select {
+	case <-s.Ready():
+		t.Fatal("the two batches woke the subscriber twice although it had not taken the first yet")
+	default:
+	}
+	if got := drain(s); len(got) != 0 {
+		t.Fatalf("drain after draining returned %v", ids(got))
+	}
+}
+
+func TestBatchesAreBounded(t *testing.T) {
+	t.Parallel()
+	const n = 2*hub.MaxBatch + 10
+	h, entered, release := gatedHub(t, 4096)
+	s := h.Subscribe(hub.Filter{}, 4096)
+	defer s.Close()
+	h.Publish(numbered("s", 0))
+	<-entered
+	for i := 1; i <= n; i++ {
+		h.Publish(numbered("s", i))
+	}
+	close(release)
+	// item 0 alone, then full batches, then the rest.
+	want := uint64(1 + (n+hub.MaxBatch-1)/hub.MaxBatch)
+	waitFor(t, "all batches", func() bool { return h.Stats().Batches >= want })
+	var got []hub.Item
+	for len(got) < n+1 {
+		select {
+		case <-s.Ready():
+			got = append(got, drain(s)...)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("received %d of %d items", len(got), n+1)
+		}
+	}
+	wantIDs(t, "subscriber", got, seq(0, n+1)...)
+	if b := h.Stats().Batches; b != want {
+		t.Fatalf("Batches = %d, want %d (batches of at most %d)", b, want, hub.MaxBatch)
+	}
+}
+
+func TestCutOffInsideABatchKeepsWhatWasBuffered(t *testing.T) {
+	t.Parallel()
+	h, entered, release := gatedHub(t, 1024)
+	slow := h.Subscribe(hub.Filter{}, 2)
+	fast := h.Subscribe(hub.Filter{}, 1024)
+	defer fast.Close()
+	only := h.Subscribe(hub.Filter{SessionID: "odd"}, 1024)
+	defer only.Close()
+	h.Publish(numbered("even", 0))
+	<-entered
+	for i := 1; i < 10; i++ {
+		session := "even"
+		if i%2 == 1 {
+			session = "odd"
+		}
+		h.Publish(numbered(session, i))
+	}
+	close(release)
+	select {
+	case <-slow.Ended():
+	case <-time.After(5 * time.Second):
+		t.Fatal("slow subscriber was not cut off")
+	}
+	if !errors.Is(slow.Err(), hub.ErrSlowSubscriber) {
+		t.Fatalf("Err = %v, want ErrSlowSubscriber", slow.Err())
+	}
+	// What fitted is still there, in order; nothing after the gap.
+	wantIDs(t, "slow subscriber", drain(slow), 0, 1)
+	waitFor(t, "two batches", func() bool { return h.Stats().Batches == 2 })
+	wantIDs(t, "fast subscriber", drain(fast), seq(0, 10)...)
+	wantIDs(t, "filtered subscriber", drain(only), 1, 3, 5, 7, 9)
+	if st := h.Stats(); st.CutOff != 1 || st.Subscribers != 2 {
+		t.Fatalf("stats = %+v, want 1 cut off and 2 subscribers left", st)
+	}
+}
+
+func TestWindowDelaysDeliveryButNotForever(t *testing.T) {
+	t.Parallel()
+	h := hub.New(64) // the default window
+	defer h.Close()
+	s := h.Subscribe(hub.Filter{}, 64)
+	defer s.Close()
+	// One item at a time: each must arrive without a later item pushing it out. The bound is
+	// generous (the window is a millisecond) so that a loaded machine does not fail the test.
+	for i := range 20 {
+		published := time.Now()
+		h.Publish(numbered("s", i))
+		select {
+		case <-s.Ready():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("item %d not delivered", i)
+		}
+		wantIDs(t, "subscriber", drain(s), i)
+		if d := time.Since(published); d > 2*time.Second {
+			t.Fatalf("item %d took %v, window %v", i, d, hub.DefaultBatchWindow)
+		}
+	}
+	// Counted after the wake-up, so it may lag a moment.
+	waitFor(t, "20 batches", func() bool { return h.Stats().Batches == 20 })
+	if st := h.Stats(); st.Batches != 20 || st.Published != 20 {
+		t.Fatalf("stats = %+v, want 20 batches of 1", st)
+	}
+}
+
+func TestWithoutWindowDeliversInOrder(t *testing.T) {
+	t.Parallel()
+	h := hub.New(256, hub.WithBatchWindow(0))
+	defer h.Close()
+	s := h.Subscribe(hub.Filter{}, 256)
+	defer s.Close()
+	for i := range 200 {
+		h.Publish(numbered("s", i))
+	}
+	var got []hub.Item
+	for len(got) < 200 {
+		got = append(got, receive(t, s))
+	}
+	wantIDs(t, "subscriber", got, seq(0, 200)...)
+}
+
+func TestCloseDeliversWhatWasPublishedFirst(t *testing.T) {
+	t.Parallel()
+	h := hub.New(64, hub.WithBatchWindow(time.Hour))
+	s := h.Subscribe(hub.Filter{}, 64)
+	for i := range 5 {
+		h.Publish(numbered("s", i))
+	}
+	select {
+	case <-s.Ready():
+		t.Fatal("delivered before the window ended")
+	default:
+	}
+	h.Close() // must not wait for the window
+	<-s.Ended()
+	if !errors.Is(s.Err(), hub.ErrClosed) {
+		t.Fatalf("Err = %v, want ErrClosed", s.Err())
+	}
+	wantIDs(t, "subscriber", drain(s), seq(0, 5)...)
+	if st := h.Stats(); st.Subscribers != 0 {
+		t.Fatalf("stats after Close = %+v", st)
+	}
+}
+
+type testKey struct{ name string }
+
+func TestSharedIsBuiltOncePerItem(t *testing.T) {
+	t.Parallel()
+	var transforms atomic.Int32
+	h := hub.New(16, hub.WithTransform(func(it hub.Item) hub.Item {
+		transforms.Add(1)
+		return it
+	}))
+	defer h.Close()
+	subs := make([]*hub.Subscription, 3)
+	for i := range subs {
+		subs[i] = h.Subscribe(hub.Filter{}, 16)
+		defer subs[i].Close()
+	}
+	h.Publish(numbered("s", 0))
+	h.Publish(numbered("s", 1))
+
+	var builds atomic.Int32
+	build := func(it hub.Item) any {
+		builds.Add(1)
+		return &ahpv1.WatchResponse{Event: it.Event}
+	}
+	got := make([][2]any, len(subs))
+	var wg sync.WaitGroup
+	for i, s := range subs {
+		wg.Go(func() {
+			for j := range 2 {
+				it := <-s.Items()
+				got[i][j] = it.Shared(testKey{"response"}, build)
+			}
+		})
+	}
+	wg.Wait()
+	if builds.Load() != 2 || transforms.Load() != 2 {
+		t.Fatalf("%d builds and %d transforms for 2 items and 3 subscribers, want 2 and 2", builds.Load(), transforms.Load())
+	}
+	for i := range subs {
+		for j := range 2 {
+			if got[i][j] != got[0][j] {
+				t.Fatalf("subscriber %d got another value for item %d", i, j)
+			}
+		}
+	}
+	if got[0][0] == got[0][1] {
+		t.Fatal("two items share one value")
+	}
+	if got[0][0].(*ahpv1.WatchResponse).GetEvent().GetId() != "0" {
+		t.Fatal("value built from the wrong item")
+	}
+
+	// Another key is another value; an item that did not come through a hub shares nothing.
+	h.Publish(numbered("s", 2))
+	it := <-subs[0].Items()
+	a, b := it.Shared(testKey{"a"}, build), it.Shared(testKey{"b"}, build)
+	if a == b || it.Shared(testKey{"a"}, build) != a {
+		t.Fatal("keys are not told apart")
+	}
+	loose := numbered("s", 3)
+	if loose.Shared(testKey{"a"}, build) == loose.Shared(testKey{"a"}, build) {
+		t.Fatal("an item not from a hub shared a value")
 	}
 }

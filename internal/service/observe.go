@@ -97,6 +97,9 @@ func waitEvents(ctx context.Context, l *rate.Limiter, n int) error {
 
 // Watch implements ahpv1connect.ObservationServiceHandler: a live tail until the client goes away,
 // the server shuts down, or the watcher falls too far behind (ResourceExhausted).
+//
+// The hub hands items over in batches (see package hub); Watch wakes once per batch and sends the
+// batch's items back to back, each as a response built once per item for all watchers.
 func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRequest], stream *connect.ServerStream[ahpv1.WatchResponse]) error {
 	if err := s.validate(req.Msg); err != nil {
 		return err
@@ -125,22 +128,15 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 				return connect.NewError(connect.CodeDeadlineExceeded, errors.New("watch reached the maximum stream duration; reconnect to resume"))
 			}
 			return nil
-		case it := <-sub.Items():
-			if err := stream.Send(watchResponse(it)); err != nil {
+		case <-sub.Ready():
+			if err := sendBuffered(stream, sub); err != nil {
 				return err
 			}
 		case <-sub.Ended():
-			// Drain what was buffered before the end, then say why it ended.
-			for {
-				select {
-				case it := <-sub.Items():
-					if err := stream.Send(watchResponse(it)); err != nil {
-						return err
-					}
-					continue
-				default:
-				}
-				break
+			// Send what was buffered before the end (nothing is added after it), then say why it
+			// ended.
+			if err := sendBuffered(stream, sub); err != nil {
+				return err
 			}
 			switch err := sub.Err(); {
 			case errors.Is(err, hub.ErrSlowSubscriber), errors.Is(err, hub.ErrOverloaded):
@@ -152,6 +148,41 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 		}
 	}
 }
+
+// sendBuffered sends the items buffered when it is called, in order and back to back, then
+// returns so that the caller looks at the stream's end again; items buffered meanwhile have
+// signalled Ready anew. Each item leaves the buffer only when it is sent, so the buffer keeps
+// measuring how far this watcher is behind (the hub cuts it off when the buffer is full).
+//
+// connect-go writes and flushes every message on its own (ServerStream.Send flushes the response
+// writer), so the items are not one network write; what batching saves here is a wake-up and a
+// select per item, and sharing saves building a response per item and watcher.
+func sendBuffered(stream *connect.ServerStream[ahpv1.WatchResponse], sub *hub.Subscription) error {
+	items := sub.Items()
+	for range len(items) {
+		select {
+		case it := <-items:
+			if err := stream.Send(sharedWatchResponse(it)); err != nil {
+				return err
+			}
+		default: // only this goroutine reads, so this does not happen
+			return nil
+		}
+	}
+	return nil
+}
+
+// watchResponseKey names the response in the values a hub item shares among its subscribers.
+type watchResponseKey struct{}
+
+// sharedWatchResponse returns the response for it, built by the first watcher to send the item and
+// reused by every other: one allocation and timestamp formatting per item instead of per watcher.
+// It must not be modified; sending only reads it (marshaling a message concurrently is safe).
+func sharedWatchResponse(it hub.Item) *ahpv1.WatchResponse {
+	return it.Shared(watchResponseKey{}, buildWatchResponse).(*ahpv1.WatchResponse)
+}
+
+func buildWatchResponse(it hub.Item) any { return watchResponse(it) }
 
 func watchResponse(it hub.Item) *ahpv1.WatchResponse {
 	return &ahpv1.WatchResponse{Event: it.Event, Decision: it.Decision, Time: it.Time.UTC().Format(time.RFC3339Nano)}

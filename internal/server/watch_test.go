@@ -1,0 +1,107 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+)
+
+// Watchers on every protocol, fed in batches with responses shared between them, each see every
+// decision exactly once, in the same order, matching what the intercept callers were answered.
+func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	const perProtocol, workers, perWorker = 3, 4, 25
+	type watcher struct {
+		name   string
+		stream *connect.ServerStreamForClient[ahpv1.WatchResponse]
+	}
+	var watchers []watcher
+	for _, proto := range protocols {
+		observe := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url, proto.opts...)
+		for i := range perProtocol {
+			s, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "order", DecisionsOnly: true}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			watchers = append(watchers, watcher{fmt.Sprintf("%s #%d", proto.name, i), s})
+		}
+	}
+
+	// Concurrent callers: batches form, and the publish order is the hub's to choose.
+	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	answered := make(map[string]string) // event id → decision id
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				ev := shell(fmt.Sprintf("order-%d-%03d", w, i), "ls")
+				ev.Session.Id = "order"
+				resp, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				answered[ev.GetId()] = resp.Msg.GetDecision().GetDecisionId()
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+
+	const total = workers * perWorker
+	var first []string
+	for _, w := range watchers {
+		var got []string
+		for len(got) < total && w.stream.Receive() {
+			msg := w.stream.Msg()
+			id := msg.GetEvent().GetId()
+			if want := answered[id]; msg.GetDecision().GetDecisionId() != want || want == "" {
+				t.Fatalf("%s: event %s came with decision %q, the caller got %q", w.name, id, msg.GetDecision().GetDecisionId(), want)
+			}
+			if _, err := time.Parse(time.RFC3339Nano, msg.GetTime()); err != nil {
+				t.Fatalf("%s: time %q: %v", w.name, msg.GetTime(), err)
+			}
+			got = append(got, id)
+		}
+		if len(got) < total {
+			t.Fatalf("%s: received %d of %d decisions: %v", w.name, len(got), total, w.stream.Err())
+		}
+		// One caller's calls were sequential, so they were published in its order.
+		for wk := range workers {
+			prefix := fmt.Sprintf("order-%d-", wk)
+			var mine []string
+			for _, id := range got {
+				if len(id) > len(prefix) && id[:len(prefix)] == prefix {
+					mine = append(mine, id)
+				}
+			}
+			if len(mine) != perWorker || !slices.IsSorted(mine) {
+				t.Fatalf("%s: caller %d's decisions arrived as %v", w.name, wk, mine)
+			}
+		}
+		if first == nil {
+			first = got
+		} else if !slices.Equal(got, first) {
+			t.Fatalf("%s saw another order than %s:\n%v\n%v", w.name, watchers[0].name, got, first)
+		}
+	}
+}
