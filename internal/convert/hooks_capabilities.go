@@ -37,19 +37,19 @@ func hooksDecodeCapabilities(path string, v any) (*ahpv1.Capabilities, *structpb
 	caps := &ahpv1.Capabilities{}
 	seen := make(map[string]bool, len(list))
 	for i, e := range list {
-		p := indexPath(o.at("effects"), i)
+		p := func() string { return indexPath(o.at("effects"), i) } // only an error needs it
 		name, ok := e.(string)
 		switch {
 		case !ok:
-			return nil, nil, hooksInvalid(p, "must be a string")
+			return nil, nil, hooksInvalid(p(), "must be a string")
 		case seen[name]:
-			return nil, nil, hooksInvalid(p, "duplicate effect name")
+			return nil, nil, hooksInvalid(p(), "duplicate effect name")
 		case name == hooksEffectDeny:
 			caps.Effects = append(caps.Effects, ahpv1.EffectKind_EFFECT_KIND_DENY)
-		case hooksReverseDNS.MatchString(name):
+		case hooksIsReverseDNS(name):
 			caps.ExtensionEffects = append(caps.ExtensionEffects, name)
 		default:
-			return nil, nil, hooksInvalid(p, "unknown effect; v0.1 defines only deny, and extension effects use reverse-DNS names")
+			return nil, nil, hooksInvalid(p(), "unknown effect; v0.1 defines only deny, and extension effects use reverse-DNS names")
 		}
 		seen[name] = true
 	}

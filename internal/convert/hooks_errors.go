@@ -182,18 +182,14 @@ func HooksErrorResponse(err error) (resp *HooksMessage, ok bool) {
 func hooksValue(path string, v any) (*structpb.Value, error) {
 	pv, err := toValue(v)
 	if err != nil {
-		return nil, hooksInvalid(path, "contains a number outside the range of a double")
+		return nil, hooksNumberRangeError(path)
 	}
 	return pv, nil
 }
 
-// hooksStruct is hooksValue for a JSON object.
-func hooksStruct(path string, m map[string]any) (*structpb.Struct, error) {
-	s, err := toStruct(m)
-	if err != nil {
-		return nil, hooksInvalid(path, "contains a number outside the range of a double")
-	}
-	return s, nil
+// hooksNumberRangeError reports a JSON number that does not fit a double.
+func hooksNumberRangeError(path string) error {
+	return hooksInvalid(path, "contains a number outside the range of a double")
 }
 
 // hooksEncodeError wraps a validation failure found while encoding.

@@ -278,7 +278,11 @@ func hooksDecodeNative(o *hooksObject) (*ahpv1.Native, error) {
 // gives its original JSON. Fields without a Hooks form (origin, harness, payload, typed bodies)
 // are not written, and nothing is validated: EncodeHooksMessage checks what it sends.
 func EncodeHooksEvent(ev *ahpv1.Event) map[string]any {
-	out := hooksBaseMap(ev.GetUnknownFields())
+	return hooksPlain.event(ev)
+}
+
+func (e hooksEnc) event(ev *ahpv1.Event) map[string]any {
+	out := e.base(ev.GetUnknownFields())
 	hooksPutString(out, "id", ev.GetId())
 	hooksPutString(out, "source", ev.GetSource())
 	if name := EventTypeName(ev.GetType()); name != "" {
@@ -286,22 +290,22 @@ func EncodeHooksEvent(ev *ahpv1.Event) map[string]any {
 	}
 	hooksPutString(out, "time", ev.GetTime())
 	if s := ev.GetSession(); s != nil {
-		out["session"] = hooksEncodeSession(s)
+		out["session"] = e.session(s)
 	}
 	if t := ev.GetTool(); t != nil {
-		out["tool"] = hooksEncodeTool(t)
+		out["tool"] = e.tool(t)
 	}
 	if n := ev.GetNative(); n != nil {
-		m := hooksBaseMap(n.GetUnknownFields())
+		m := e.base(n.GetUnknownFields())
 		hooksPutString(m, "provider", n.GetProvider())
 		hooksPutString(m, "eventName", n.GetEventName())
 		if n.GetPayload() != nil {
-			m["payload"] = fromStruct(n.GetPayload())
+			m["payload"] = e.object(n.GetPayload())
 		}
 		out["native"] = m
 	}
 	if ev.GetExtensions() != nil {
-		out["extensions"] = fromStruct(ev.GetExtensions())
+		out["extensions"] = e.object(ev.GetExtensions())
 	}
 	if ev.GetOutcome() != ahpv1.SessionOutcome_SESSION_OUTCOME_UNSPECIFIED {
 		out["outcome"] = enumWireName(ev.GetOutcome())
@@ -309,8 +313,8 @@ func EncodeHooksEvent(ev *ahpv1.Event) map[string]any {
 	return out
 }
 
-func hooksEncodeSession(s *ahpv1.Session) map[string]any {
-	m := hooksBaseMap(s.GetUnknownFields())
+func (e hooksEnc) session(s *ahpv1.Session) map[string]any {
+	m := e.base(s.GetUnknownFields())
 	hooksPutString(m, "id", s.GetId())
 	hooksPutString(m, "cwd", s.GetCwd())
 	if roots := s.GetWorkspaceRoots(); len(roots) > 0 {
@@ -322,7 +326,7 @@ func hooksEncodeSession(s *ahpv1.Session) map[string]any {
 	}
 	hooksPutString(m, "model", s.GetModel())
 	if a := s.GetAgent(); a != nil {
-		am := hooksBaseMap(a.GetUnknownFields())
+		am := e.base(a.GetUnknownFields())
 		hooksPutString(am, "id", a.GetId())
 		hooksPutString(am, "type", a.GetType())
 		m["agent"] = am
@@ -330,28 +334,28 @@ func hooksEncodeSession(s *ahpv1.Session) map[string]any {
 	return m
 }
 
-func hooksEncodeTool(t *ahpv1.Tool) map[string]any {
-	m := hooksBaseMap(t.GetUnknownFields())
+func (e hooksEnc) tool(t *ahpv1.Tool) map[string]any {
+	m := e.base(t.GetUnknownFields())
 	hooksPutString(m, "callId", t.GetCallId())
 	hooksPutString(m, "name", t.GetName())
 	hooksPutString(m, "kind", ToolKindName(t.GetKind()))
 	if t.GetInput() != nil {
-		m["input"] = fromStruct(t.GetInput())
+		m["input"] = e.object(t.GetInput())
 	}
 	if t.GetOutput() != nil {
-		m["output"] = fromValue(t.GetOutput())
+		m["output"] = e.value(t.GetOutput())
 	}
-	if e := t.GetError(); e != nil {
-		em := hooksBaseMap(e.GetUnknownFields())
-		hooksPutString(em, "message", e.GetMessage())
-		if e.GetCode() != nil {
-			em["code"] = fromValue(e.GetCode())
+	if te := t.GetError(); te != nil {
+		em := e.base(te.GetUnknownFields())
+		hooksPutString(em, "message", te.GetMessage())
+		if te.GetCode() != nil {
+			em["code"] = e.value(te.GetCode())
 		}
-		hooksPutString(em, "category", e.GetCategory())
+		hooksPutString(em, "category", te.GetCategory())
 		m["error"] = em
 	}
 	if mcp := t.GetMcp(); mcp != nil {
-		mm := hooksBaseMap(mcp.GetUnknownFields())
+		mm := e.base(mcp.GetUnknownFields())
 		hooksPutString(mm, "server", mcp.GetServer())
 		hooksPutString(mm, "tool", mcp.GetTool())
 		m["mcp"] = mm

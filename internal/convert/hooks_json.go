@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math/big"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,9 +16,34 @@ import (
 // protocolVersion on the wire. Matching is exact.
 const HooksProtocolVersion = "0.1"
 
-// hooksReverseDNS is the reverse-DNS name pattern of the v0.1 schemas (extensions.schema.json), used
-// for extension keys, deny codes, extension effects and backend ids.
-var hooksReverseDNS = regexp.MustCompile(`^(?:[A-Za-z][A-Za-z0-9_-]*\.)+[A-Za-z][A-Za-z0-9_-]*$`)
+// hooksReverseDNSPattern is the reverse-DNS name pattern of the v0.1 schemas
+// (extensions.schema.json), used for extension keys, deny codes, extension effects and backend
+// ids. hooksIsReverseDNS matches it by hand; a test holds the two together.
+const hooksReverseDNSPattern = `^(?:[A-Za-z][A-Za-z0-9_-]*\.)+[A-Za-z][A-Za-z0-9_-]*$`
+
+// hooksIsReverseDNS reports whether s matches hooksReverseDNSPattern: two or more dot-separated
+// labels, each a letter followed by letters, digits, '_' or '-'. It runs for every extension key
+// of every message, where the regexp engine costs more than the rest of the check.
+func hooksIsReverseDNS(s string) bool {
+	labels, labelStart := 0, true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+		switch {
+		case labelStart:
+			if !letter {
+				return false
+			}
+			labels++
+			labelStart = false
+		case c == '.':
+			labelStart = true
+		case !letter && !(c >= '0' && c <= '9') && c != '_' && c != '-':
+			return false
+		}
+	}
+	return labels >= 2 && !labelStart
+}
 
 // hooksMaxSafeInteger bounds integers (ids, timeouts) to what every SDK can represent exactly.
 const hooksMaxSafeInteger = 1<<53 - 1
@@ -30,6 +54,20 @@ const hooksDuplicateKeyMessage = "duplicate object key"
 // readers could pick different values for the same key (the conformance checker rejects them too);
 // the parsed value is still returned with that error so the caller can address a reply.
 func hooksParseJSON(data []byte) (any, error) {
+	// The one-pass parser handles every document it accepts, the common case; whatever it does not
+	// accept goes the slow way, which finds the exact error to report.
+	if v, dupPath, dup, ok := jsonParseFast(data); ok {
+		if dup {
+			return v, hooksBadEnvelope(dupPath, hooksDuplicateKeyMessage)
+		}
+		return v, nil
+	}
+	return hooksParseJSONSlow(data)
+}
+
+// hooksParseJSONSlow is hooksParseJSON built from encoding/json: the reference for jsonParseFast
+// and the source of every parse error.
+func hooksParseJSONSlow(data []byte) (any, error) {
 	if !utf8.Valid(data) {
 		return nil, hooksUnparsable("", "not valid UTF-8")
 	}
@@ -130,9 +168,13 @@ func hooksCheckDuplicateKeys(data []byte) error {
 // tell that value from an absent field, so keeping it among the unknown fields is what makes the
 // JSON round trip lossless.
 type hooksObject struct {
-	path    string
-	m       map[string]any
-	claimed map[string]bool
+	path string
+	m    map[string]any
+	// claimed lists the claimed keys, each once. Objects have a handful of typed members, so a
+	// scan of a short slice beats a map that would be allocated for every object; claimedBuf
+	// holds the usual few without another allocation.
+	claimed    []string
+	claimedBuf [8]string
 }
 
 // hooksObjectAt checks that v is a JSON object.
@@ -141,7 +183,13 @@ func hooksObjectAt(path string, v any) (*hooksObject, error) {
 	if !ok {
 		return nil, hooksInvalid(path, "must be an object")
 	}
-	return &hooksObject{path: path, m: m, claimed: make(map[string]bool, len(m))}, nil
+	return newHooksObject(path, m), nil
+}
+
+func newHooksObject(path string, m map[string]any) *hooksObject {
+	o := &hooksObject{path: path, m: m}
+	o.claimed = o.claimedBuf[:0]
+	return o
 }
 
 func (o *hooksObject) at(key string) string { return joinPath(o.path, key) }
@@ -151,7 +199,20 @@ func (o *hooksObject) has(key string) bool {
 	return ok
 }
 
-func (o *hooksObject) claim(key string) { o.claimed[key] = true }
+func (o *hooksObject) claim(key string) {
+	if !o.isClaimed(key) {
+		o.claimed = append(o.claimed, key)
+	}
+}
+
+func (o *hooksObject) isClaimed(key string) bool {
+	for _, k := range o.claimed {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
 
 // required returns a member that must be present, claimed.
 func (o *hooksObject) required(key string) (any, error) {
@@ -273,7 +334,11 @@ func (o *hooksObject) requiredStruct(key string) (*structpb.Struct, error) {
 	if !ok {
 		return nil, hooksInvalid(o.at(key), "must be an object")
 	}
-	return hooksStruct(o.at(key), m)
+	s, err := toStruct(m)
+	if err != nil {
+		return nil, hooksNumberRangeError(o.at(key)) // the path is built only when it is needed
+	}
+	return s, nil
 }
 
 // optionalValue reads an optional member of any JSON type; nil when absent, a null Value for null.
@@ -283,7 +348,11 @@ func (o *hooksObject) optionalValue(key string) (*structpb.Value, error) {
 		return nil, nil
 	}
 	o.claim(key)
-	return hooksValue(o.at(key), v)
+	pv, err := toValue(v)
+	if err != nil {
+		return nil, hooksNumberRangeError(o.at(key))
+	}
+	return pv, nil
 }
 
 // forbid rejects a member that must not be present.
@@ -301,21 +370,31 @@ func (o *hooksObject) extensions(key string) (*structpb.Struct, error) {
 		return nil, nil
 	}
 	o.claim(key)
-	return hooksDecodeExtensions(o.at(key), v)
+	return hooksDecodeExtensions(o, key, v)
 }
 
-// hooksDecodeExtensions checks that v is an object whose keys are reverse-DNS names.
-func hooksDecodeExtensions(path string, v any) (*structpb.Struct, error) {
+// hooksDecodeExtensions checks that v, member key of o, is an object whose keys are reverse-DNS
+// names.
+func hooksDecodeExtensions(o *hooksObject, key string, v any) (*structpb.Struct, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, hooksInvalid(path, "must be an object")
+		return nil, hooksInvalid(o.at(key), "must be an object")
 	}
-	for _, k := range hooksSortedKeys(m) {
-		if !hooksReverseDNS.MatchString(k) {
-			return nil, hooksInvalid(joinPath(path, k), "extension key is not a reverse-DNS name (e.g. com.example.feature)")
+	for k := range m {
+		if !hooksIsReverseDNS(k) {
+			// Report the first bad key in sorted order, so the error does not depend on map order.
+			for _, k := range hooksSortedKeys(m) {
+				if !hooksIsReverseDNS(k) {
+					return nil, hooksInvalid(joinPath(o.at(key), k), "extension key is not a reverse-DNS name (e.g. com.example.feature)")
+				}
+			}
 		}
 	}
-	return hooksStruct(path, m)
+	s, err := toStruct(m)
+	if err != nil {
+		return nil, hooksNumberRangeError(o.at(key))
+	}
+	return s, nil
 }
 
 // rest returns the unclaimed members as a Struct, or nil when there are none.
@@ -323,18 +402,32 @@ func (o *hooksObject) rest() (*structpb.Struct, error) {
 	if len(o.claimed) == len(o.m) {
 		return nil, nil
 	}
-	s := &structpb.Struct{Fields: map[string]*structpb.Value{}}
-	for _, k := range hooksSortedKeys(o.m) {
-		if o.claimed[k] {
+	fields := make(map[string]*structpb.Value, len(o.m)-len(o.claimed))
+	for k, v := range o.m {
+		if o.isClaimed(k) {
 			continue
 		}
-		v, err := hooksValue(o.at(k), o.m[k])
+		pv, err := toValue(v)
 		if err != nil {
-			return nil, err
+			return nil, o.firstBadRest()
 		}
-		s.Fields[k] = v
+		fields[k] = pv
 	}
-	return s, nil
+	return &structpb.Struct{Fields: fields}, nil
+}
+
+// firstBadRest reports the first unclaimed member, in sorted key order, that does not convert, so
+// the error does not depend on map order. Only a number beyond the range of a double fails.
+func (o *hooksObject) firstBadRest() error {
+	for _, k := range hooksSortedKeys(o.m) {
+		if o.isClaimed(k) {
+			continue
+		}
+		if _, err := hooksValue(o.at(k), o.m[k]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // hooksSortedKeys gives the keys of m in order, so the first error reported is deterministic.
@@ -347,10 +440,47 @@ func hooksSortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// hooksBaseMap starts an encoded object from a level's unknown fields; typed fields written after
-// it take precedence.
-func hooksBaseMap(unknown *structpb.Struct) map[string]any {
-	return fromStruct(unknown)
+// hooksEnc builds the JSON tree of a Hooks message. hooksPlain builds it from plain JSON values,
+// as the exported Encode* functions return it to callers who read the maps. hooksDirect leaves
+// the Struct and Value messages inside it as they are, for EncodeHooksMessage: appendJSON writes
+// them in the same bytes, so copying them into maps first would be wasted work.
+type hooksEnc struct {
+	direct bool
+}
+
+var (
+	hooksPlain  = hooksEnc{}
+	hooksDirect = hooksEnc{direct: true}
+)
+
+// base starts an encoded object from a level's unknown fields; typed fields written after it take
+// precedence.
+func (e hooksEnc) base(unknown *structpb.Struct) map[string]any {
+	if !e.direct {
+		return fromStruct(unknown)
+	}
+	fields := unknown.GetFields()
+	out := make(map[string]any, len(fields)+4) // room for the typed members of a level
+	for k, v := range fields {
+		out[k] = v
+	}
+	return out
+}
+
+// object writes a Struct-typed field.
+func (e hooksEnc) object(s *structpb.Struct) any {
+	if e.direct {
+		return s
+	}
+	return fromStruct(s)
+}
+
+// value writes a Value-typed field.
+func (e hooksEnc) value(v *structpb.Value) any {
+	if e.direct {
+		return v
+	}
+	return fromValue(v)
 }
 
 // hooksInteger reads a JSON number holding an integer within ±(2^53-1). Fraction and exponent

@@ -196,7 +196,7 @@ func hooksReject(env map[string]any, err error) error {
 }
 
 func hooksDecodeEnvelope(env map[string]any) (*HooksMessage, error) {
-	o := &hooksObject{m: env, claimed: make(map[string]bool, len(env))}
+	o := newHooksObject("", env)
 	version, ok := env["jsonrpc"]
 	if !ok {
 		return nil, hooksBadEnvelope("jsonrpc", "required")
@@ -415,12 +415,16 @@ func DecodeHooksRPCError(path string, v any) (*ahpv1.RpcError, error) {
 
 // EncodeHooksRPCError writes an RpcError as a JSON-RPC error object; data only when set.
 func EncodeHooksRPCError(e *ahpv1.RpcError) map[string]any {
+	return hooksPlain.rpcError(e)
+}
+
+func (enc hooksEnc) rpcError(e *ahpv1.RpcError) map[string]any {
 	out := map[string]any{
 		"code":    json.Number(strconv.FormatInt(int64(e.GetCode()), 10)),
 		"message": e.GetMessage(),
 	}
 	if e.GetData() != nil {
-		out["data"] = fromValue(e.GetData())
+		out["data"] = enc.value(e.GetData())
 	}
 	return out
 }
@@ -430,44 +434,133 @@ func EncodeHooksRPCError(e *ahpv1.RpcError) map[string]any {
 // invalid message (two denies, an empty reason, a mismatched intercept id, ...) is refused rather
 // than sent. A message from DecodeHooksMessage always encodes, and decodes back to an equal one.
 func EncodeHooksMessage(m *HooksMessage) ([]byte, error) {
-	v, err := hooksEncodeEnvelope(m)
-	if err != nil {
+	if err := hooksCheckShape(m); err != nil {
 		return nil, err
 	}
-	if _, err := hooksDecodeEnvelope(v); err != nil {
-		return nil, hooksEncodeError("message", err)
+	// The check is what decoding the encoded message would say. hooksResponseValid settles the
+	// common case, a response, from the typed fields alone; everything else is decoded for real.
+	if !hooksResponseValid(m) {
+		if _, err := hooksDecodeEnvelope(hooksPlain.envelope(m)); err != nil {
+			return nil, hooksEncodeError("message", err)
+		}
 	}
-	return marshalJSON(v)
+	// The direct tree holds only values appendJSON writes, so the fallback is a safety net only.
+	if out, ok := appendJSON(make([]byte, 0, 512), hooksDirect.envelope(m)); ok {
+		return out, nil
+	}
+	return marshalJSON(hooksPlain.envelope(m))
 }
 
-func hooksEncodeEnvelope(m *HooksMessage) (map[string]any, error) {
-	if m == nil {
-		return nil, errors.New("convert: nil HooksMessage")
+// hooksMethodOf names the method a message's params kind belongs to; "" for responses.
+func hooksMethodOf(m *HooksMessage) string {
+	switch {
+	case m.Intercept != nil:
+		return HooksMethodIntercept
+	case m.Observe != nil:
+		return HooksMethodObserve
+	case m.Capabilities != nil:
+		return HooksMethodCapabilities
 	}
-	set, method := 0, ""
-	for _, b := range []struct {
-		isSet  bool
-		method string
-	}{
-		{m.Intercept != nil, HooksMethodIntercept},
-		{m.Observe != nil, HooksMethodObserve},
-		{m.Capabilities != nil, HooksMethodCapabilities},
-		{m.Result != nil, ""},
-		{m.Error != nil, ""},
-	} {
-		if b.isSet {
+	return ""
+}
+
+// hooksCheckShape refuses a message that cannot be written at all: nil, not exactly one of the
+// five kinds, or a Method that contradicts its params.
+func hooksCheckShape(m *HooksMessage) error {
+	if m == nil {
+		return errors.New("convert: nil HooksMessage")
+	}
+	set := 0
+	for _, isSet := range [...]bool{m.Intercept != nil, m.Observe != nil, m.Capabilities != nil, m.Result != nil, m.Error != nil} {
+		if isSet {
 			set++
-			method = b.method
 		}
 	}
 	if set != 1 {
-		return nil, errors.New("convert: a HooksMessage needs exactly one of Intercept, Observe, Capabilities, Result and Error")
+		return errors.New("convert: a HooksMessage needs exactly one of Intercept, Observe, Capabilities, Result and Error")
 	}
-	if m.Method != "" && m.Method != method {
-		return nil, errors.New("convert: HooksMessage.Method does not match its params")
+	if m.Method != "" && m.Method != hooksMethodOf(m) {
+		return errors.New("convert: HooksMessage.Method does not match its params")
 	}
+	return nil
+}
 
-	out := hooksBaseMap(m.UnknownFields)
+// hooksResponseValid reports whether a response certainly passes hooksDecodeEnvelope once encoded,
+// judged from the typed fields: a usable id, and for a result exactly what
+// DecodeHooksInterceptResult demands (version "0.1", at most one deny with a reason, a
+// reverse-DNS code, reverse-DNS extension keys). An error object always decodes: its code is an
+// int32 and its message a string. Unknown fields that would land on a member the decoder reads
+// make the answer false, and so does everything that is not a response; the caller then runs the
+// real decoder, which gives the exact error. False never means invalid, only "not sure".
+func hooksResponseValid(m *HooksMessage) bool {
+	if m.Result == nil && m.Error == nil {
+		return false
+	}
+	if hooksHasAnyField(m.UnknownFields, "jsonrpc", "id", "method", "params", "result", "error") {
+		return false
+	}
+	switch m.ID.kind {
+	case hooksIDNull:
+	case hooksIDString:
+		if m.ID.str == "" {
+			return false
+		}
+	case hooksIDInt:
+		if m.ID.num < -hooksMaxSafeInteger || m.ID.num > hooksMaxSafeInteger {
+			return false
+		}
+	default:
+		return false // a response needs an id
+	}
+	if m.Error != nil {
+		return true
+	}
+	r := m.Result
+	if r.GetProtocolVersion() != HooksProtocolVersion || len(r.GetEffects()) > 1 ||
+		hooksHasAnyField(r.GetUnknownFields(), "protocolVersion", "effects", "extensions") ||
+		!hooksExtensionKeysValid(r.GetExtensions()) {
+		return false
+	}
+	for _, e := range r.GetEffects() {
+		if e.GetType() != hooksEffectDeny || e.GetReason() == "" ||
+			(e.GetCode() != "" && !hooksIsReverseDNS(e.GetCode())) ||
+			hooksHasAnyField(e.GetUnknownFields(), "type", "reason", "code", "extensions") ||
+			!hooksExtensionKeysValid(e.GetExtensions()) {
+			return false
+		}
+	}
+	return true
+}
+
+// hooksHasAnyField reports whether s has any of the keys.
+func hooksHasAnyField(s *structpb.Struct, keys ...string) bool {
+	fields := s.GetFields()
+	if len(fields) == 0 {
+		return false
+	}
+	for _, k := range keys {
+		if _, ok := fields[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// hooksExtensionKeysValid reports whether every key of an extensions object is reverse-DNS; nil
+// (absent) passes.
+func hooksExtensionKeysValid(s *structpb.Struct) bool {
+	for k := range s.GetFields() {
+		if !hooksIsReverseDNS(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// envelope builds the JSON tree of m, which hooksCheckShape has accepted.
+func (e hooksEnc) envelope(m *HooksMessage) map[string]any {
+	method := hooksMethodOf(m)
+	out := e.base(m.UnknownFields)
 	out["jsonrpc"] = "2.0"
 	if !m.ID.IsAbsent() {
 		out["id"] = m.ID.jsonValue()
@@ -477,42 +570,42 @@ func hooksEncodeEnvelope(m *HooksMessage) (map[string]any, error) {
 	}
 	switch {
 	case m.Intercept != nil:
-		out["params"] = hooksEncodeInterceptParams(m.Intercept)
+		out["params"] = e.interceptParams(m.Intercept)
 	case m.Observe != nil:
-		p := hooksBaseMap(m.Observe.UnknownFields)
+		p := e.base(m.Observe.UnknownFields)
 		p["protocolVersion"] = m.Observe.ProtocolVersion
 		if ev := m.Observe.Request.GetEvent(); ev != nil {
-			p["event"] = EncodeHooksEvent(ev)
+			p["event"] = e.event(ev)
 		}
 		out["params"] = p
 	case m.Capabilities != nil:
-		p := hooksBaseMap(m.Capabilities.UnknownFields)
+		p := e.base(m.Capabilities.UnknownFields)
 		p["protocolVersion"] = m.Capabilities.ProtocolVersion
 		out["params"] = p
 	case m.Result != nil:
-		out["result"] = EncodeHooksInterceptResult(m.Result)
+		out["result"] = e.result(m.Result)
 	case m.Error != nil:
-		out["error"] = EncodeHooksRPCError(m.Error)
+		out["error"] = e.rpcError(m.Error)
 	}
-	return out, nil
+	return out
 }
 
-func hooksEncodeInterceptParams(p *HooksInterceptParams) map[string]any {
-	out := hooksBaseMap(p.UnknownFields)
+func (e hooksEnc) interceptParams(p *HooksInterceptParams) map[string]any {
+	out := e.base(p.UnknownFields)
 	out["protocolVersion"] = p.ProtocolVersion
 	if ev := p.Request.GetEvent(); ev != nil {
-		out["event"] = EncodeHooksEvent(ev)
+		out["event"] = e.event(ev)
 	}
 	if c := p.Request.GetCapabilities(); c != nil {
-		caps := hooksBaseMap(p.CapabilitiesUnknownFields)
+		caps := e.base(p.CapabilitiesUnknownFields)
 		caps["effects"] = EncodeHooksCapabilities(c)["effects"]
 		out["capabilities"] = caps
 	}
 	if p.Extensions != nil {
-		out["extensions"] = fromStruct(p.Extensions)
+		out["extensions"] = e.object(p.Extensions)
 	}
 	if p.State != nil {
-		out["state"] = fromValue(p.State)
+		out["state"] = e.value(p.State)
 	}
 	return out
 }

@@ -90,7 +90,7 @@ func hooksDecodeBackend(path string, v any) (*ahpv1.HookBackend, error) {
 	if b.Id, err = o.requiredString("id", true); err != nil {
 		return nil, err
 	}
-	if !hooksReverseDNS.MatchString(b.Id) {
+	if !hooksIsReverseDNS(b.Id) {
 		return nil, hooksInvalid(o.at("id"), "must be a reverse-DNS name (e.g. com.example.policy)")
 	}
 	transport, err := o.requiredObject("transport")

@@ -71,7 +71,7 @@ func hooksDecodeEffect(path string, v any) (*ahpv1.HooksEffect, error) {
 		if eff.Code, err = o.requiredString("code", false); err != nil {
 			return nil, err
 		}
-		if !hooksReverseDNS.MatchString(eff.Code) {
+		if !hooksIsReverseDNS(eff.Code) {
 			return nil, hooksInvalid(o.at("code"), "must be a reverse-DNS name (e.g. com.example.policy.rule)")
 		}
 	}
@@ -88,22 +88,26 @@ func hooksDecodeEffect(path string, v any) (*ahpv1.HooksEffect, error) {
 // (an empty array when there are none). Nothing is validated: EncodeHooksMessage checks what it
 // sends.
 func EncodeHooksInterceptResult(r *ahpv1.HooksInterceptResult) map[string]any {
-	out := hooksBaseMap(r.GetUnknownFields())
+	return hooksPlain.result(r)
+}
+
+func (e hooksEnc) result(r *ahpv1.HooksInterceptResult) map[string]any {
+	out := e.base(r.GetUnknownFields())
 	out["protocolVersion"] = r.GetProtocolVersion()
 	effects := make([]any, 0, len(r.GetEffects()))
-	for _, e := range r.GetEffects() {
-		m := hooksBaseMap(e.GetUnknownFields())
-		m["type"] = e.GetType()
-		hooksPutString(m, "reason", e.GetReason())
-		hooksPutString(m, "code", e.GetCode())
-		if e.GetExtensions() != nil {
-			m["extensions"] = fromStruct(e.GetExtensions())
+	for _, eff := range r.GetEffects() {
+		m := e.base(eff.GetUnknownFields())
+		m["type"] = eff.GetType()
+		hooksPutString(m, "reason", eff.GetReason())
+		hooksPutString(m, "code", eff.GetCode())
+		if eff.GetExtensions() != nil {
+			m["extensions"] = e.object(eff.GetExtensions())
 		}
 		effects = append(effects, m)
 	}
 	out["effects"] = effects
 	if r.GetExtensions() != nil {
-		out["extensions"] = fromStruct(r.GetExtensions())
+		out["extensions"] = e.object(r.GetExtensions())
 	}
 	return out
 }
@@ -156,12 +160,12 @@ func hooksRenderDeny(deny *ahpv1.DenyEffect, ruleID string) *ahpv1.HooksEffect {
 	if eff.Reason == "" {
 		eff.Reason = hooksDefaultDenyReason
 	}
-	if hooksReverseDNS.MatchString(deny.GetCode()) {
+	if hooksIsReverseDNS(deny.GetCode()) {
 		eff.Code = deny.GetCode()
 	}
 	ext := map[string]*structpb.Value{}
 	for k, v := range deny.GetExtensions().GetFields() {
-		if hooksReverseDNS.MatchString(k) {
+		if hooksIsReverseDNS(k) {
 			ext[k] = proto.CloneOf(v) // the result must not share messages with the decision
 		}
 	}

@@ -29,8 +29,17 @@ func decodeJSON(data []byte) (any, error) {
 }
 
 // marshalJSON writes compact JSON without HTML escaping. Map keys come out sorted, which is the
-// order the Harness reference server uses at every depth.
+// order the Harness reference server uses at every depth. The bytes are marshalJSONStd's; the
+// reflection-free writer does the work whenever it knows every value in the tree.
 func marshalJSON(v any) ([]byte, error) {
+	if out, ok := appendJSON(make([]byte, 0, 512), v); ok {
+		return out, nil
+	}
+	return marshalJSONStd(v)
+}
+
+// marshalJSONStd is marshalJSON done by encoding/json, the reference for appendJSON.
+func marshalJSONStd(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -86,8 +86,21 @@ func enumWireNames(d protoreflect.EnumDescriptor) []string {
 	return out
 }
 
+// enumPrefixes caches enumPrefix by enum, since every enum field of every message needs it. The
+// cache only ever holds what enumPrefixOf computes from the descriptor, so it changes no result.
+var enumPrefixes sync.Map // protoreflect.FullName -> string
+
 // enumPrefix is the UPPER_SNAKE form of the enum name plus "_" (ToolKind -> "TOOL_KIND_").
 func enumPrefix(d protoreflect.EnumDescriptor) string {
+	if p, ok := enumPrefixes.Load(d.FullName()); ok {
+		return p.(string)
+	}
+	p := enumPrefixOf(d)
+	enumPrefixes.Store(d.FullName(), p)
+	return p
+}
+
+func enumPrefixOf(d protoreflect.EnumDescriptor) string {
 	name := string(d.Name())
 	var b strings.Builder
 	for i, r := range name {
