@@ -200,6 +200,50 @@ func TestServeFinishesInFlightMessagesOnCancel(t *testing.T) {
 	}
 }
 
+func TestServeTakesNothingOnceCancelled(t *testing.T) {
+	t.Parallel()
+	// Sequentially, a message read after ctx is done is never handled, whoever notices ctx first.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	h := &tt.Handler{}
+	var out bytes.Buffer
+	in := strings.Repeat(tt.Request(`"1"`, "echo", "")+"\n", 3)
+	for range 50 {
+		if err := ndjson.Serve(ctx, strings.NewReader(in), &out, h, bridge.TransportStdio, ndjson.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h.Calls() != 0 || out.Len() != 0 {
+		t.Fatalf("%d messages handled after cancel; wrote %q", h.Calls(), out.String())
+	}
+}
+
+func TestServeReportsAFailedAnswerInFlightAtCancel(t *testing.T) {
+	t.Parallel()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	boom := errors.New("stdout closed")
+	h := &tt.Handler{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ndjson.Serve(ctx, pr, failingWriter{boom}, h, bridge.TransportStdio, ndjson.Options{}) }()
+	io.WriteString(pw, tt.Request(`"inflight"`, "sleep", `{"ms":100}`)+"\n")
+	for deadline := time.Now().Add(testTimeout); h.Calls() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("message never reached the handler")
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, boom) {
+			t.Fatalf("got %v, want %v", err, boom)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("Serve did not return after cancel")
+	}
+}
+
 func TestServeReturnsWriteErrors(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("stdout closed")
