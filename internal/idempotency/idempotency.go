@@ -5,7 +5,7 @@ package idempotency
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
+	"sync"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -26,9 +26,10 @@ type Store interface {
 	ForgetObservation(key string)
 }
 
-// Key builds the idempotency key of an event: its source, its id and a fingerprint of its content.
-// Events without a source (the Harness protocol has none) are scoped by agent id instead, so two
-// agents cannot collide.
+// Key builds the idempotency key of an event: a SHA-256 (32 bytes, not text) over its source, its
+// id and its deterministic protobuf encoding. Events without a source (the Harness protocol has
+// none) are scoped by agent id instead, so two agents cannot collide. A short fixed-size key keeps
+// the stores' maps small and cheap to hash.
 //
 // The fingerprint matters for safety: a retry reuses the id and the content, so it is recognised;
 // but an event that reuses an id with different content (Harness clients reuse JSON-RPC ids
@@ -43,18 +44,30 @@ func Key(ev *ahpv1.Event) string {
 		}
 		scope = "agent:" + agent
 	}
-	return scope + "\x00" + ev.GetId() + "\x00" + fingerprint(ev)
+	buf := marshalBuffers.Get().(*[]byte)
+	defer marshalBuffers.Put(buf)
+	h := sha256.New()
+	h.Write([]byte(scope))
+	h.Write([]byte{0})
+	h.Write([]byte(ev.GetId()))
+	h.Write([]byte{0})
+	b, err := proto.MarshalOptions{Deterministic: true}.MarshalAppend((*buf)[:0], ev)
+	if err != nil {
+		h.Write([]byte("unmarshalable"))
+	} else {
+		h.Write(b)
+		if cap(b) <= maxPooledBuffer {
+			*buf = b
+		}
+	}
+	return string(h.Sum(make([]byte, 0, sha256.Size)))
 }
 
-// fingerprint is a SHA-256 over the event's deterministic protobuf encoding.
-func fingerprint(ev *ahpv1.Event) string {
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(ev)
-	if err != nil {
-		return "unmarshalable"
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:16])
-}
+// marshalBuffers recycles the buffers Key encodes events into; one over maxPooledBuffer (a huge
+// event) is left to the garbage collector.
+var marshalBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxPooledBuffer = 64 << 10
 
 // Memory is the in-process Store, bounded by size and time.
 type Memory struct {

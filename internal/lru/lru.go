@@ -44,13 +44,16 @@ func (c *Cache[K, V]) Get(key K) (V, bool) {
 }
 
 func (c *Cache[K, V]) getLocked(key K) (V, bool) {
+	return c.getAtLocked(key, c.now())
+}
+
+func (c *Cache[K, V]) getAtLocked(key K, now time.Time) (V, bool) {
 	var zero V
 	el, ok := c.items[key]
 	if !ok {
 		return zero, false
 	}
 	e := el.Value.(*entry[K, V])
-	now := c.now()
 	if c.ttl > 0 && now.After(e.expires) {
 		c.order.Remove(el)
 		delete(c.items, key)
@@ -69,7 +72,10 @@ func (c *Cache[K, V]) Put(key K, value V) {
 }
 
 func (c *Cache[K, V]) putLocked(key K, value V) {
-	now := c.now()
+	c.putAtLocked(key, value, c.now())
+}
+
+func (c *Cache[K, V]) putAtLocked(key K, value V, now time.Time) {
 	if el, ok := c.items[key]; ok {
 		e := el.Value.(*entry[K, V])
 		e.value, e.expires = value, now.Add(c.ttl)
@@ -89,11 +95,12 @@ func (c *Cache[K, V]) putLocked(key K, value V) {
 func (c *Cache[K, V]) GetOrCreate(key K, create func() V) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if v, ok := c.getLocked(key); ok {
+	now := c.now()
+	if v, ok := c.getAtLocked(key, now); ok {
 		return v, true
 	}
 	v := create()
-	c.putLocked(key, v)
+	c.putAtLocked(key, v, now)
 	return v, false
 }
 
