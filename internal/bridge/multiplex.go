@@ -71,9 +71,9 @@ func (m *multiplexedIntercept) Intercept(ctx context.Context, req *connect.Reque
 // bridge closed its side.
 const closeGrace = time.Second
 
-// Close ends the shared stream, gracefully: the server answers what it took, sees the end of
-// the requests and ends its side, which leaves the connection idle for the transport to close.
-// Calls still waiting go unary; later calls are unary.
+// Close ends the shared stream, gracefully: the bridge closes its side, the server answers what
+// it took and ends its side, which leaves the connection idle for the transport to close. Calls
+// still waiting go unary; later calls are unary.
 func (m *multiplexedIntercept) Close() {
 	m.mu.Lock()
 	m.closed = true
@@ -85,12 +85,16 @@ func (m *multiplexedIntercept) Close() {
 	s.sendMu.Lock()
 	_ = s.stream.CloseRequest()
 	s.sendMu.Unlock()
+	stop := time.AfterFunc(closeGrace, func() { s.end(errors.New("bridge: upstream closed")) })
+	defer stop.Stop()
 	select {
-	case <-s.received:
+	case <-s.recvToken:
+		// Read the server's remaining answers up to the end of its side.
+		for s.receiveOne() {
+		}
 	case <-time.After(closeGrace):
 	}
 	s.end(errors.New("bridge: upstream closed"))
-	<-s.received
 }
 
 // stream returns the open stream, opening one if none is open and the backoff allows; nil means
@@ -102,10 +106,10 @@ func (m *multiplexedIntercept) stream() *muxStream {
 		return m.cur
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &muxStream{owner: m, cancel: cancel, waiting: make(map[string]chan *ahpv1.Decision), received: make(chan struct{})}
+	s := &muxStream{owner: m, cancel: cancel, waiting: make(map[string]chan *ahpv1.Decision), recvToken: make(chan struct{}, 1)}
+	s.recvToken <- struct{}{}
 	s.stream = m.InterceptServiceClient.InterceptStream(ctx)
 	m.cur = s
-	go s.receive()
 	return s
 }
 
@@ -125,13 +129,18 @@ func (m *multiplexedIntercept) ended(s *muxStream, answered bool) {
 }
 
 // muxStream is one InterceptStream and the calls waiting on it.
+//
+// There is no receiving goroutine: a waiting call that finds no one reading the stream reads it
+// itself (it takes recvToken), handing other calls their answers, until its own answer is in. A
+// lone caller thus reads its answer without a goroutine hand-off. Once the stream is over the
+// token is not given back, and the holder that saw the end has closed the response.
 type muxStream struct {
 	owner  *multiplexedIntercept
 	stream *connect.BidiStreamForClient[ahpv1.InterceptStreamRequest, ahpv1.InterceptStreamResponse]
 	cancel context.CancelFunc
 
-	sendMu   sync.Mutex
-	received chan struct{} // closed when the receiving goroutine is done
+	sendMu    sync.Mutex
+	recvToken chan struct{} // holds a token while no one reads the stream
 
 	mu       sync.Mutex
 	waiting  map[string]chan *ahpv1.Decision // nil once the stream is over
@@ -167,30 +176,55 @@ func (s *muxStream) call(ctx context.Context, n uint64, req *ahpv1.InterceptRequ
 		s.end(err)
 		return nil, false
 	}
-	var patience <-chan time.Time
+	wait := time.Duration(-1)
 	if !s.proven() {
 		// A stream that has not answered yet may never answer (a proxy that buffers whole
 		// request bodies, a server that does not stream): wait for it only so long, and keep
 		// the rest of the deadline for the unary call.
-		wait := maxUnprovenWait
+		wait = maxUnprovenWait
 		if dl, ok := ctx.Deadline(); ok {
 			wait = min(wait, time.Until(dl)/2)
 		}
+	}
+	var patience <-chan time.Time
+	if wait >= 0 {
 		t := time.NewTimer(wait)
 		defer t.Stop()
 		patience = t.C
 	}
-	select {
-	case d, open := <-ch:
-		return d, open && d != nil
-	case <-patience:
-		s.end(errors.New("bridge: no answer on the new stream"))
-		return nil, false
-	case <-ctx.Done():
-		// A stream that let a deadline pass is suspect: later calls get a new one.
-		s.end(context.Cause(ctx))
-		return nil, false
+	for {
+		select {
+		case d, open := <-ch:
+			return d, open && d != nil
+		case <-s.recvToken:
+			s.lead(ctx, ch, wait)
+		case <-patience:
+			s.end(errors.New("bridge: no answer on the new stream"))
+			return nil, false
+		case <-ctx.Done():
+			// A stream that let a deadline pass is suspect: later calls get a new one.
+			s.end(context.Cause(ctx))
+			return nil, false
+		}
 	}
+}
+
+// lead reads the stream for the calls waiting on it until ch, the leader's own channel, has its
+// answer or is closed, then gives the token back (unless the stream ended). The leader's deadline
+// and patience end the stream, which is the only way to interrupt a Receive.
+func (s *muxStream) lead(ctx context.Context, ch chan *ahpv1.Decision, wait time.Duration) {
+	stop := context.AfterFunc(ctx, func() { s.end(context.Cause(ctx)) })
+	defer stop()
+	if wait >= 0 {
+		t := time.AfterFunc(wait, func() { s.end(errors.New("bridge: no answer on the new stream")) })
+		defer t.Stop()
+	}
+	for len(ch) == 0 {
+		if !s.receiveOne() {
+			return // the stream is over: keep the token
+		}
+	}
+	s.recvToken <- struct{}{}
 }
 
 // proven reports whether the stream has delivered a decision.
@@ -208,40 +242,37 @@ func (s *muxStream) forget(id string) {
 	s.mu.Unlock()
 }
 
-// receive hands each answer to its caller until the stream ends. An answer carrying an error
-// gives its caller nil, so that the unary call reports the error with its usual code.
-func (s *muxStream) receive() {
-	defer close(s.received)
-	// Closing the response (with the request, in end) is what tells the server the stream is
-	// over; cancelling the context alone may leave its handler waiting.
-	defer s.stream.CloseResponse()
-	for {
-		resp, err := s.stream.Receive()
-		if err != nil {
-			s.end(err)
-			return
-		}
-		if resp.GetRequestId() == "" {
-			// A server that does not echo request_id cannot be multiplexed with: unary from now on.
-			s.owner.unsupported.Store(true)
-			s.end(errors.New("bridge: upstream does not echo request_id"))
-			return
-		}
-		s.mu.Lock()
-		ch := s.waiting[resp.GetRequestId()]
-		delete(s.waiting, resp.GetRequestId())
-		if resp.GetDecision() != nil && resp.GetError() == nil {
-			s.answered = true
-		}
-		s.mu.Unlock()
-		if ch != nil { // nil: the caller gave up already
-			if resp.GetError() != nil {
-				ch <- nil
-			} else {
-				ch <- resp.GetDecision()
-			}
+// receiveOne reads one answer and hands it to its caller; it reports false once the stream is
+// over (it then closed the response, which with the request closed in end is what tells the
+// server the stream is over). An answer carrying an error gives its caller nil, so that the
+// unary call reports the error with its usual code. The caller holds recvToken.
+func (s *muxStream) receiveOne() bool {
+	resp, err := s.stream.Receive()
+	if err == nil && resp.GetRequestId() == "" {
+		// A server that does not echo request_id cannot be multiplexed with: unary from now on.
+		s.owner.unsupported.Store(true)
+		err = errors.New("bridge: upstream does not echo request_id")
+	}
+	if err != nil {
+		_ = s.stream.CloseResponse()
+		s.end(err)
+		return false
+	}
+	s.mu.Lock()
+	ch := s.waiting[resp.GetRequestId()]
+	delete(s.waiting, resp.GetRequestId())
+	if resp.GetDecision() != nil && resp.GetError() == nil {
+		s.answered = true
+	}
+	s.mu.Unlock()
+	if ch != nil { // nil: the caller gave up already
+		if resp.GetError() != nil {
+			ch <- nil
+		} else {
+			ch <- resp.GetDecision()
 		}
 	}
+	return true
 }
 
 // end closes the stream once: waiting calls are released to go unary and the owner forgets it.
@@ -261,5 +292,10 @@ func (s *muxStream) end(error) {
 	s.sendMu.Lock()
 	_ = s.stream.CloseRequest()
 	s.sendMu.Unlock()
+	select {
+	case <-s.recvToken: // no one is reading: close the response here, and keep the token
+		_ = s.stream.CloseResponse()
+	default: // the reader's Receive fails now; it closes the response
+	}
 	s.owner.ended(s, answered)
 }
