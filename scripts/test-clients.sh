@@ -108,7 +108,9 @@ if ((run_py)); then check_gen clients/python; fi
 step "build and start ahp-server on a free loopback port"
 go build -o "$work/ahp-server" ./cmd/ahp-server
 # Explicit flags win over any AHP_* variables in the caller's environment: embedded default
-# policy, no TLS, port chosen by the kernel.
+# policy, no TLS, port chosen by the kernel. The output file exists before the background job
+# opens it, so the loop below can read it at once.
+: >"$work/server.out"
 "$work/ahp-server" -addr 127.0.0.1:0 -policy= -tls-cert= -tls-key= -log-level warn \
 	>"$work/server.out" 2>"$work/server.log" &
 server_pid=$!
