@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/ahp-gateway/ahp/internal/convert"
 )
 
 // appendBody appends rec as a JSON object without its chain members (seq, prev, hash). The output
@@ -43,7 +44,7 @@ func appendBody(dst []byte, rec *Record) ([]byte, error) {
 			if i > 0 {
 				e.dst = append(e.dst, ',')
 			}
-			e.dst = appendString(e.dst, id)
+			e.dst = convert.AppendJSONString(e.dst, id)
 		}
 		e.dst = append(e.dst, ']')
 	}
@@ -137,7 +138,7 @@ func (e *objectEncoder) str(k, v string, omitEmpty bool) {
 		return
 	}
 	e.key(k)
-	e.dst = appendString(e.dst, v)
+	e.dst = convert.AppendJSONString(e.dst, v)
 }
 
 func (e *objectEncoder) bool(k string, v bool) {
@@ -152,58 +153,4 @@ func (e *objectEncoder) uint(k string, v uint64) {
 		e.key(k)
 		e.dst = strconv.AppendUint(e.dst, v, 10)
 	}
-}
-
-// appendString appends s as a JSON string the way encoding/json does without HTML escaping:
-// quotes, backslashes and control characters escaped, invalid UTF-8 replaced by U+FFFD, and
-// U+2028/U+2029 escaped (they break JavaScript parsers). A raw newline can never reach a line.
-func appendString(dst []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

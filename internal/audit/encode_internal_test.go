@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/ahp-gateway/ahp/internal/convert"
 )
 
 // marshalStd is the reference: encoding/json with HTML escaping off, chain members left out.
@@ -56,8 +58,8 @@ func FuzzAppendString(f *testing.F) {
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(s)
 		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-		if got := appendString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
+		if got := convert.AppendJSONString(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("AppendJSONString(%q) = %s, want %s", s, got, want)
 		}
 	})
 }

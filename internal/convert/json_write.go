@@ -26,7 +26,7 @@ func appendJSON(b []byte, v any) (_ []byte, ok bool) {
 	case nil:
 		return append(b, "null"...), true
 	case string:
-		return appendJSONString(b, x), true
+		return AppendJSONString(b, x), true
 	case bool:
 		return strconv.AppendBool(b, x), true
 	case json.Number:
@@ -86,7 +86,7 @@ func appendJSONObject(b []byte, m map[string]any) (_ []byte, ok bool) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = AppendJSONString(b, k)
 		b = append(b, ':')
 		if b, ok = appendJSON(b, m[k]); !ok {
 			return b, false
@@ -104,7 +104,7 @@ func appendStruct(b []byte, s *structpb.Struct) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = AppendJSONString(b, k)
 		b = append(b, ':')
 		b = appendStructValue(b, fields[k])
 	}
@@ -117,7 +117,7 @@ func appendStructValue(b []byte, v *structpb.Value) []byte {
 	case *structpb.Value_BoolValue:
 		return strconv.AppendBool(b, k.BoolValue)
 	case *structpb.Value_StringValue:
-		return appendJSONString(b, k.StringValue)
+		return AppendJSONString(b, k.StringValue)
 	case *structpb.Value_NumberValue:
 		return appendJSONNumber(b, k.NumberValue)
 	case *structpb.Value_StructValue:
@@ -148,10 +148,11 @@ func appendJSONNumber(b []byte, f float64) []byte {
 
 const jsonHexDigits = "0123456789abcdef"
 
-// appendJSONString quotes s as encoding/json does with HTML escaping off: '"' and '\\' escaped,
+// AppendJSONString appends s quoted as encoding/json does with HTML escaping off (the audit log's
+// encoder uses it too): '"' and '\\' escaped,
 // control characters as \b \f \n \r \t or \u00XX, invalid UTF-8 as \ufffd, and U+2028 and U+2029
 // escaped (they end lines in JavaScript).
-func appendJSONString(b []byte, s string) []byte {
+func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
