@@ -39,6 +39,28 @@ func startCounting(t *testing.T, h http.Handler) *countingUpstream {
 	return c
 }
 
+// countedUpstream serves h (nil: a real ahp-server with the default policy) behind a
+// countingUpstream and returns clients for it and a context for the test's calls.
+func countedUpstream(t *testing.T, h http.Handler, opts bridge.UpstreamOptions) (*countingUpstream, bridge.Clients, context.Context) {
+	t.Helper()
+	if h == nil {
+		srv, err := server.New(server.Config{Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h = srv.Handler()
+	}
+	up := startCounting(t, h)
+	clients, closer, err := bridge.NewUpstream(up.url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closer.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return up, clients, ctx
+}
+
 func shellEvent(id, command string) *ahpv1.Event {
 	input, _ := structpb.NewStruct(map[string]any{"command": command})
 	return &ahpv1.Event{
@@ -60,18 +82,7 @@ func intercept(ctx context.Context, c ahpv1connect.InterceptServiceClient, ev *a
 // but different commands, and checks that each gets its own decision over a single stream.
 func TestInterceptCallsShareOneStream(t *testing.T) {
 	t.Parallel()
-	srv, err := server.New(server.Config{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := startCounting(t, srv.Handler())
-	clients, closer, err := bridge.NewUpstream(up.url, bridge.UpstreamOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closer.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	up, clients, ctx := countedUpstream(t, nil, bridge.UpstreamOptions{})
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -102,23 +113,12 @@ func TestInterceptCallsShareOneStream(t *testing.T) {
 // the caller sees the server's own error response, exactly as without the stream.
 func TestStreamRejectionsComeFromTheUnaryCall(t *testing.T) {
 	t.Parallel()
-	srv, err := server.New(server.Config{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := startCounting(t, srv.Handler())
-	clients, closer, err := bridge.NewUpstream(up.url, bridge.UpstreamOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closer.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	up, clients, ctx := countedUpstream(t, nil, bridge.UpstreamOptions{})
 
 	if _, err := intercept(ctx, clients.Intercept, shellEvent("ok-1", "ls")); err != nil {
 		t.Fatal(err)
 	}
-	_, err = intercept(ctx, clients.Intercept, shellEvent("", "ls"))
+	_, err := intercept(ctx, clients.Intercept, shellEvent("", "ls"))
 	if connect.CodeOf(err) != connect.CodeInvalidArgument || !connect.IsWireError(err) || !strings.Contains(err.Error(), "event.id") {
 		t.Fatalf("invalid event: %v; want the server's invalid_argument naming event.id", err)
 	}
@@ -159,14 +159,7 @@ func TestServersThatDoNotEchoTheTagAreCalledUnary(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
 	mux.Handle(ahpv1connect.NewInterceptServiceHandler(silentTagServer{}))
-	up := startCounting(t, mux)
-	clients, closer, err := bridge.NewUpstream(up.url, bridge.UpstreamOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closer.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	up, clients, ctx := countedUpstream(t, mux, bridge.UpstreamOptions{})
 	for i := range 5 {
 		id := fmt.Sprintf("e%d", i)
 		d, err := intercept(ctx, clients.Intercept, shellEvent(id, "ls"))
@@ -185,18 +178,7 @@ func TestServersThatDoNotEchoTheTagAreCalledUnary(t *testing.T) {
 // TestUnaryOnlyNeverStreams checks the opt-out.
 func TestUnaryOnlyNeverStreams(t *testing.T) {
 	t.Parallel()
-	srv, err := server.New(server.Config{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := startCounting(t, srv.Handler())
-	clients, closer, err := bridge.NewUpstream(up.url, bridge.UpstreamOptions{UnaryOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closer.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	up, clients, ctx := countedUpstream(t, nil, bridge.UpstreamOptions{UnaryOnly: true})
 	for i := range 3 {
 		if _, err := intercept(ctx, clients.Intercept, shellEvent(fmt.Sprintf("u%d", i), "ls")); err != nil {
 			t.Fatal(err)
