@@ -15,11 +15,8 @@ import (
 // BenchmarkCoreIntercept is the decision core alone (default policy, session memory, idempotency),
 // without any transport.
 func BenchmarkCoreIntercept(b *testing.B) {
-	p := policy.Default()
-	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: slog.New(slog.DiscardHandler)})
-	ctx := context.Background()
+	c, ctx := benchCore(b)
 	i := 0
-	b.ReportAllocs()
 	for b.Loop() {
 		i++
 		if _, err := c.Intercept(ctx, shell(fmt.Sprintf("e%d", i), "ls -la"), nil); err != nil {
@@ -31,11 +28,8 @@ func BenchmarkCoreIntercept(b *testing.B) {
 // BenchmarkCoreObserve is one observation through the core (idempotency, session memory, hub),
 // without audit or transport: the per-event core cost of ObserveStream.
 func BenchmarkCoreObserve(b *testing.B) {
-	p := policy.Default()
-	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: slog.New(slog.DiscardHandler)})
-	ctx := context.Background()
+	c, ctx := benchCore(b)
 	i := 0
-	b.ReportAllocs()
 	for b.Loop() {
 		i++
 		ev := shell(fmt.Sprintf("o%d", i), "ls -la")
@@ -44,4 +38,11 @@ func BenchmarkCoreObserve(b *testing.B) {
 			b.Fatal(dup, err)
 		}
 	}
+}
+
+// benchCore is a core with the default policy and in-memory stores, for benchmarks.
+func benchCore(b *testing.B) (*core.Core, context.Context) {
+	b.ReportAllocs()
+	p := policy.Default()
+	return core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: slog.New(slog.DiscardHandler)}), context.Background()
 }
