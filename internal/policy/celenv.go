@@ -125,12 +125,33 @@ type compiledExpr struct {
 	dynamic bool
 }
 
-// compileExpr parses, checks and plans src once, at load. dyn is accepted wherever a concrete
+// compiler compiles a policy's CEL expressions against one environment. checked, when set,
+// holds expressions already parsed and type-checked against that same environment, by source
+// text; only the built-in default policy has them (see default.go). Everything after checking
+// (the output type test and planning, which compiles constant regexes) runs for every
+// expression either way.
+type compiler struct {
+	env     *cel.Env
+	checked map[string]*cel.Ast
+	// record, when set, receives every expression compiled from source (to build checked).
+	record func(src string, ast *cel.Ast)
+}
+
+// compileExpr parses, checks and plans src once, at load (parsing and checking are skipped when
+// c.checked has src). dyn is accepted wherever a concrete
 // type is expected (tool input is open JSON, so `input.force` is dyn) and checked when evaluated.
-func compileExpr(env *cel.Env, src string, want exprKind) (*compiledExpr, error) {
-	ast, iss := env.Compile(src)
-	if iss.Err() != nil {
-		return nil, iss.Err()
+func (c *compiler) compileExpr(src string, want exprKind) (*compiledExpr, error) {
+	env := c.env
+	ast, ok := c.checked[src]
+	if !ok {
+		var iss *cel.Issues
+		ast, iss = env.Compile(src)
+		if iss.Err() != nil {
+			return nil, iss.Err()
+		}
+		if c.record != nil {
+			c.record(src, ast)
+		}
 	}
 	out := ast.OutputType()
 	dynamic := out.IsExactType(cel.DynType)

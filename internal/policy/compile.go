@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"cel.dev/cel-go/cel"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -62,7 +61,7 @@ func (r *rule) appliesTo(t ahpv1.EventType) bool {
 }
 
 // compileRule validates one rule spec and compiles it. The error names the rule and its line.
-func compileRule(env *cel.Env, spec ruleSpec, index, line int) (*rule, error) {
+func compileRule(c *compiler, spec ruleSpec, index, line int) (*rule, error) {
 	label := fmt.Sprintf("rule %q", spec.ID)
 	if spec.ID == "" {
 		label = fmt.Sprintf("rule #%d", index+1)
@@ -127,7 +126,7 @@ func compileRule(env *cel.Env, spec ruleSpec, index, line int) (*rule, error) {
 
 	// when
 	if strings.TrimSpace(spec.When) != "" {
-		expr, err := compileExpr(env, spec.When, exprBool)
+		expr, err := c.compileExpr(spec.When, exprBool)
 		if err != nil {
 			add("when: %v", err)
 		}
@@ -145,7 +144,7 @@ func compileRule(env *cel.Env, spec ruleSpec, index, line int) (*rule, error) {
 	r.info.DryRun = r.dryRun
 
 	// effect (and, since it depends on the effect, fallback)
-	r.compileEffect(env, spec.Effect, add)
+	r.compileEffect(c, spec.Effect, add)
 	switch spec.Fallback {
 	case "", fallbackDeny:
 		r.fallbackDeny = true
@@ -172,7 +171,7 @@ func compileRule(env *cel.Env, spec ruleSpec, index, line int) (*rule, error) {
 }
 
 // compileEffect checks that exactly one effect is given and compiles it.
-func (r *rule) compileEffect(env *cel.Env, e effectSpec, add func(string, ...any)) {
+func (r *rule) compileEffect(c *compiler, e effectSpec, add func(string, ...any)) {
 	var given []string
 	for name, set := range map[string]bool{
 		"deny": e.Deny != nil, "allow": e.Allow != nil, "ask": e.Ask != nil, "modify": e.Modify != nil,
@@ -199,7 +198,7 @@ func (r *rule) compileEffect(env *cel.Env, e effectSpec, add func(string, ...any
 		case rs.Reason != "" && rs.ReasonExpr != "":
 			add("effect.%s: give reason or reason_expr, not both", r.info.Effect)
 		case rs.ReasonExpr != "":
-			expr, err := compileExpr(env, rs.ReasonExpr, exprString)
+			expr, err := c.compileExpr(rs.ReasonExpr, exprString)
 			if err != nil {
 				add("effect.%s.reason_expr: %v", r.info.Effect, err)
 			}
@@ -239,13 +238,13 @@ func (r *rule) compileEffect(env *cel.Env, e effectSpec, add func(string, ...any
 	case e.Modify != nil:
 		r.effect = ahpv1.EffectKind_EFFECT_KIND_MODIFY
 		reason(e.Modify.reasonSpec, false)
-		r.compileModify(env, e.Modify, add)
+		r.compileModify(c, e.Modify, add)
 	case e.Typed != nil:
 		r.compileTyped(e.Typed, add)
 	}
 }
 
-func (r *rule) compileModify(env *cel.Env, m *modifySpec, add func(string, ...any)) {
+func (r *rule) compileModify(c *compiler, m *modifySpec, add func(string, ...any)) {
 	n := 0
 	if m.Merge != nil {
 		n++
@@ -264,7 +263,7 @@ func (r *rule) compileModify(env *cel.Env, m *modifySpec, add func(string, ...an
 			continue
 		}
 		n++
-		expr, err := compileExpr(env, x.src, exprObject)
+		expr, err := c.compileExpr(x.src, exprObject)
 		if err != nil {
 			add("effect.modify.%s: %v", x.field, err)
 		}

@@ -57,6 +57,13 @@ func Parse(data []byte, name string) (*Policy, error) {
 
 // parse is Parse with extra CEL environment options, for tests that need custom functions.
 func parse(data []byte, name string, extra ...cel.EnvOption) (*Policy, error) {
+	return parseWith(data, name, compiler{}, extra...)
+}
+
+// parseWith is parse with a compiler whose checked and record fields are set (its env is
+// filled in here): the built-in default policy and the test that keeps its checked
+// expressions up to date use it.
+func parseWith(data []byte, name string, c compiler, extra ...cel.EnvOption) (*Policy, error) {
 	fail := func(err error) (*Policy, error) { return nil, fmt.Errorf("%s: %w", name, err) }
 	var f policyFile
 	if err := decodeStrict(data, &f); err != nil {
@@ -70,10 +77,12 @@ func parse(data []byte, name string, extra ...cel.EnvOption) (*Policy, error) {
 		return fail(fmt.Errorf("CEL environment: %w", err))
 	}
 	if len(extra) > 0 {
+		c.checked = nil // checked against the base environment only
 		if env, err = env.Extend(extra...); err != nil {
 			return fail(fmt.Errorf("CEL environment: %w", err))
 		}
 	}
+	c.env = env
 	sum := sha256.Sum256(data)
 	p := &Policy{
 		name:    f.Name,
@@ -102,7 +111,7 @@ func parse(data []byte, name string, extra ...cel.EnvOption) (*Policy, error) {
 			continue
 		}
 		seen[spec.ID] = line
-		r, err := compileRule(env, spec, len(p.rules), line)
+		r, err := compileRule(&c, spec, len(p.rules), line)
 		if err != nil {
 			errs = append(errs, err)
 			continue
