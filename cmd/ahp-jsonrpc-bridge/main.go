@@ -132,6 +132,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	dialect := fs.String("dialect", env("AHP_BRIDGE_DIALECT", "auto"), "which `dialect` to read messages as: auto (by method: hooks/* or ahp/*), hooks or harness (env AHP_BRIDGE_DIALECT)")
 	upstream := fs.String("upstream", getenv("AHP_BRIDGE_UPSTREAM"), "ahp-server `URL`, http:// (h2c) or https://; empty runs the decision core in-process (env AHP_BRIDGE_UPSTREAM)")
 	tokenEnv := fs.String("upstream-token-env", getenv("AHP_BRIDGE_UPSTREAM_TOKEN_ENV"), "`name` of the environment variable holding a bearer token for the upstream (env AHP_BRIDGE_UPSTREAM_TOKEN_ENV)")
+	unary := fs.Bool("upstream-unary", envBool(getenv, "AHP_BRIDGE_UPSTREAM_UNARY"), "make every upstream Intercept a unary call instead of a message on one shared InterceptStream, for proxies that mishandle long-lived HTTP/2 streams (env AHP_BRIDGE_UPSTREAM_UNARY)")
 	protocol := fs.String("upstream-protocol", env("AHP_BRIDGE_UPSTREAM_PROTOCOL", "connect"), "RPC `protocol` to the upstream: connect or grpc (env AHP_BRIDGE_UPSTREAM_PROTOCOL)")
 	timeoutMs := fs.String("timeout-ms", env("AHP_BRIDGE_TIMEOUT_MS", "2000"), "deadline of each upstream call in `milliseconds`, 100-30000, covering connect, send, evaluation and reading (env AHP_BRIDGE_TIMEOUT_MS)")
 	failurePolicy := fs.String("failure-policy", getenv("AHP_BRIDGE_FAILURE_POLICY"), "failure `policy` when the upstream cannot decide: fail-open or fail-closed; required with -upstream, fail-closed in embedded mode (env AHP_BRIDGE_FAILURE_POLICY)")
@@ -204,6 +205,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	}); err != nil {
 		return fail("%v", err)
 	}
+	cfg.unaryOnly = *unary
 	if cfg.concurrency, err = strconv.Atoi(*concurrency); err != nil || cfg.concurrency < 1 || cfg.concurrency > 1024 {
 		return fail("-concurrency: want a number from 1 to 1024, got %q", *concurrency)
 	}

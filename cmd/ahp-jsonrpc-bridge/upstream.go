@@ -22,6 +22,9 @@ type upstreamConfig struct {
 	policyPoll         time.Duration
 	maxMessageBytes    int
 	shutdownTimeout    time.Duration
+	// unaryOnly makes every upstream Intercept a unary call instead of a message on the shared
+	// InterceptStream (for proxies that mishandle long-lived HTTP/2 streams).
+	unaryOnly bool
 }
 
 // upstreamFlags are the raw flag values behind an upstreamConfig.
@@ -81,9 +84,10 @@ func parseUpstream(f upstreamFlags) (upstreamConfig, error) {
 	return u, nil
 }
 
-// clients connects to the upstream, or starts the embedded decision core. hotReload polls the
-// policy file (embedded mode, long-running processes only).
-func (u upstreamConfig) clients(log *slog.Logger, getenv func(string) string, hotReload bool) (bridge.Clients, io.Closer, error) {
+// clients connects to the upstream, or starts the embedded decision core. A long-running process
+// shares one InterceptStream for its upstream calls and polls its embedded policy file; a process
+// that answers one event does neither.
+func (u upstreamConfig) clients(log *slog.Logger, getenv func(string) string, longRunning bool) (bridge.Clients, io.Closer, error) {
 	if u.upstream != "" {
 		return bridge.NewUpstream(u.upstream, bridge.UpstreamOptions{
 			Protocol:       u.upstreamProtocol,
@@ -91,10 +95,11 @@ func (u upstreamConfig) clients(log *slog.Logger, getenv func(string) string, ho
 			Getenv:         getenv,
 			// Room for an answer that echoes a big tool input back (a modify).
 			MaxResponseBytes: 2 * u.maxMessageBytes,
+			UnaryOnly:        u.unaryOnly || !longRunning,
 		})
 	}
 	poll := u.policyPoll
-	if poll == 0 || !hotReload {
+	if poll == 0 || !longRunning {
 		poll = -1 // server.Config: negative disables hot reload
 	}
 	return bridge.NewEmbedded(server.Config{
