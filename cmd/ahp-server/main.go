@@ -118,7 +118,7 @@ Flags:
 	auditRequired := fs.Bool("audit-required", envBool(getenv, "AHP_AUDIT_REQUIRED"), "fail closed when the audit log cannot be written; implies -audit (env AHP_AUDIT_REQUIRED)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 15*time.Second, "how long in-flight calls may take to finish on SIGTERM (env AHP_SHUTDOWN_TIMEOUT)")
 	maxStream := fs.Duration("max-stream-duration", time.Hour, "streams (InterceptStream, ObserveStream, Watch) end after this long; clients reconnect; negative: no limit (env AHP_MAX_STREAM_DURATION)")
-	streamRate := fs.Float64("stream-rate", 0, "messages per second read from one client stream; faster clients are slowed down; 0: unlimited (env AHP_STREAM_RATE)")
+	streamRate := fs.Float64("stream-rate", 0, "messages per second read from one client stream (events for ObserveStream batches); faster clients are slowed down; 0: unlimited (env AHP_STREAM_RATE)")
 	for key, d := range map[string]*time.Duration{"AHP_SHUTDOWN_TIMEOUT": shutdownTimeout, "AHP_MAX_STREAM_DURATION": maxStream} {
 		if v := getenv(key); v != "" {
 			if parsed, err := time.ParseDuration(v); err == nil {

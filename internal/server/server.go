@@ -48,7 +48,8 @@ type Config struct {
 	WatchBuffer int
 	// MaxStreamDuration ends streams after this long (default 1h; negative disables).
 	MaxStreamDuration time.Duration
-	// StreamRate caps messages per second per client stream (default 0: unlimited).
+	// StreamRate caps messages per second per client stream, events for ObserveStream (default 0:
+	// unlimited).
 	StreamRate float64
 	// MaxRequestBytes caps a request message (default 4 MiB).
 	MaxRequestBytes int

@@ -37,8 +37,9 @@ type Options struct {
 	// MaxStreamDuration ends any stream (InterceptStream, ObserveStream, Watch) after this long
 	// with DeadlineExceeded; clients reconnect (default 1h; negative disables).
 	MaxStreamDuration time.Duration
-	// StreamRate caps messages per second read from one InterceptStream or ObserveStream; a faster
-	// client is slowed down (flow control), not failed (default 0: unlimited).
+	// StreamRate caps messages per second read from one InterceptStream, and events per second
+	// (a batch counts each of its events) from one ObserveStream; a faster client is slowed down
+	// (flow control), not failed (default 0: unlimited).
 	StreamRate float64
 	// Logger receives operational logs (default slog.Default()).
 	Logger *slog.Logger

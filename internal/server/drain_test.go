@@ -1,0 +1,89 @@
+package server_test
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/server"
+)
+
+// TestShutdownEndsInterceptStreams: an open InterceptStream must not hold a shutdown up for its
+// grace period; it ends with Unavailable so that its client reconnects elsewhere.
+func TestShutdownEndsInterceptStreams(t *testing.T) {
+	t.Parallel()
+	srv, err := server.New(server.Config{Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, shutdown := context.WithCancel(context.Background())
+	defer shutdown()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+
+	cctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	stream := ahpv1connect.NewInterceptServiceClient(h2cClient(), "http://"+ln.Addr().String()).InterceptStream(cctx)
+	if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: shell("drain-1", "ls"), RequestId: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := stream.Receive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetRequestId() != "r1" || resp.GetEventId() != "drain-1" || resp.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("answer %v; want request r1, event drain-1 allowed", resp)
+	}
+
+	shutdown()
+	_, err = stream.Receive()
+	if connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "shutting down") {
+		t.Fatalf("stream ended with %v; want unavailable: server is shutting down", err)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(20 * time.Second): // well under the 30 s grace period the stream would hold
+		t.Fatal("Serve did not return: the open InterceptStream held the shutdown up")
+	}
+}
+
+// TestObserveStreamRateLimitCountsEvents: a batch larger than the rate limit's burst is paced, not
+// refused, and the limit counts events, not messages.
+func TestObserveStreamRateLimitCountsEvents(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, func(c *server.Config) { c.StreamRate = 20 })
+	client := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	batch := make([]*ahpv1.Event, 30)
+	for i := range batch {
+		batch[i] = observation("rate-" + string(rune('a'+i)))
+	}
+	began := time.Now()
+	cs := client.ObserveStream(ctx)
+	if err := cs.Send(&ahpv1.ObserveStreamRequest{Events: batch}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := cs.CloseAndReceive()
+	if err != nil || sum.Msg.GetAccepted() != 30 {
+		t.Fatalf("ObserveStream = %v, %v; want 30 accepted", sum, err)
+	}
+	// 20 events of burst at once, the other 10 at 20 per second: at least half a second. (A lower
+	// bound the limiter guarantees, not a speed measurement.)
+	if took := time.Since(began); took < 400*time.Millisecond {
+		t.Errorf("30 events at 20/s took %v; the limit did not count the batch's events", took)
+	}
+}
