@@ -10,6 +10,14 @@ step() { printf '\n==> %s\n' "$*"; }
 step "go vet"
 go vet ./...
 
+step "gofmt"
+unformatted="$(find . -name '*.go' -not -path './node_modules/*' -not -path './clients/*/node_modules/*' -print0 | xargs -0 gofmt -l)"
+if [[ -n "$unformatted" ]]; then
+	echo "not gofmt-formatted (run gofmt -w on them):" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+
 step "buf lint"
 $buf lint
 

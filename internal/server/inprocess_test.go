@@ -408,8 +408,12 @@ func TestLocalHandlerErrors(t *testing.T) {
 	}
 
 	for name, h := range map[string]func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error){
-		"panic":       func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) { panic("oops") },
-		"no response": func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) { return nil, nil },
+		"panic": func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
+			panic("oops")
+		},
+		"no response": func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
+			return nil, nil
+		},
 	} {
 		err := call(h)
 		if connect.CodeOf(err) != connect.CodeInternal || !connect.IsWireError(err) || err.Error() != "internal: internal error" {
