@@ -57,6 +57,8 @@ var (
 		"Items the watch hub's queue could not take; each ends every subscription.", nil, nil)
 	watchPublishedDesc = prometheus.NewDesc("ahp_watch_published_total",
 		"Items accepted for delivery to watchers.", nil, nil)
+	watchBatchesDesc = prometheus.NewDesc("ahp_watch_batches_total",
+		"Deliveries of published items to the watchers, several items each when they come fast; published/batches is the mean batch size.", nil, nil)
 )
 
 // watchCollector reads the hub's stats at scrape time.
@@ -67,6 +69,7 @@ func (watchCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- watchCutOffsDesc
 	ch <- watchOverflowsDesc
 	ch <- watchPublishedDesc
+	ch <- watchBatchesDesc
 }
 
 func (c watchCollector) Collect(ch chan<- prometheus.Metric) {
@@ -78,4 +81,5 @@ func (c watchCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(watchCutOffsDesc, prometheus.CounterValue, float64(s.CutOff))
 	ch <- prometheus.MustNewConstMetric(watchOverflowsDesc, prometheus.CounterValue, float64(s.Overflows))
 	ch <- prometheus.MustNewConstMetric(watchPublishedDesc, prometheus.CounterValue, float64(s.Published))
+	ch <- prometheus.MustNewConstMetric(watchBatchesDesc, prometheus.CounterValue, float64(s.Batches))
 }

@@ -207,8 +207,11 @@ func TestEventAndWatchMetrics(t *testing.T) {
 	sub := h.Subscribe(hub.Filter{}, 1)
 	defer sub.Close()
 	assertSeries(t, reg, "ahp_watch_subscribers", nil, 1)
-	m.WatchStats(func() hub.Stats { return hub.Stats{Subscribers: 3, Published: 10, CutOff: 2, Overflows: 1} })
+	m.WatchStats(func() hub.Stats { return hub.Stats{Subscribers: 3, Published: 10, CutOff: 2, Overflows: 1, Batches: 4} })
 	const want = `
+# HELP ahp_watch_batches_total Deliveries of published items to the watchers, several items each when they come fast; published/batches is the mean batch size.
+# TYPE ahp_watch_batches_total counter
+ahp_watch_batches_total 4
 # HELP ahp_watch_cutoffs_total Watch subscriptions ended because the watcher fell too far behind.
 # TYPE ahp_watch_cutoffs_total counter
 ahp_watch_cutoffs_total 2
@@ -222,7 +225,7 @@ ahp_watch_published_total 10
 # TYPE ahp_watch_subscribers gauge
 ahp_watch_subscribers 3
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ahp_watch_cutoffs_total", "ahp_watch_overflows_total",
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ahp_watch_batches_total", "ahp_watch_cutoffs_total", "ahp_watch_overflows_total",
 		"ahp_watch_published_total", "ahp_watch_subscribers"); err != nil {
 		t.Error(err)
 	}
