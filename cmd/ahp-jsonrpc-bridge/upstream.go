@@ -96,6 +96,7 @@ func (u upstreamConfig) clients(log *slog.Logger, getenv func(string) string, lo
 			// Room for an answer that echoes a big tool input back (a modify).
 			MaxResponseBytes: 2 * u.maxMessageBytes,
 			UnaryOnly:        u.unaryOnly || !longRunning,
+			Logger:           log,
 		})
 	}
 	poll := u.policyPoll

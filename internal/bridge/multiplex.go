@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,7 @@ const (
 type multiplexedIntercept struct {
 	ahpv1connect.InterceptServiceClient // unary calls: InterceptBatch, InterceptStream, fallback
 
+	log         *slog.Logger
 	nextID      atomic.Uint64
 	unsupported atomic.Bool // the upstream answered without request_id: never stream again
 
@@ -46,8 +48,11 @@ type multiplexedIntercept struct {
 	backoff time.Duration // the next wait after such a failure
 }
 
-func newMultiplexedIntercept(unary ahpv1connect.InterceptServiceClient) *multiplexedIntercept {
-	return &multiplexedIntercept{InterceptServiceClient: unary}
+func newMultiplexedIntercept(unary ahpv1connect.InterceptServiceClient, log *slog.Logger) *multiplexedIntercept {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &multiplexedIntercept{InterceptServiceClient: unary, log: log}
 }
 
 // Intercept implements ahpv1connect.InterceptServiceClient.
@@ -113,19 +118,29 @@ func (m *multiplexedIntercept) stream() *muxStream {
 	return s
 }
 
-// ended is told by a stream that it is over; answered says whether it delivered any decision.
-func (m *multiplexedIntercept) ended(s *muxStream, answered bool) {
+// ended is told by a stream that it is over, and why; answered says whether it delivered any
+// decision.
+func (m *multiplexedIntercept) ended(s *muxStream, cause error, answered bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur == s {
 		m.cur = nil
 	}
-	if answered {
+	switch {
+	case m.closed:
+	case answered:
 		m.backoff = 0
-		return
+		m.log.Debug("upstream InterceptStream ended; the next call opens a new one", "cause", cause)
+	default:
+		m.backoff = min(max(2*m.backoff, minStreamBackoff), maxStreamBackoff)
+		m.retryAt = time.Now().Add(m.backoff)
+		if m.unsupported.Load() {
+			m.log.Warn("upstream does not echo request_id on InterceptStream; Intercept calls are unary from now on")
+		} else {
+			m.log.Warn("upstream InterceptStream failed before answering; Intercept calls are unary until it is retried",
+				"cause", cause, "retry_in", m.backoff)
+		}
 	}
-	m.backoff = min(max(2*m.backoff, minStreamBackoff), maxStreamBackoff)
-	m.retryAt = time.Now().Add(m.backoff)
 }
 
 // muxStream is one InterceptStream and the calls waiting on it.
@@ -276,7 +291,7 @@ func (s *muxStream) receiveOne() bool {
 }
 
 // end closes the stream once: waiting calls are released to go unary and the owner forgets it.
-func (s *muxStream) end(error) {
+func (s *muxStream) end(cause error) {
 	s.mu.Lock()
 	waiting := s.waiting
 	s.waiting = nil
@@ -297,5 +312,5 @@ func (s *muxStream) end(error) {
 		_ = s.stream.CloseResponse()
 	default: // the reader's Receive fails now; it closes the response
 	}
-	s.owner.ended(s, answered)
+	s.owner.ended(s, cause, answered)
 }

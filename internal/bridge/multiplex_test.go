@@ -1,8 +1,10 @@
 package bridge_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -159,7 +161,8 @@ func TestServersThatDoNotEchoTheTagAreCalledUnary(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
 	mux.Handle(ahpv1connect.NewInterceptServiceHandler(silentTagServer{}))
-	up, clients, ctx := countedUpstream(t, mux, bridge.UpstreamOptions{})
+	var logs lockedBuffer
+	up, clients, ctx := countedUpstream(t, mux, bridge.UpstreamOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	for i := range 5 {
 		id := fmt.Sprintf("e%d", i)
 		d, err := intercept(ctx, clients.Intercept, shellEvent(id, "ls"))
@@ -173,6 +176,27 @@ func TestServersThatDoNotEchoTheTagAreCalledUnary(t *testing.T) {
 	if n, s := up.unary.Load(), up.streams.Load(); n != 5 || s != 1 {
 		t.Errorf("%d unary calls and %d streams; want 5 unary calls after one stream attempt", n, s)
 	}
+	if got := logs.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "does not echo request_id") {
+		t.Errorf("no warning that the bridge fell back to unary calls; logs:\n%s", got)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // TestUnaryOnlyNeverStreams checks the opt-out.

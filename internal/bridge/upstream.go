@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -56,6 +57,10 @@ type UpstreamOptions struct {
 	// halves the round trip of a persistent bridge; a process that makes a single call gains
 	// nothing from it.
 	UnaryOnly bool
+	// Logger receives a warning when the shared stream fails without having answered (its calls
+	// then go unary until it is retried) and a debug line when an answering stream ends (default:
+	// discarded).
+	Logger *slog.Logger
 }
 
 // NewUpstream returns Clients for the ahp-server at rawURL: http://host:port speaks HTTP/2
@@ -109,7 +114,7 @@ func NewUpstream(rawURL string, opts UpstreamOptions) (Clients, io.Closer, error
 	if opts.UnaryOnly {
 		return clients, closerFunc(func() error { t.CloseIdleConnections(); return nil }), nil
 	}
-	mux := newMultiplexedIntercept(clients.Intercept)
+	mux := newMultiplexedIntercept(clients.Intercept, opts.Logger)
 	clients.Intercept = mux
 	return clients, closerFunc(func() error { mux.Close(); t.CloseIdleConnections(); return nil }), nil
 }
