@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // A detector finds one kind of secret in free text. There are two shapes, both chosen so that the
@@ -64,180 +65,200 @@ const (
 	openQuote = `[ \t]*\\?["']?`
 )
 
-// Built-in detectors, most specific first: when two detectors cover the same text, the earlier one
-// names the placeholder.
-var builtins = []*detector{
-	{
-		// A whole PEM private key block, escaped ("\n") or not. A block whose END line is missing
-		// (cut off, or split across fields) is masked to the end of the text.
-		name:      "private_key",
-		contained: true,
-		anchors:   []string{"-----BEGIN"},
-		re:        mustAnchored(`-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?s:.)*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?s:.)*)`),
-	},
-	{
-		name:    "aws_access_key_id",
-		anchors: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
-		re:      mustAnchored(`(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}`),
-	},
-	{
-		// An AWS secret key has no recognisable shape of its own (40 base64 characters, like a git
-		// object id), so it is found by the name it is assigned to.
-		name: "aws_secret_access_key",
-		keys: []string{"awssecretaccesskey", "awssecretkey"},
-		seps: ":=",
-		re:   mustAnchored(openQuote + `([A-Za-z0-9/+=]{40})`),
-	},
-	{
-		name:    "gcp_api_key",
-		anchors: []string{"AIza"},
-		re:      mustAnchored(`AIza[0-9A-Za-z_-]{35}`),
-	},
-	{
-		name:    "gcp_oauth_token",
-		anchors: []string{"ya29."},
-		re:      mustAnchored(`ya29\.[0-9A-Za-z_-]{20,}`),
-		token:   true,
-	},
-	{
-		name:    "github_token",
-		anchors: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-		re:      mustAnchored(`(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`),
-		token:   true,
-	},
-	{
-		name:    "gitlab_token",
-		anchors: []string{"glpat-"},
-		re:      mustAnchored(`glpat-[0-9A-Za-z_-]{20,}`),
-		token:   true,
-	},
-	{
-		name:    "npm_token",
-		anchors: []string{"npm_"},
-		re:      mustAnchored(`npm_[A-Za-z0-9]{36}`),
-	},
-	{
-		name:    "slack_token",
-		anchors: []string{"xox", "xapp-"},
-		re:      mustAnchored(`(?:xox[abposr]-[0-9A-Za-z-]{10,}|xapp-[0-9]-[0-9A-Za-z-]{10,})`),
-		token:   true,
-	},
-	{
-		// The path of a Slack webhook URL is its credential; the host stays readable.
-		name:    "slack_webhook",
-		anchors: []string{"hooks.slack.com/"},
-		re:      mustAnchored(`hooks\.slack\.com/((?:services|workflows|triggers)/[A-Za-z0-9_/+-]{8,})`),
-		token:   true,
-		groups:  []int{1},
-	},
-	{
-		name:    "stripe_key",
-		anchors: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"},
-		re:      mustAnchored(`(?:[sr]k_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z]{20,})`),
-		token:   true,
-	},
-	{
-		name:    "anthropic_key",
-		anchors: []string{"sk-ant-"},
-		re:      mustAnchored(`sk-ant-[A-Za-z0-9_-]{20,}`),
-		token:   true,
-	},
-	{
-		// OpenAI-style "sk-…" keys. The prefix is short and common in prose and file names, so the
-		// candidate must start a word and look random (letters and digits).
-		name:      "openai_key",
-		anchors:   []string{"sk-"},
-		re:        mustAnchored(`sk-[A-Za-z0-9_-]{20,}`),
-		token:     true,
-		wordStart: true,
-		valid:     func(s string, _, a, b int) bool { return lettersAndDigits(s[a:b]) },
-	},
-	{
-		// header.payload.signature in base64url, the header a JSON object ("eyJ"). Matched in code
-		// so that a long run of base64url is scanned once, not once per "eyJ" in it.
-		name:    "jwt",
-		anchors: []string{"eyJ"},
-		match:   matchJWT,
-	},
-	{
-		// Keys in Azure connection strings (…;AccountKey=…;).
-		name: "azure_key",
-		keys: []string{"accountkey", "sharedaccesskey", "sharedaccesssignature", "sharedsecret"},
-		seps: "=",
-		re:   mustAnchored(`[ \t]*([^;"'\s]+)`),
-	},
-	{
-		// The signature of an Azure SAS URL (…?sv=…&sig=…).
-		name:  "azure_sas_signature",
-		keys:  []string{"sig"},
-		exact: true,
-		seps:  "=",
-		re:    mustAnchored(`([A-Za-z0-9%+/=]{16,})`),
-	},
-	{
-		// scheme://user:password@host — only the password is masked.
-		name:    "url_password",
-		anchors: []string{"://"},
-		re:      mustAnchored(`://[^\s/?#@:"'<>]*:([^\s/?#@"'<>]+)@`),
-		groups:  []int{1},
-	},
-	{
-		// Authorization / Proxy-Authorization headers in any notation (HTTP, curl -H, JSON, YAML).
-		// The scheme word stays; the credential is masked.
-		name: "authorization",
-		keys: []string{"authorization"},
-		seps: ":=",
-		re:   mustAnchored(`(?i)` + openQuote + `(?:(?:bearer|basic|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256)[ \t]+)?([^\s"',;\\]+)`),
-	},
-	{
-		name: "cookie",
-		keys: []string{"cookie"},
-		seps: ":=",
-		re:   mustAnchored(openQuote + `([^"'\r\n\\]+)`),
-	},
-	{
-		// "Bearer <token>" anywhere. Ordinary words are not tokens: a candidate must be long or
-		// contain a digit or token punctuation.
-		name:    "bearer_token",
-		anchors: []string{"bearer"},
-		fold:    true,
-		re:      mustAnchored(`(?i)bearer\s+([A-Za-z0-9._~+/-]{8,}=*)`),
-		groups:  []int{1},
-		valid:   func(s string, _, a, b int) bool { return b-a >= 20 || strings.ContainsAny(s[a:b], "0123456789._~+/-=") },
-	},
-	{
-		// "Basic <base64(user:password)>"; must be padded base64 of something with a colon, so
-		// "Basic authentication" is left alone.
-		name:    "basic_auth",
-		anchors: []string{"basic"},
-		fold:    true,
-		re:      mustAnchored(`(?i)basic\s+([A-Za-z0-9+/]{6,}={0,2})`),
-		groups:  []int{1},
-		valid:   func(s string, _, a, b int) bool { return basicCredential(s[a:b]) },
-	},
-	{
-		// name=value, name: value, name := value and "name": "value" where the name ends in a
-		// secret word (GITHUB_TOKEN=…, db_password: …, "apiKey": "…", client_secret=…). The name
-		// must end at the secret word, so max_tokens=100 or token_type=bearer are left alone.
-		name: "secret_assignment",
-		keys: []string{
-			"apikey", "accesskey", "secretkey", "privatekey", "signingkey", "encryptionkey", "masterkey", "clientkey",
-			"secret", "token", "password", "passwd", "passphrase", "pwd", "credential", "credentials", "auth",
+// builtins are the built-in detectors, most specific first: when two detectors cover the same
+// text, the earlier one names the placeholder. Their regular expressions are compiled on first use
+// rather than at package init, which a process that never redacts (a per-event bridge) would
+// otherwise pay at every start.
+var builtins = sync.OnceValue(newBuiltins)
+
+func newBuiltins() []*detector {
+	ds := []*detector{
+		{
+			// A whole PEM private key block, escaped ("\n") or not. A block whose END line is missing
+			// (cut off, or split across fields) is masked to the end of the text.
+			name:      "private_key",
+			contained: true,
+			anchors:   []string{"-----BEGIN"},
+			re:        mustAnchored(`-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?s:.)*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?s:.)*)`),
 		},
-		seps: ":=",
-		re:   mustAnchored(quotedOrBare),
-	},
-	{
-		// Command-line flags with a separate value: --password hunter2, --api-key K, --db-token T.
-		// Anchored on the secret word (rarer than "--"); the flag's "--" is checked backwards.
-		name:      "secret_flag",
-		anchors:   []string{"password", "passwd", "token", "secret", "api-key", "apikey"},
-		fold:      true,
-		re:        mustAnchored(`(?i)(?:password|passwd|token|secret|api-?key)\s+("[^"]*"|'[^']*'|[^\s"'-][^\s"']*)`),
-		groups:    []int{1},
-		valid:     func(s string, i, _, _ int) bool { return flagStart(s, i) },
-		contained: true, // a value cannot hold another flag's value
-	},
+		{
+			name:    "aws_access_key_id",
+			anchors: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
+			re:      mustAnchored(`(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}`),
+		},
+		{
+			// An AWS secret key has no recognisable shape of its own (40 base64 characters, like a git
+			// object id), so it is found by the name it is assigned to.
+			name: "aws_secret_access_key",
+			keys: []string{"awssecretaccesskey", "awssecretkey"},
+			seps: ":=",
+			re:   mustAnchored(openQuote + `([A-Za-z0-9/+=]{40})`),
+		},
+		{
+			name:    "gcp_api_key",
+			anchors: []string{"AIza"},
+			re:      mustAnchored(`AIza[0-9A-Za-z_-]{35}`),
+		},
+		{
+			name:    "gcp_oauth_token",
+			anchors: []string{"ya29."},
+			re:      mustAnchored(`ya29\.[0-9A-Za-z_-]{20,}`),
+			token:   true,
+		},
+		{
+			name:    "github_token",
+			anchors: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
+			re:      mustAnchored(`(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`),
+			token:   true,
+		},
+		{
+			name:    "gitlab_token",
+			anchors: []string{"glpat-"},
+			re:      mustAnchored(`glpat-[0-9A-Za-z_-]{20,}`),
+			token:   true,
+		},
+		{
+			name:    "npm_token",
+			anchors: []string{"npm_"},
+			re:      mustAnchored(`npm_[A-Za-z0-9]{36}`),
+		},
+		{
+			name:    "slack_token",
+			anchors: []string{"xox", "xapp-"},
+			re:      mustAnchored(`(?:xox[abposr]-[0-9A-Za-z-]{10,}|xapp-[0-9]-[0-9A-Za-z-]{10,})`),
+			token:   true,
+		},
+		{
+			// The path of a Slack webhook URL is its credential; the host stays readable.
+			name:    "slack_webhook",
+			anchors: []string{"hooks.slack.com/"},
+			re:      mustAnchored(`hooks\.slack\.com/((?:services|workflows|triggers)/[A-Za-z0-9_/+-]{8,})`),
+			token:   true,
+			groups:  []int{1},
+		},
+		{
+			name:    "stripe_key",
+			anchors: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"},
+			re:      mustAnchored(`(?:[sr]k_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z]{20,})`),
+			token:   true,
+		},
+		{
+			name:    "anthropic_key",
+			anchors: []string{"sk-ant-"},
+			re:      mustAnchored(`sk-ant-[A-Za-z0-9_-]{20,}`),
+			token:   true,
+		},
+		{
+			// OpenAI-style "sk-…" keys. The prefix is short and common in prose and file names, so the
+			// candidate must start a word and look random (letters and digits).
+			name:      "openai_key",
+			anchors:   []string{"sk-"},
+			re:        mustAnchored(`sk-[A-Za-z0-9_-]{20,}`),
+			token:     true,
+			wordStart: true,
+			valid:     func(s string, _, a, b int) bool { return lettersAndDigits(s[a:b]) },
+		},
+		{
+			// header.payload.signature in base64url, the header a JSON object ("eyJ"). Matched in code
+			// so that a long run of base64url is scanned once, not once per "eyJ" in it.
+			name:    "jwt",
+			anchors: []string{"eyJ"},
+			match:   matchJWT,
+		},
+		{
+			// Keys in Azure connection strings (…;AccountKey=…;).
+			name: "azure_key",
+			keys: []string{"accountkey", "sharedaccesskey", "sharedaccesssignature", "sharedsecret"},
+			seps: "=",
+			re:   mustAnchored(`[ \t]*([^;"'\s]+)`),
+		},
+		{
+			// The signature of an Azure SAS URL (…?sv=…&sig=…).
+			name:  "azure_sas_signature",
+			keys:  []string{"sig"},
+			exact: true,
+			seps:  "=",
+			re:    mustAnchored(`([A-Za-z0-9%+/=]{16,})`),
+		},
+		{
+			// scheme://user:password@host — only the password is masked.
+			name:    "url_password",
+			anchors: []string{"://"},
+			re:      mustAnchored(`://[^\s/?#@:"'<>]*:([^\s/?#@"'<>]+)@`),
+			groups:  []int{1},
+		},
+		{
+			// Authorization / Proxy-Authorization headers in any notation (HTTP, curl -H, JSON, YAML).
+			// The scheme word stays; the credential is masked.
+			name: "authorization",
+			keys: []string{"authorization"},
+			seps: ":=",
+			re:   mustAnchored(`(?i)` + openQuote + `(?:(?:bearer|basic|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256)[ \t]+)?([^\s"',;\\]+)`),
+		},
+		{
+			name: "cookie",
+			keys: []string{"cookie"},
+			seps: ":=",
+			re:   mustAnchored(openQuote + `([^"'\r\n\\]+)`),
+		},
+		{
+			// "Bearer <token>" anywhere. Ordinary words are not tokens: a candidate must be long or
+			// contain a digit or token punctuation.
+			name:    "bearer_token",
+			anchors: []string{"bearer"},
+			fold:    true,
+			re:      mustAnchored(`(?i)bearer\s+([A-Za-z0-9._~+/-]{8,}=*)`),
+			groups:  []int{1},
+			valid:   func(s string, _, a, b int) bool { return b-a >= 20 || strings.ContainsAny(s[a:b], "0123456789._~+/-=") },
+		},
+		{
+			// "Basic <base64(user:password)>"; must be padded base64 of something with a colon, so
+			// "Basic authentication" is left alone.
+			name:    "basic_auth",
+			anchors: []string{"basic"},
+			fold:    true,
+			re:      mustAnchored(`(?i)basic\s+([A-Za-z0-9+/]{6,}={0,2})`),
+			groups:  []int{1},
+			valid:   func(s string, _, a, b int) bool { return basicCredential(s[a:b]) },
+		},
+		{
+			// name=value, name: value, name := value and "name": "value" where the name ends in a
+			// secret word (GITHUB_TOKEN=…, db_password: …, "apiKey": "…", client_secret=…). The name
+			// must end at the secret word, so max_tokens=100 or token_type=bearer are left alone.
+			name: "secret_assignment",
+			keys: []string{
+				"apikey", "accesskey", "secretkey", "privatekey", "signingkey", "encryptionkey", "masterkey", "clientkey",
+				"secret", "token", "password", "passwd", "passphrase", "pwd", "credential", "credentials", "auth",
+			},
+			seps: ":=",
+			re:   mustAnchored(quotedOrBare),
+		},
+		{
+			// Command-line flags with a separate value: --password hunter2, --api-key K, --db-token T.
+			// Anchored on the secret word (rarer than "--"); the flag's "--" is checked backwards.
+			name:      "secret_flag",
+			anchors:   []string{"password", "passwd", "token", "secret", "api-key", "apikey"},
+			fold:      true,
+			re:        mustAnchored(`(?i)(?:password|passwd|token|secret|api-?key)\s+("[^"]*"|'[^']*'|[^\s"'-][^\s"']*)`),
+			groups:    []int{1},
+			valid:     func(s string, i, _, _ int) bool { return flagStart(s, i) },
+			contained: true, // a value cannot hold another flag's value
+		},
+	}
+	// Report kinds are a bit set (Redactor.text).
+	if len(ds) > 63 {
+		panic("redact: too many detectors")
+	}
+	for _, d := range ds {
+		if d.keys != nil {
+			// A value after a separator inside an earlier value ends at the same terminator.
+			d.contained = true
+			if d.groups == nil {
+				d.groups = []int{1, 2, 3, 4}[:d.re.NumSubexp()]
+			}
+		}
+	}
+	return ds
 }
 
 // flagStart reports whether the word ending at i (the secret word's start) is a long option:
@@ -251,22 +272,6 @@ func flagStart(s string, i int) bool {
 		return false // a name too long to be a flag
 	}
 	return i-j >= 2 && s[j] == '-' && s[j+1] == '-' && (i-j == 2 || isAlnum(s[j+2]))
-}
-
-func init() {
-	// Report kinds are a bit set (Redactor.text).
-	if len(builtins) > 63 {
-		panic("redact: too many detectors")
-	}
-	for _, d := range builtins {
-		if d.keys != nil {
-			// A value after a separator inside an earlier value ends at the same terminator.
-			d.contained = true
-			if d.groups == nil {
-				d.groups = []int{1, 2, 3, 4}[:d.re.NumSubexp()]
-			}
-		}
-	}
 }
 
 // matchJWT matches header.payload.signature at i (where "eyJ" starts), each part base64url, the

@@ -97,8 +97,8 @@ type Config struct {
 
 // Detectors lists the names of the built-in detectors, in priority order.
 func Detectors() []string {
-	names := make([]string, len(builtins))
-	for i, d := range builtins {
+	names := make([]string, len(builtins()))
+	for i, d := range builtins() {
 		names[i] = d.name
 	}
 	return names
@@ -139,7 +139,7 @@ func New(cfg Config) (*Redactor, error) {
 		}
 		off[name] = true
 	}
-	for _, d := range builtins {
+	for _, d := range builtins() {
 		if !off[d.name] {
 			r.detectors = append(r.detectors, d)
 			r.placeholders = append(r.placeholders, Placeholder(d.name))
