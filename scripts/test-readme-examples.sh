@@ -114,22 +114,8 @@ done
 echo "${#ex_cmd[@]} examples"
 
 work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-	if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-		kill -TERM "$server_pid" 2>/dev/null || true
-		for _ in $(seq 50); do
-			kill -0 "$server_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck source=lib/ahp-server.sh
+source scripts/lib/ahp-server.sh
 
 step "tools"
 # Plain `grpcurl` and `buf` in the examples run the project's pinned tools through these wrappers,
@@ -170,25 +156,7 @@ else
 fi
 
 step "build and start ahp-server on a free loopback port"
-go build -o "$work/ahp-server" ./cmd/ahp-server
-# Explicit flags win over any AHP_* variables in the caller's environment: embedded default policy,
-# no TLS, port chosen by the kernel.
-: >"$work/server.out" # exists before the background job opens it, so the loop below can read it
-"$work/ahp-server" -addr 127.0.0.1:0 -policy= -tls-cert= -tls-key= -log-level warn \
-	>"$work/server.out" 2>"$work/server.log" &
-server_pid=$!
-url=""
-for _ in $(seq 100); do
-	url="$(sed -n 's/^ahp-server listening on //p' "$work/server.out" || true)"
-	[[ -n "$url" ]] && break
-	kill -0 "$server_pid" 2>/dev/null || break
-	sleep 0.1
-done
-if [[ -z "$url" ]]; then
-	echo "ahp-server did not start; its log:" >&2
-	cat "$work/server.log" >&2
-	exit 1
-fi
+start_ahp_server
 addr="${url#http://}"
 [[ "$addr" =~ ^127\.0\.0\.1:[0-9]+$ ]] || die "unexpected listen address '$url'"
 echo "ahp-server listening on $url (pid $server_pid); examples use $addr instead of $default_addr"
