@@ -18,9 +18,9 @@ import (
 const (
 	minStreamBackoff = time.Second
 	maxStreamBackoff = time.Minute
-	// maxUnprovenWait bounds how long a call waits on a stream that has not answered anything
-	// yet before it goes unary (at most half the call's deadline).
-	maxUnprovenWait = 250 * time.Millisecond
+	// DefaultStreamPatience bounds how long a call waits on a stream that has not answered
+	// anything yet before it goes unary (at most half the call's deadline).
+	DefaultStreamPatience = 250 * time.Millisecond
 )
 
 // multiplexedIntercept is an InterceptServiceClient whose Intercept calls travel over one
@@ -38,6 +38,7 @@ type multiplexedIntercept struct {
 	ahpv1connect.InterceptServiceClient // unary calls: InterceptBatch, InterceptStream, fallback
 
 	log         *slog.Logger
+	patience    time.Duration // how long a call waits for a new stream's first answer
 	nextID      atomic.Uint64
 	unsupported atomic.Bool // the upstream answered without request_id: never stream again
 
@@ -48,11 +49,14 @@ type multiplexedIntercept struct {
 	backoff time.Duration // the next wait after such a failure
 }
 
-func newMultiplexedIntercept(unary ahpv1connect.InterceptServiceClient, log *slog.Logger) *multiplexedIntercept {
+func newMultiplexedIntercept(unary ahpv1connect.InterceptServiceClient, log *slog.Logger, patience time.Duration) *multiplexedIntercept {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &multiplexedIntercept{InterceptServiceClient: unary, log: log}
+	if patience <= 0 {
+		patience = DefaultStreamPatience
+	}
+	return &multiplexedIntercept{InterceptServiceClient: unary, log: log, patience: patience}
 }
 
 // Intercept implements ahpv1connect.InterceptServiceClient.
@@ -196,7 +200,7 @@ func (s *muxStream) call(ctx context.Context, n uint64, req *ahpv1.InterceptRequ
 		// A stream that has not answered yet may never answer (a proxy that buffers whole
 		// request bodies, a server that does not stream): wait for it only so long, and keep
 		// the rest of the deadline for the unary call.
-		wait = maxUnprovenWait
+		wait = s.owner.patience
 		if dl, ok := ctx.Deadline(); ok {
 			wait = min(wait, time.Until(dl)/2)
 		}

@@ -41,6 +41,10 @@ func startCounting(t *testing.T, h http.Handler) *countingUpstream {
 	return c
 }
 
+// patient is the StreamPatience of tests that count calls on the stream: a loaded machine must
+// not send a slow first answer to the unary road.
+const patient = 20 * time.Second
+
 // countedUpstream serves h (nil: a real ahp-server with the default policy) behind a
 // countingUpstream and returns clients for it and a context for the test's calls.
 func countedUpstream(t *testing.T, h http.Handler, opts bridge.UpstreamOptions) (*countingUpstream, bridge.Clients, context.Context) {
@@ -84,7 +88,7 @@ func intercept(ctx context.Context, c ahpv1connect.InterceptServiceClient, ev *a
 // but different commands, and checks that each gets its own decision over a single stream.
 func TestInterceptCallsShareOneStream(t *testing.T) {
 	t.Parallel()
-	up, clients, ctx := countedUpstream(t, nil, bridge.UpstreamOptions{})
+	up, clients, ctx := countedUpstream(t, nil, bridge.UpstreamOptions{StreamPatience: patient})
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -115,7 +119,7 @@ func TestInterceptCallsShareOneStream(t *testing.T) {
 // the caller sees the server's own error response, exactly as without the stream.
 func TestStreamRejectionsComeFromTheUnaryCall(t *testing.T) {
 	t.Parallel()
-	up, clients, ctx := countedUpstream(t, nil, bridge.UpstreamOptions{})
+	up, clients, ctx := countedUpstream(t, nil, bridge.UpstreamOptions{StreamPatience: patient})
 
 	if _, err := intercept(ctx, clients.Intercept, shellEvent("ok-1", "ls")); err != nil {
 		t.Fatal(err)

@@ -61,6 +61,10 @@ type UpstreamOptions struct {
 	// then go unary until it is retried) and a debug line when an answering stream ends (default:
 	// discarded).
 	Logger *slog.Logger
+	// StreamPatience is how long a call waits for the first answer of a newly opened shared
+	// stream before it goes unary, capped at half the call's deadline (default
+	// DefaultStreamPatience).
+	StreamPatience time.Duration
 }
 
 // NewUpstream returns Clients for the ahp-server at rawURL: http://host:port speaks HTTP/2
@@ -114,7 +118,7 @@ func NewUpstream(rawURL string, opts UpstreamOptions) (Clients, io.Closer, error
 	if opts.UnaryOnly {
 		return clients, closerFunc(func() error { t.CloseIdleConnections(); return nil }), nil
 	}
-	mux := newMultiplexedIntercept(clients.Intercept, opts.Logger)
+	mux := newMultiplexedIntercept(clients.Intercept, opts.Logger, opts.StreamPatience)
 	clients.Intercept = mux
 	return clients, closerFunc(func() error { mux.Close(); t.CloseIdleConnections(); return nil }), nil
 }
