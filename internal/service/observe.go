@@ -121,6 +121,7 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 	if err := stream.Send(nil); err != nil {
 		return err
 	}
+	gate := flushGateFrom(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -129,13 +130,13 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 			}
 			return nil
 		case <-sub.Ready():
-			if err := sendBuffered(stream, sub); err != nil {
+			if err := sendBuffered(gate, stream, sub); err != nil {
 				return err
 			}
 		case <-sub.Ended():
 			// Send what was buffered before the end (nothing is added after it), then say why it
 			// ended.
-			if err := sendBuffered(stream, sub); err != nil {
+			if err := sendBuffered(gate, stream, sub); err != nil {
 				return err
 			}
 			switch err := sub.Err(); {
@@ -157,7 +158,10 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 // connect-go writes and flushes every message on its own (ServerStream.Send flushes the response
 // writer), so the items are not one network write; what batching saves here is a wake-up and a
 // select per item, and sharing saves building a response per item and watcher.
-func sendBuffered(stream *connect.ServerStream[ahpv1.WatchResponse], sub *hub.Subscription) error {
+func sendBuffered(gate *flushGate, stream *connect.ServerStream[ahpv1.WatchResponse], sub *hub.Subscription) error {
+	// One flush for what was buffered, not one per item.
+	gate.hold()
+	defer gate.release()
 	items := sub.Items()
 	for range len(items) {
 		select {

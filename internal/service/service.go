@@ -88,7 +88,8 @@ func New(c *core.Core, opts Options) (*Services, error) {
 func (s *Services) Register(mux *http.ServeMux, opts ...connect.HandlerOption) []string {
 	mux.Handle(ahpv1connect.NewInterceptServiceHandler(s, opts...))
 	mux.Handle(ahpv1connect.NewTypedDecisionServiceHandler(s, opts...))
-	mux.Handle(ahpv1connect.NewObservationServiceHandler(s, opts...))
+	path, observation := ahpv1connect.NewObservationServiceHandler(s, opts...)
+	mux.Handle(path, batchFlushes(observation))
 	mux.Handle(ahpv1connect.NewHarnessServiceHandler(s, opts...))
 	return []string{
 		ahpv1connect.InterceptServiceName,
