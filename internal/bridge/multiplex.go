@@ -65,14 +65,8 @@ func (m *multiplexedIntercept) Intercept(ctx context.Context, req *connect.Reque
 		if d, ok := s.call(ctx, m.nextID.Add(1), req.Msg); ok {
 			return connect.NewResponse(&ahpv1.InterceptResponse{Decision: d}), nil
 		}
-		if err := ctx.Err(); err != nil {
-			code := connect.CodeCanceled
-			if errors.Is(err, context.DeadlineExceeded) {
-				code = connect.CodeDeadlineExceeded
-			}
-			return nil, connect.NewError(code, err)
-		}
 	}
+	// Also when ctx is already done: the unary client then reports that as it always does.
 	return m.InterceptServiceClient.Intercept(ctx, req)
 }
 
@@ -94,16 +88,18 @@ func (m *multiplexedIntercept) Close() {
 	s.sendMu.Lock()
 	_ = s.stream.CloseRequest()
 	s.sendMu.Unlock()
-	stop := time.AfterFunc(closeGrace, func() { s.end(errors.New("bridge: upstream closed")) })
-	defer stop.Stop()
+	closed := errors.New("bridge: upstream closed")
 	select {
 	case <-s.recvToken:
-		// Read the server's remaining answers up to the end of its side.
+		// Read the server's remaining answers up to the end of its side; past the grace period,
+		// ending the stream interrupts the read.
+		stop := time.AfterFunc(closeGrace, func() { s.end(closed) })
 		for s.receiveOne() {
 		}
-	case <-time.After(closeGrace):
+		stop.Stop()
+	case <-time.After(closeGrace): // a caller is reading; ending the stream stops it
 	}
-	s.end(errors.New("bridge: upstream closed"))
+	s.end(closed)
 }
 
 // stream returns the open stream, opening one if none is open and the backoff allows; nil means
