@@ -54,7 +54,12 @@ Modes:
                      handlers in-process, or, for bridge modes, the bridge pointed at them
 
 By default an in-process ahp-server on 127.0.0.1:0 serves the built-in 50-rule policy (the default
-policy plus 41 rules that never match); --target uses a running one instead (loopback only).
+policy plus 41 rules that never match); --target uses a running one instead (loopback only);
+--server-process starts ahp-server as a child process, as it runs in a deployment: a direct
+Connect call then crosses a process boundary just as the bridge does, whereas a client in the
+server's own process is answered without waking another process. Compare the bridge with a direct
+call that way:
+  ahp-bench --mode bridge-stdio --baseline-mode intercept --server-process --duration 20s --rounds 10
 With --rate the load is open-loop: latency counts from when each request was due, so a stall is
 not hidden by sending less (coordinated omission).
 
@@ -100,6 +105,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	target := fs.String("target", "", "use the ahp-server at this URL (http://127.0.0.1:PORT; loopback only) instead of starting one")
 	protocol := fs.String("protocol", "connect", "client protocol for the Connect modes: connect, grpc or grpcweb")
 	acceptGzip := fs.Bool("accept-gzip", true, "Connect modes: accept gzip-compressed answers, as connect-go clients do by default (the server then compresses them); -accept-gzip=false measures without")
+	serverProcess := fs.Bool("server-process", false, "run ahp-server as a child process (loopback, the same policy and audit settings) instead of in-process")
+	serverBin := fs.String("server-bin", getenv("AHP_SERVER_BIN"), "ahp-server binary for -server-process; empty builds it with the go command into a temporary directory (env AHP_SERVER_BIN)")
 	bridgeBin := fs.String("bridge-bin", getenv("AHP_BRIDGE_BIN"), "ahp-jsonrpc-bridge binary for the bridge modes; empty builds it with the go command into a temporary directory (env AHP_BRIDGE_BIN)")
 	once := fs.Bool("once", false, "bridge-stdio: start one ahp-jsonrpc-bridge --once process per request (per_event) instead of one persistent process")
 	embedded := fs.Bool("bridge-embedded", false, "bridge modes: run the bridge's embedded decision core (with -policy) instead of pointing it at ahp-server")
@@ -134,6 +141,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if *watchers < 0 || *baselineWatchers < -1 {
 		return fail("-watchers and -baseline-watchers must not be negative")
 	}
+	if !*serverProcess {
+		explicit := false
+		fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "server-bin" })
+		if explicit {
+			return fail("-server-bin is the binary for -server-process")
+		}
+		*serverBin = "" // from the environment, for runs that ask for a server process
+	}
 	m, err := bench.ParseMode(*mode)
 	if err != nil {
 		return fail("-mode: %v", err)
@@ -147,7 +162,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			Concurrency: *concurrency, Duration: *duration, Requests: *requests, Rate: *rate, Timeout: *timeout,
 		},
 		Rounds: *rounds, Warmup: *warmup, PayloadBytes: *payload, Batch: *batch, Protocol: *protocol, NoGzip: !*acceptGzip,
-		PolicyFile: *policyFile, Target: *target,
+		PolicyFile: *policyFile, Target: *target, ServerProcess: *serverProcess, ServerBin: *serverBin,
 		Audit: *auditOn, AuditPath: *auditPath, AuditFsync: *auditFsync,
 		BridgeBin: *bridgeBin, BridgeOnce: *once, BridgeEmbedded: *embedded,
 		Watchers: *watchers, WatchFilter: *watchFilter,

@@ -41,6 +41,25 @@ var bridgeBin = sync.OnceValues(func() (string, error) {
 	return bench.BuildBridge(ctx, bridgeDir)
 })
 
+// serverBin builds ahp-server once for the tests that run it as a process.
+var serverBin = sync.OnceValues(func() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	return bench.BuildServer(ctx, bridgeDir)
+})
+
+func needServer(t *testing.T) string {
+	t.Helper()
+	bin, err := serverBin()
+	if errors.Is(err, bench.ErrServerUnavailable) {
+		t.Skipf("--server-process skipped: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
 func needBridge(t *testing.T) string {
 	t.Helper()
 	bin, err := bridgeBin()
@@ -157,6 +176,33 @@ func TestBridgeAgainstADirectCall(t *testing.T) {
 		t.Fatal("no baseline")
 	}
 	checkResult(t, report.Baseline, "intercept")
+}
+
+// TestServerProcess runs ahp-server as a child process: the bridge and a direct call both reach
+// it, every answer is checked, its audit log (written by the child, verified here after it
+// stopped) holds every decision, and the report says which process served.
+func TestServerProcess(t *testing.T) {
+	t.Parallel()
+	report := benchJSON(t, "--mode", "bridge-stdio", "--baseline-mode", "intercept", "--server-process", "--audit",
+		"--duration", "300ms", "--warmup", "50ms", "--rounds", "2",
+		"--server-bin", needServer(t), "--bridge-bin", needBridge(t))
+	checkResult(t, &report.Run, "bridge-stdio")
+	if report.Baseline == nil {
+		t.Fatal("no baseline")
+	}
+	checkResult(t, report.Baseline, "intercept")
+	for _, r := range []*bench.Result{&report.Run, report.Baseline} {
+		if !strings.Contains(r.Target, "ahp-server process (pid ") {
+			t.Errorf("%s: target %q does not name the server process", r.Mode, r.Target)
+		}
+	}
+	a := report.Audit
+	if a == nil {
+		t.Fatal("no audit check in the report")
+	}
+	if a.Problem != "" || !a.ChainOK || !a.Counted || a.Records != a.Expected || a.Records < report.Run.Count+report.Baseline.Count {
+		t.Errorf("audit %+v for %d + %d requests", *a, report.Run.Count, report.Baseline.Count)
+	}
 }
 
 // TestAuditHoldsEveryDecisionAndObservation turns the in-process server's audit log on: after the
@@ -366,6 +412,8 @@ func TestRefusesBadUsage(t *testing.T) {
 		{[]string{"--target", "http://127.0.0.1:1", "--policy", "x.yaml"}, "--policy is for the in-process"},
 		{[]string{"--target", "http://127.0.0.1:1", "--audit"}, "--audit is for the in-process"},
 		{[]string{"--audit-fsync", "sometimes"}, "audit fsync mode"},
+		{[]string{"--target", "http://127.0.0.1:1", "--server-process"}, "cannot be combined with --target"},
+		{[]string{"--server-bin", "/bin/true"}, "-server-bin is the binary for -server-process"},
 		{[]string{"extra"}, "unexpected argument"},
 		{[]string{"--mode", "noop", "--watchers", "3"}, "serve no Watch"},
 		{[]string{"--mode", "intercept", "--baseline", "--baseline-watchers", "3"}, "serve no Watch"},
@@ -392,7 +440,7 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, f := range []string{"mode", "concurrency", "duration", "requests", "rate", "payload-bytes", "baseline", "baseline-mode",
-		"rounds", "warmup", "timeout", "policy", "target", "protocol", "bridge-bin", "once", "bridge-embedded", "json", "quiet", "cpuprofile", "accept-gzip", "audit", "audit-path", "audit-fsync", "watchers", "baseline-watchers", "watch-filter"} {
+		"rounds", "warmup", "timeout", "policy", "target", "protocol", "bridge-bin", "once", "bridge-embedded", "json", "quiet", "cpuprofile", "accept-gzip", "audit", "audit-path", "audit-fsync", "watchers", "baseline-watchers", "watch-filter", "server-process", "server-bin"} {
 		if !strings.Contains(stderr.String(), "  -"+f+" ") && !strings.Contains(stderr.String(), "  -"+f+"\n") {
 			t.Errorf("help does not document -%s", f)
 		}

@@ -100,6 +100,13 @@ type Config struct {
 	AuditFsync string
 	// Target is an existing ahp-server on a loopback address to use instead of an in-process one.
 	Target string
+	// ServerProcess runs ahp-server as a child process (ServerBin, or built with the go command)
+	// instead of in this process: the topology of a deployment, where every client — a bridge
+	// and a direct Connect caller alike — crosses a process boundary to reach the server. The
+	// policy and audit settings apply to it as to the in-process server.
+	ServerProcess bool
+	// ServerBin is the ahp-server binary for ServerProcess; "" builds it with the go command.
+	ServerBin string
 	// BridgeBin is the ahp-jsonrpc-bridge binary; "" builds it with the go command.
 	BridgeBin string
 	// BridgeOnce runs the bridge modes' stdio transport per_event: one process per request.
@@ -172,6 +179,12 @@ func (cfg *Config) Validate() error {
 		if cfg.Audit || cfg.AuditPath != "" || cfg.AuditFsync != "" {
 			return errors.New("--audit is for the in-process ahp-server; an existing --target keeps its own audit log")
 		}
+		if cfg.ServerProcess {
+			return errors.New("--server-process starts its own ahp-server; it cannot be combined with --target")
+		}
+	}
+	if cfg.ServerBin != "" && !cfg.ServerProcess {
+		return errors.New("--server-bin is the binary for --server-process")
 	}
 	switch cfg.AuditFsync {
 	case "", "always", "interval", "never":
@@ -338,12 +351,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		s.driver = nil
 	}
-	if e.auditLog != nil && e.ahp != nil {
+	if e.auditPath != "" && e.ahp != nil {
 		// Stopping the server drains in-flight work and closes the log; then it can be read.
 		err := e.ahp.stop()
 		e.ahp = nil
 		if err != nil {
-			return report, fmt.Errorf("stopping the in-process ahp-server: %w", err)
+			return report, fmt.Errorf("stopping the ahp-server: %w", err)
 		}
 		var expected uint64
 		counted := true
@@ -353,7 +366,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				counted = counted && !s.uncertain
 			}
 		}
-		report.Audit = checkAudit(e.auditLog.Path(), cfg.AuditPath == "", cfg.AuditFsync, e.auditStart, expected, counted)
+		report.Audit = checkAudit(e.auditPath, cfg.AuditPath == "", cfg.AuditFsync, e.auditStart, expected, counted)
 	}
 	return report, nil
 }
@@ -466,8 +479,9 @@ type env struct {
 	cfg        Config
 	wl         *Workload
 	tmp        string
-	auditLog   *audit.Log
-	auditStart uint64 // the log's seq before the run (a kept log may already hold records)
+	auditLog   *audit.Log // the in-process server's
+	auditPath  string     // the audit log of the server ahp-bench started, in or out of process
+	auditStart uint64     // the log's seq before the run (a kept log may already hold records)
 	ahp        *running
 	noop       *running
 	policy     string
@@ -513,21 +527,68 @@ func (e *env) ahpURL() (url, desc string, err error) {
 		if err != nil {
 			return "", "", err
 		}
-		e.progress("starting an in-process ahp-server with the %s", e.policyDesc())
-		if e.cfg.Audit {
-			if e.auditLog, e.auditStart, err = openAudit(e.cfg.AuditPath, e.tmp, e.cfg.AuditFsync); err != nil {
-				return "", "", err
-			}
+		if e.cfg.ServerProcess {
+			err = e.startServerProcess(file)
+		} else {
+			err = e.startInProcess(file)
 		}
-		if e.ahp, err = startServer(file, e.auditLog); err != nil {
+		if err != nil {
 			return "", "", err
 		}
 	}
-	desc = "in-process ahp-server at " + e.ahp.url + ", " + e.policyDesc()
-	if e.auditLog != nil {
+	desc = "in-process ahp-server at " + e.ahp.url
+	if e.ahp.pid != 0 {
+		desc = fmt.Sprintf("ahp-server process (pid %d) at %s", e.ahp.pid, e.ahp.url)
+	}
+	desc += ", " + e.policyDesc()
+	if e.auditPath != "" {
 		desc += ", audit log on"
 	}
 	return e.ahp.url, desc, nil
+}
+
+func (e *env) startInProcess(policyFile string) error {
+	e.progress("starting an in-process ahp-server with the %s", e.policyDesc())
+	var err error
+	if e.cfg.Audit {
+		if e.auditLog, e.auditStart, err = openAudit(e.cfg.AuditPath, e.tmp, e.cfg.AuditFsync); err != nil {
+			return err
+		}
+		e.auditPath = e.auditLog.Path()
+	}
+	e.ahp, err = startServer(policyFile, e.auditLog)
+	return err
+}
+
+func (e *env) startServerProcess(policyFile string) error {
+	bin := e.cfg.ServerBin
+	if bin == "" {
+		e.progress("building %s", ServerPackage)
+		var err error
+		if bin, err = BuildServer(context.Background(), e.tmp); err != nil {
+			return err
+		}
+	} else if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("%w: --server-bin: %v", ErrServerUnavailable, err)
+	}
+	p := serverProcess{bin: bin, policyFile: policyFile, dir: e.tmp}
+	if e.cfg.Audit {
+		// The server process writes the log; here it is opened only to learn where a kept log
+		// stands before the run.
+		l, start, err := openAudit(e.cfg.AuditPath, e.tmp, e.cfg.AuditFsync)
+		if err != nil {
+			return err
+		}
+		p.auditPath, p.auditFsync, e.auditStart = l.Path(), e.cfg.AuditFsync, start
+		if err := l.Close(context.Background()); err != nil {
+			return fmt.Errorf("audit log: %w", err)
+		}
+		e.auditPath = p.auditPath
+	}
+	e.progress("starting ahp-server as a process (%s) with the %s", bin, e.policyDesc())
+	var err error
+	e.ahp, err = startServerProcess(p)
+	return err
 }
 
 func (e *env) noopURL() (url, desc string, err error) {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,15 +31,21 @@ var ErrBridgeUnavailable = errors.New("ahp-jsonrpc-bridge is not available")
 // path. It works from inside the module (as `go test` and `go run` do); elsewhere pass the
 // binary with --bridge-bin.
 func BuildBridge(ctx context.Context, dir string) (string, error) {
+	return goBuild(ctx, dir, BridgePackage, ErrBridgeUnavailable, "--bridge-bin")
+}
+
+// goBuild builds the command pkg into dir; its errors wrap unavailable and name the flag that
+// passes a binary instead.
+func goBuild(ctx context.Context, dir, pkg string, unavailable error, flag string) (string, error) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		return "", fmt.Errorf("%w: no go command to build it (%v); pass --bridge-bin", ErrBridgeUnavailable, err)
+		return "", fmt.Errorf("%w: no go command to build it (%v); pass %s", unavailable, err, flag)
 	}
-	out := filepath.Join(dir, "ahp-jsonrpc-bridge")
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", out, BridgePackage)
+	out := filepath.Join(dir, path.Base(pkg))
+	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", out, pkg)
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%w: go build %s (run ahp-bench inside the ahp module, or pass --bridge-bin): %v\n%s",
-			ErrBridgeUnavailable, BridgePackage, err, tail(msg, 2048))
+		return "", fmt.Errorf("%w: go build %s (run ahp-bench inside the ahp module, or pass %s): %v\n%s",
+			unavailable, pkg, flag, err, tail(msg, 2048))
 	}
 	return out, nil
 }

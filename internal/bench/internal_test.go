@@ -3,12 +3,15 @@ package bench
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/audit"
+	"github.com/ahp-gateway/ahp/internal/config"
 	"github.com/ahp-gateway/ahp/internal/convert"
 )
 
@@ -186,6 +189,41 @@ func TestBridgeArgs(t *testing.T) {
 	emb := bridgeSetup{bin: "b", policyFile: "p.yaml"}.args()
 	if got := strings.Join(emb, " "); got != "--policy-poll 0 --policy p.yaml" {
 		t.Errorf("embedded args %q", got)
+	}
+}
+
+// TestServerProcessArgs: the child listens on a free loopback port with the policy and no hot
+// reload; its audit settings reach it through a configuration file that ahp-server's own loader
+// reads back as written, whatever the path holds.
+func TestServerProcessArgs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := serverProcess{bin: "s", policyFile: "p.yaml", dir: dir}
+	args, err := p.args()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(args, " "); got != "--addr 127.0.0.1:0 --policy p.yaml --policy-poll 0 --log-level warn --shutdown-timeout 10s" {
+		t.Errorf("args %q", got)
+	}
+	p.auditPath, p.auditFsync = filepath.Join(dir, `odd "name": #1.jsonl`), "always"
+	if args, err = p.args(); err != nil {
+		t.Fatal(err)
+	}
+	if len(args) < 2 || args[len(args)-2] != "--config" {
+		t.Fatalf("args %q: no --config", args)
+	}
+	file, err := config.Load(args[len(args)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode, err := file.FsyncMode()
+	if err != nil || file.Audit.Path != p.auditPath || !file.Audit.Required || mode != audit.FsyncAlways || !file.AuditEnabled() {
+		t.Errorf("audit section %+v, fsync %v (%v)", file.Audit, mode, err)
+	}
+	env := withoutAHPEnv([]string{"PATH=/bin", "AHP_CONFIG=/etc/x.yaml", "HOME=/root", "AHP_ADDR=0.0.0.0:1"})
+	if got := strings.Join(env, " "); got != "PATH=/bin HOME=/root" {
+		t.Errorf("environment %q", got)
 	}
 }
 

@@ -181,6 +181,8 @@ func TestConfigValidate(t *testing.T) {
 		"remote target":        {Mode: "intercept", Target: "http://192.0.2.1:80"},
 		"policy with target":   {Mode: "intercept", Target: "http://127.0.0.1:9", PolicyFile: "p.yaml"},
 		"embedded with target": {Mode: "bridge-stdio", Target: "http://127.0.0.1:9", BridgeEmbedded: true},
+		"process with target":  {Mode: "intercept", Target: "http://127.0.0.1:9", ServerProcess: true},
+		"server bin, in-proc":  {Mode: "intercept", ServerBin: "/bin/true"},
 		"negative rate":        {Mode: "intercept", Load: bench.Load{Rate: -1}},
 		"huge payload":         {Mode: "intercept", PayloadBytes: bench.MaxPayloadBytes + 1},
 		"bad protocol":         {Mode: "intercept", Protocol: "soap"},

@@ -93,6 +93,7 @@ func clientOptions(protocol string, noGzip bool) ([]connect.ClientOption, error)
 type running struct {
 	url  string
 	stop func() error
+	pid  int // of a server process; 0 in-process
 }
 
 // startServer starts an in-process ahp-server on 127.0.0.1:0 with the policy file and, unless
