@@ -479,9 +479,8 @@ type env struct {
 	cfg        Config
 	wl         *Workload
 	tmp        string
-	auditLog   *audit.Log // the in-process server's
-	auditPath  string     // the audit log of the server ahp-bench started, in or out of process
-	auditStart uint64     // the log's seq before the run (a kept log may already hold records)
+	auditPath  string // the audit log of the server ahp-bench started, in or out of process
+	auditStart uint64 // the log's seq before the run (a kept log may already hold records)
 	ahp        *running
 	noop       *running
 	policy     string
@@ -518,7 +517,7 @@ func (e *env) policyDesc() string {
 }
 
 // ahpURL returns the ahp-server to load: --target, or one started in-process.
-func (e *env) ahpURL() (url, desc string, err error) {
+func (e *env) ahpURL(ctx context.Context) (url, desc string, err error) {
 	if e.cfg.Target != "" {
 		return e.cfg.Target, "ahp-server at " + e.cfg.Target, nil
 	}
@@ -528,7 +527,7 @@ func (e *env) ahpURL() (url, desc string, err error) {
 			return "", "", err
 		}
 		if e.cfg.ServerProcess {
-			err = e.startServerProcess(file)
+			err = e.startServerProcess(ctx, file)
 		} else {
 			err = e.startInProcess(file)
 		}
@@ -549,23 +548,25 @@ func (e *env) ahpURL() (url, desc string, err error) {
 
 func (e *env) startInProcess(policyFile string) error {
 	e.progress("starting an in-process ahp-server with the %s", e.policyDesc())
-	var err error
+	var log *audit.Log // closed by the server when it stops
 	if e.cfg.Audit {
-		if e.auditLog, e.auditStart, err = openAudit(e.cfg.AuditPath, e.tmp, e.cfg.AuditFsync); err != nil {
+		var err error
+		if log, e.auditStart, err = openAudit(e.cfg.AuditPath, e.tmp, e.cfg.AuditFsync); err != nil {
 			return err
 		}
-		e.auditPath = e.auditLog.Path()
+		e.auditPath = log.Path()
 	}
-	e.ahp, err = startServer(policyFile, e.auditLog)
+	var err error
+	e.ahp, err = startServer(policyFile, log)
 	return err
 }
 
-func (e *env) startServerProcess(policyFile string) error {
+func (e *env) startServerProcess(ctx context.Context, policyFile string) error {
 	bin := e.cfg.ServerBin
 	if bin == "" {
 		e.progress("building %s", ServerPackage)
 		var err error
-		if bin, err = BuildServer(context.Background(), e.tmp); err != nil {
+		if bin, err = BuildServer(ctx, e.tmp); err != nil {
 			return err
 		}
 	} else if _, err := os.Stat(bin); err != nil {
@@ -636,7 +637,7 @@ func (e *env) open(ctx context.Context, m Mode, watchers int) (*system, error) {
 	if m.bridge() {
 		ahpURL, err = e.openBridge(ctx, m, s)
 	} else {
-		ahpURL, err = e.openConnect(m, s)
+		ahpURL, err = e.openConnect(ctx, m, s)
 	}
 	if err != nil {
 		return nil, err
@@ -664,12 +665,12 @@ func (e *env) open(ctx context.Context, m Mode, watchers int) (*system, error) {
 
 // openConnect prepares a mode that calls ahp.v1 over Connect. It returns the URL of the
 // ahp-server behind it ("" for the no-op handlers).
-func (e *env) openConnect(m Mode, s *system) (ahpURL string, err error) {
+func (e *env) openConnect(ctx context.Context, m Mode, s *system) (ahpURL string, err error) {
 	url, desc := "", ""
 	if m.Noop {
 		url, desc, err = e.noopURL()
 	} else {
-		url, desc, err = e.ahpURL()
+		url, desc, err = e.ahpURL(ctx)
 		s.audited = e.cfg.Target == ""
 		ahpURL = url
 	}
@@ -727,7 +728,7 @@ func (e *env) openBridge(ctx context.Context, m Mode, s *system) (ahpURL string,
 		setup.policyFile, err = e.policyFile()
 		desc = e.policyDesc()
 	default:
-		setup.upstream, desc, err = e.ahpURL()
+		setup.upstream, desc, err = e.ahpURL(ctx)
 		s.audited = e.cfg.Target == ""
 		ahpURL = setup.upstream
 	}
