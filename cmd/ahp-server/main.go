@@ -28,6 +28,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/server/reflection"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; otherwise build info is used.
@@ -188,6 +189,7 @@ Flags:
 		Tracing:           ext.tracing,
 		Audit:             ext.audit,
 		Redactor:          ext.redactor,
+		Reflection:        reflection.Mount,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-server:", err)

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"connectrpc.com/grpchealth"
-	"connectrpc.com/grpcreflect"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 )
 
@@ -80,8 +79,13 @@ func DefaultRules(cfg Config) Rules {
 		r[p] = Rule{Scope: ScopeAgent}
 	}
 	r["/"+grpchealth.HealthV1ServiceName+"/"] = Rule{Public: boolOr(cfg.PublicHealth, true)}
-	for _, name := range []string{grpcreflect.ReflectV1ServiceName, grpcreflect.ReflectV1AlphaServiceName} {
+	for _, name := range reflectionServices {
 		r["/"+name+"/"] = Rule{Public: boolOr(cfg.PublicReflection, true)}
 	}
 	return r
 }
+
+// reflectionServices are the gRPC reflection services ahp-server may mount (grpcreflect's
+// ReflectV1ServiceName and ReflectV1AlphaServiceName, spelled out so that this package does not
+// link grpcreflect into binaries that never serve it).
+var reflectionServices = []string{"grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"connectrpc.com/grpcreflect"
+
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/auth"
 )
@@ -56,6 +58,13 @@ func TestHealthAndReflectionRules(t *testing.T) {
 			if !ok || rule.Public != public || rule.Scope != "" {
 				t.Errorf("%s: %+v, %v; want public=%v", procedure, rule, ok, public)
 			}
+		}
+	}
+	// The names are spelled out in the package (it does not link grpcreflect); they must be
+	// grpcreflect's own.
+	for _, service := range []string{grpcreflect.ReflectV1ServiceName, grpcreflect.ReflectV1AlphaServiceName} {
+		if rule, ok := auth.DefaultRules(auth.Config{}).Lookup("/" + service + "/ServerReflectionInfo"); !ok || !rule.Public {
+			t.Errorf("%s: %+v, %v; want public", service, rule, ok)
 		}
 	}
 	if _, ok := auth.DefaultRules(auth.Config{}).Lookup("/ahp.v1.AdminService/ReloadPolicy"); ok {

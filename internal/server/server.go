@@ -18,7 +18,6 @@ import (
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
-	"connectrpc.com/grpcreflect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
@@ -72,6 +71,10 @@ type Config struct {
 	Audit *audit.Log
 	// Redactor masks secrets in everything streamed to Watch (nil: redact.New with defaults).
 	Redactor *redact.Redactor
+	// Reflection, when set, mounts gRPC server reflection for the given services (the AHP ones
+	// and health) with the options they get, auth included; ahp-server passes reflection.Mount.
+	// Nil serves no reflection, and a binary that never sets it (the bridge) does not link it.
+	Reflection func(mux *http.ServeMux, services []string, opts ...connect.HandlerOption)
 }
 
 // Server is a configured ahp-server.
@@ -84,7 +87,7 @@ type Server struct {
 	core    *core.Core
 	svc     *service.Services
 
-	// The HTTP handler (every service, health, reflection) is built on first use: a server used
+	// The HTTP handler (every service, health, reflection if configured) is built on first use: a server used
 	// only in-process (Local) never needs it.
 	handlerOnce  sync.Once
 	handlerBuilt atomic.Bool // set once health, handler and names are
@@ -176,7 +179,7 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// buildHandler mounts every service, health and reflection on one mux, once.
+// buildHandler mounts every service, health and (when configured) reflection on one mux, once.
 func (s *Server) buildHandler() {
 	s.handlerOnce.Do(s.mountHandler)
 }
@@ -205,9 +208,9 @@ func (s *Server) mountHandler() {
 	s.health = grpchealth.NewStaticChecker(s.names...)
 	// Health and reflection get the same options, so auth decides whether they are public.
 	mux.Handle(grpchealth.NewHandler(s.health, opts...))
-	reflector := grpcreflect.NewStaticReflector(append(append([]string(nil), s.names...), grpchealth.HealthV1ServiceName)...)
-	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
-	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
+	if cfg.Reflection != nil {
+		cfg.Reflection(mux, append(append([]string(nil), s.names...), grpchealth.HealthV1ServiceName), opts...)
+	}
 	s.handler = mux
 	s.handlerBuilt.Store(true)
 }

@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/server/reflection"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -407,7 +409,7 @@ func TestHotReload(t *testing.T) {
 
 func TestHealthAndReflection(t *testing.T) {
 	t.Parallel()
-	ts := start(t, basePolicy, nil)
+	ts := start(t, basePolicy, func(c *server.Config) { c.Reflection = reflection.Mount })
 	// Health over the Connect protocol with JSON, as curl would call it.
 	req, _ := http.NewRequest(http.MethodPost, ts.url+"/grpc.health.v1.Health/Check", strings.NewReader("{}"))
 	req.Header.Set("Content-Type", "application/json")
@@ -436,6 +438,22 @@ func TestHealthAndReflection(t *testing.T) {
 	}
 	if _, err := stream.FileContainingSymbol("ahp.v1.InterceptService"); err != nil {
 		t.Errorf("reflection cannot resolve ahp.v1.InterceptService: %v", err)
+	}
+}
+
+// TestNoReflectionUnlessMounted: without Config.Reflection (the bridge's embedded server) health
+// is still served, reflection is not.
+func TestNoReflectionUnlessMounted(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, nil)
+	stream := grpcreflect.NewClient(h2cClient(), ts.url, connect.WithGRPC()).NewStream(context.Background())
+	defer stream.Close()
+	if names, err := stream.ListServices(); err == nil || connect.CodeOf(err) != connect.CodeUnimplemented {
+		t.Errorf("reflection without Config.Reflection: %v, %v; want unimplemented", names, err)
+	}
+	c := grpchealth.NewClient(h2cClient(), ts.url)
+	if _, err := c.Check(context.Background(), &grpchealth.CheckRequest{}); err != nil {
+		t.Errorf("health: %v", err)
 	}
 }
 

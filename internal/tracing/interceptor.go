@@ -7,7 +7,6 @@ import (
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
-	"connectrpc.com/grpcreflect"
 	"connectrpc.com/otelconnect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"go.opentelemetry.io/otel/propagation"
@@ -57,8 +56,13 @@ func NewInterceptor(cfg Config, opts ...Option) (connect.Interceptor, error) {
 	return &interceptor{inner: inner}, nil
 }
 
+// infrastructure are the services that are not AHP calls: health and gRPC reflection (the
+// reflection names as grpcreflect spells them, without linking it into binaries that never serve
+// reflection).
+var infrastructure = []string{grpchealth.HealthV1ServiceName, "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"}
+
 func isInfrastructure(procedure string) bool {
-	for _, svc := range []string{grpchealth.HealthV1ServiceName, grpcreflect.ReflectV1ServiceName, grpcreflect.ReflectV1AlphaServiceName} {
+	for _, svc := range infrastructure {
 		if strings.HasPrefix(procedure, "/"+svc+"/") {
 			return true
 		}

@@ -2,6 +2,7 @@ package tracing_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/convert"
@@ -92,6 +94,9 @@ func newTracedServer(t *testing.T, cfg tracing.Config) *tracedServer {
 	mux.Handle(ahpv1connect.NewInterceptServiceHandler(stub{}, opt))
 	mux.Handle(ahpv1connect.NewObservationServiceHandler(stub{}, opt))
 	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(), opt))
+	reflector := grpcreflect.NewStaticReflector(grpchealth.HealthV1ServiceName)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector, opt))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opt))
 	srv := httptest.NewUnstartedServer(mux)
 	srv.Config.Protocols = new(http.Protocols)
 	srv.Config.Protocols.SetHTTP1(true)
@@ -266,5 +271,30 @@ func TestHealthIsNotTracedByDefault(t *testing.T) {
 			want = 1
 		}
 		assertEqual(t, "health spans", len(s.spans(trace.SpanKindServer)), want)
+	}
+}
+
+// TestReflectionIsInfrastructure: gRPC reflection, v1 and v1alpha, is health's kind of call —
+// not traced unless health is.
+func TestReflectionIsInfrastructure(t *testing.T) {
+	t.Parallel()
+	for _, traceHealth := range []bool{false, true} {
+		s := newTracedServer(t, tracing.Config{TraceHealth: traceHealth})
+		for _, service := range []string{grpcreflect.ReflectV1ServiceName, grpcreflect.ReflectV1AlphaServiceName} {
+			// An empty gRPC stream: the handler runs (and ends at once), which is all tracing sees.
+			req, _ := http.NewRequest(http.MethodPost, s.url+"/"+service+"/ServerReflectionInfo", http.NoBody)
+			req.Header.Set("Content-Type", "application/grpc")
+			resp, err := h2cClient().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		want := 0
+		if traceHealth {
+			want = 2
+		}
+		assertEqual(t, "reflection spans", len(s.spans(trace.SpanKindServer)), want)
 	}
 }
