@@ -87,8 +87,8 @@ type Server struct {
 	core    *core.Core
 	svc     *service.Services
 
-	// The HTTP handler (every service, health, reflection if configured) is built on first use: a server used
-	// only in-process (Local) never needs it.
+	// The HTTP handler (every service, health, reflection if configured) is built on first use:
+	// a server used only in-process (Local) never needs it.
 	handlerOnce  sync.Once
 	handlerBuilt atomic.Bool // set once health, handler and names are
 	health       *grpchealth.StaticChecker
