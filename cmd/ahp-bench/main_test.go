@@ -34,25 +34,28 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// bridgeBin builds ahp-jsonrpc-bridge once for every test that needs it.
-var bridgeBin = sync.OnceValues(func() (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	return bench.BuildBridge(ctx, bridgeDir)
-})
+// buildOnce builds a command (bench.BuildBridge, bench.BuildServer) once for every test that
+// needs it.
+func buildOnce(build func(context.Context, string) (string, error)) func() (string, error) {
+	return sync.OnceValues(func() (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		return build(ctx, bridgeDir)
+	})
+}
 
-// serverBin builds ahp-server once for the tests that run it as a process.
-var serverBin = sync.OnceValues(func() (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	return bench.BuildServer(ctx, bridgeDir)
-})
+var (
+	bridgeBin = buildOnce(bench.BuildBridge)
+	serverBin = buildOnce(bench.BuildServer)
+)
 
-func needServer(t *testing.T) string {
+// needBinary returns the built binary, or skips the test when it cannot be built here (no go
+// command, or not inside the module).
+func needBinary(t *testing.T, built func() (string, error), unavailable error, what string) string {
 	t.Helper()
-	bin, err := serverBin()
-	if errors.Is(err, bench.ErrServerUnavailable) {
-		t.Skipf("--server-process skipped: %v", err)
+	bin, err := built()
+	if errors.Is(err, unavailable) {
+		t.Skipf("%s skipped: %v", what, err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -62,14 +65,12 @@ func needServer(t *testing.T) string {
 
 func needBridge(t *testing.T) string {
 	t.Helper()
-	bin, err := bridgeBin()
-	if errors.Is(err, bench.ErrBridgeUnavailable) {
-		t.Skipf("bridge modes skipped: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
+	return needBinary(t, bridgeBin, bench.ErrBridgeUnavailable, "bridge modes")
+}
+
+func needServer(t *testing.T) string {
+	t.Helper()
+	return needBinary(t, serverBin, bench.ErrServerUnavailable, "--server-process")
 }
 
 // benchJSON runs ahp-bench with --json and returns the report, failing on a non-zero exit.
