@@ -72,6 +72,8 @@ hub cuts off a subscriber that falls behind), is an error. The table gets a "Wat
 received, items missing, items/s, and latency from the server's publish time to receipt. The
 subscribers run inside ahp-bench, on the cores the server uses, and decode only the fields they
 check, so that as little as possible of their own work is charged to the server.
+--watch-connections K puts the subscribers on K shared HTTP/2 connections instead (1: all streams
+on one, as a single client process would make them).
 --baseline-watchers M runs the same mode on the same server with M subscribers as the baseline
 (or sets those of --baseline-mode), so that one invocation gives the ratio of the p50s:
   ahp-bench --mode intercept --watchers 100 --baseline-watchers 0 --duration 10s --rounds 10
@@ -112,6 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	embedded := fs.Bool("bridge-embedded", false, "bridge modes: run the bridge's embedded decision core (with -policy) instead of pointing it at ahp-server")
 	watchers := fs.Int("watchers", 0, "Watch subscribers on the ahp-server during each phase of the mode, each on its own connection; each must receive every decision (observe-stream: event) answered while it was subscribed")
 	baselineWatchers := fs.Int("baseline-watchers", -1, "Watch subscribers during the baseline's phases; without -baseline or -baseline-mode the baseline is the same mode on the same server (e.g. -watchers 100 -baseline-watchers 0); -1 leaves the baseline as it is")
+	watchConns := fs.Int("watch-connections", 0, "HTTP/2 connections the Watch subscribers share, round robin: 0 gives each its own (independent clients), 1 puts all on one (the streams of one client process, as Connect and gRPC clients multiplex them)")
 	watchFilter := fs.String("watch-filter", "", "filter of every Watch request, comma-separated: decisions, type=EVENT_TYPE (tool.before), tool=TOOL_KIND (shell), session=WORKER|ID (default: everything)")
 	jsonOut := fs.Bool("json", false, "write the report as JSON instead of a table")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
@@ -165,7 +168,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		PolicyFile: *policyFile, Target: *target, ServerProcess: *serverProcess, ServerBin: *serverBin,
 		Audit: *auditOn, AuditPath: *auditPath, AuditFsync: *auditFsync,
 		BridgeBin: *bridgeBin, BridgeOnce: *once, BridgeEmbedded: *embedded,
-		Watchers: *watchers, WatchFilter: *watchFilter,
+		Watchers: *watchers, WatchConnections: *watchConns, WatchFilter: *watchFilter,
 	}
 	switch {
 	case *baselineMode != "":

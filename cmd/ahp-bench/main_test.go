@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -267,6 +268,17 @@ func checkWatch(t *testing.T, r *bench.Result, watchers int, perWatcher int64) {
 // TestWatchersReceiveEveryAnswer runs modes with Watch subscribers at a modest fixed rate (so that
 // a slow CI machine does not make the server cut a subscriber off) and checks that each received
 // every decision or event answered while it was subscribed.
+// watchConnections is the --watch-connections of args, or watchers (one each) without it.
+func watchConnections(args []string, watchers int) int {
+	for i, a := range args {
+		if a == "--watch-connections" && i+1 < len(args) {
+			n, _ := strconv.Atoi(args[i+1])
+			return n
+		}
+	}
+	return watchers
+}
+
 func TestWatchersReceiveEveryAnswer(t *testing.T) {
 	t.Parallel()
 	fixed := []string{"--rate", "400", "--duration", "500ms", "--warmup", "50ms"}
@@ -297,6 +309,8 @@ func TestWatchersReceiveEveryAnswer(t *testing.T) {
 	}{
 		{"intercept-stream-one-session", []string{"--mode", "intercept-stream", "--concurrency", "3", "--watchers", "4", "--watch-filter", "decisions,session=1"}, "intercept-stream --watchers 4", -1, false},
 		{"intercept-grpc", []string{"--mode", "intercept", "--protocol", "grpc", "--watchers", "3", "--watch-filter", "type=tool.before,tool=shell"}, "intercept --watchers 3", 200, false},
+		{"intercept-shared-connection", []string{"--mode", "intercept", "--watchers", "6", "--watch-connections", "1"}, "intercept --watchers 6", 200, false},
+		{"grpc-two-connections", []string{"--mode", "intercept-stream", "--protocol", "grpc", "--watchers", "5", "--watch-connections", "2"}, "intercept-stream --watchers 5", 200, false},
 		{"intercept-filter-matches-nothing", []string{"--mode", "intercept", "--watchers", "3", "--watch-filter", "type=tool.after"}, "intercept --watchers 3", 0, false},
 		{"observe-stream", []string{"--mode", "observe-stream", "--concurrency", "2", "--watchers", "4"}, "observe-stream --watchers 4", 200, false},
 		{"observe-stream-decisions-only", []string{"--mode", "observe-stream", "--watchers", "2", "--watch-filter", "decisions"}, "observe-stream --watchers 2", 0, false},
@@ -311,6 +325,9 @@ func TestWatchersReceiveEveryAnswer(t *testing.T) {
 			report := benchJSON(t, args...)
 			checkResult(t, &report.Run, c.mode)
 			checkWatch(t, &report.Run, report.Run.Watch.Watchers, c.perWatcher)
+			if want := watchConnections(c.args, report.Run.Watch.Watchers); report.Run.Watch.Connections != want {
+				t.Errorf("watch connections %d, want %d", report.Run.Watch.Connections, want)
+			}
 		})
 	}
 	t.Run("noop-baseline-has-no-watchers", func(t *testing.T) {
@@ -422,6 +439,8 @@ func TestRefusesBadUsage(t *testing.T) {
 		{[]string{"--watchers", "-1"}, "must not be negative"},
 		{[]string{"--watchers", "100000"}, "watchers must be from 0 to"},
 		{[]string{"--watch-filter", "decisions"}, "needs --watchers"},
+		{[]string{"--watch-connections", "2"}, "--watch-connections needs --watchers"},
+		{[]string{"--watchers", "2", "--watch-connections", "-1"}, "watch connections must be from 0"},
 		{[]string{"--watchers", "2", "--watch-filter", "type=bogus"}, "watch filter: type"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -441,7 +460,7 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, f := range []string{"mode", "concurrency", "duration", "requests", "rate", "payload-bytes", "baseline", "baseline-mode",
-		"rounds", "warmup", "timeout", "policy", "target", "protocol", "bridge-bin", "once", "bridge-embedded", "json", "quiet", "cpuprofile", "accept-gzip", "audit", "audit-path", "audit-fsync", "watchers", "baseline-watchers", "watch-filter", "server-process", "server-bin"} {
+		"rounds", "warmup", "timeout", "policy", "target", "protocol", "bridge-bin", "once", "bridge-embedded", "json", "quiet", "cpuprofile", "accept-gzip", "audit", "audit-path", "audit-fsync", "watchers", "baseline-watchers", "watch-filter", "watch-connections", "server-process", "server-bin"} {
 		if !strings.Contains(stderr.String(), "  -"+f+" ") && !strings.Contains(stderr.String(), "  -"+f+"\n") {
 			t.Errorf("help does not document -%s", f)
 		}

@@ -123,6 +123,10 @@ type Config struct {
 	// Baseline equal to Mode this compares the same mode on the same server with and without
 	// watchers.
 	BaselineWatchers int
+	// WatchConnections is the number of HTTP/2 connections the Watch subscribers of a phase share,
+	// round robin (0: one each, as independent clients have; 1: all on one, as the streams of one
+	// client process are by default).
+	WatchConnections int
 	// WatchFilter is the filter of every Watch request: comma-separated terms "decisions",
 	// "type=T", "tool=K", "session=S" (a load worker's number or a literal session id); "" for
 	// everything.
@@ -212,6 +216,12 @@ func (cfg *Config) validateWatch() error {
 		if err := cfg.watchable(m); err != nil {
 			return fmt.Errorf("--baseline-watchers: %w", err)
 		}
+	}
+	if cfg.WatchConnections < 0 || cfg.WatchConnections > MaxWatchers {
+		return fmt.Errorf("watch connections must be from 0 (one per watcher) to %d", MaxWatchers)
+	}
+	if cfg.WatchConnections > 0 && cfg.Watchers == 0 && cfg.BaselineWatchers == 0 {
+		return errors.New("--watch-connections needs --watchers or --baseline-watchers")
 	}
 	if cfg.WatchFilter != "" {
 		if cfg.Watchers == 0 && cfg.BaselineWatchers == 0 {
@@ -656,7 +666,7 @@ func (e *env) open(ctx context.Context, m Mode, watchers int) (*system, error) {
 			return nil, err
 		}
 		decided := m.Transport != ModeObserveStream
-		s.watch = newWatchGroup(watchers, ahpURL, opts, f, e.wl, e.cfg.Load.Concurrency, decided, s.expect, e.cfg.Load.Timeout)
+		s.watch = newWatchGroup(watchers, e.cfg.WatchConnections, ahpURL, opts, f, e.wl, e.cfg.Load.Concurrency, decided, s.expect, e.cfg.Load.Timeout)
 		s.target += fmt.Sprintf("; %d Watch subscribers", watchers)
 	}
 	e.systems = append(e.systems, s)

@@ -80,6 +80,8 @@ type Result struct {
 type WatchResult struct {
 	// Watchers is the number of subscribers connected during each phase of the mode.
 	Watchers int `json:"watchers"`
+	// Connections is the number of HTTP/2 connections they share (equal to Watchers: one each).
+	Connections int `json:"connections"`
 	// Filter is the --watch-filter of every Watch request ("" for everything).
 	Filter string `json:"filter,omitempty"`
 	// Items is what the mode's requests publish: "decisions" or "events" (observations).
@@ -116,7 +118,7 @@ type WatchResult struct {
 
 func newWatchResult(w *WatchStats, elapsed time.Duration) *WatchResult {
 	return &WatchResult{
-		Watchers: w.Watchers, ExpectedPerWatcher: w.Expected, Received: w.Received, Missing: w.Missing,
+		Watchers: w.Watchers, Connections: w.Connections, ExpectedPerWatcher: w.Expected, Received: w.Received, Missing: w.Missing,
 		Duplicates: w.Duplicates, Wrong: w.Wrong, EndedEarly: w.EndedEarly, CutOff: w.CutOff, Other: w.Other,
 		Throughput: Throughput(w.Received, elapsed), Delivery: Summarize(&w.Delivery),
 		CatchUpMs: math.Round(float64(w.CatchUp)/float64(time.Millisecond)*10) / 10,
@@ -292,10 +294,14 @@ func writeWatchNote(b *strings.Builder, wr *WatchResult) {
 	if wr.Missing > 0 || wr.EndedEarly > 0 {
 		catchUp = fmt.Sprintf("waited up to %.1f ms after the load of a phase for the subscribers", wr.CatchUpMs)
 	}
-	fmt.Fprintf(b, "  Watch: %d subscribers (own HTTP/2 connection each, filter %s), connected before each phase and closed after it, "+
+	conns := "own HTTP/2 connection each"
+	if wr.Connections > 0 && wr.Connections < wr.Watchers {
+		conns = fmt.Sprintf("sharing %d HTTP/2 connection%s", wr.Connections, map[bool]string{true: "s"}[wr.Connections > 1])
+	}
+	fmt.Fprintf(b, "  Watch: %d subscribers (%s, filter %s), connected before each phase and closed after it, "+
 		"had to receive each of the %d %s answered while they were subscribed: %d received, %d missing (dropped), "+
 		"%d duplicated, %d wrong, %d streams ended early (%d cut off by the server as too slow); %d items from outside the phases ignored; "+
 		"%s; the Watch row's count is items received, errors items missing, latency from the server's publish time to receipt.\n",
-		wr.Watchers, filter, wr.ExpectedPerWatcher, wr.Items, wr.Received, wr.Missing, wr.Duplicates, wr.Wrong,
+		wr.Watchers, conns, filter, wr.ExpectedPerWatcher, wr.Items, wr.Received, wr.Missing, wr.Duplicates, wr.Wrong,
 		wr.EndedEarly, wr.CutOff, wr.Other, catchUp)
 }

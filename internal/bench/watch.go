@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// MaxWatchers bounds --watchers: each watcher has its own connection to the server.
+// MaxWatchers bounds --watchers: by default each watcher has its own connection to the server.
 const MaxWatchers = 1000
 
 // watchFilter is a parsed --watch-filter: what every Watch request of the run asks for.
@@ -111,7 +111,7 @@ func hubFilter(req *ahpv1.WatchRequest) hub.Filter {
 // the same server — the same mode with fewer watchers — really runs without them.
 type watchGroup struct {
 	clients []ahpv1connect.ObservationServiceClient
-	conns   []*http.Client // one each: every watcher has its own HTTP/2 connection
+	conns   []*http.Client // one per HTTP/2 connection; watcher i uses conns[i%len(conns)]
 	req     *ahpv1.WatchRequest
 	filter  hub.Filter
 	// match says, per load worker, whether the items its requests publish pass the filter
@@ -125,8 +125,10 @@ type watchGroup struct {
 	timeout   time.Duration // to subscribe, and for the watchers to catch up after a phase
 }
 
-// newWatchGroup prepares n watchers of the ahp-server at url.
-func newWatchGroup(n int, url string, opts []connect.ClientOption, f watchFilter, wl *Workload, concurrency int, decisions bool, expect *Expectation, timeout time.Duration) *watchGroup {
+// newWatchGroup prepares n watchers of the ahp-server at url, on connections HTTP/2 connections
+// (0 or more than n: one each). Each connection is an http.Client of its own; the streams of the
+// watchers that share it are multiplexed on it, as a Connect or gRPC client process does.
+func newWatchGroup(n, connections int, url string, opts []connect.ClientOption, f watchFilter, wl *Workload, concurrency int, decisions bool, expect *Expectation, timeout time.Duration) *watchGroup {
 	g := &watchGroup{
 		req: f.request(wl), decisions: decisions, prefix: wl.runID + "-",
 		expect: expect, timeout: timeout, match: make([]bool, max(concurrency, 1)),
@@ -140,10 +142,14 @@ func newWatchGroup(n int, url string, opts []connect.ClientOption, f watchFilter
 		g.match[w] = g.filter.Match(it)
 	}
 	opts = append(append([]connect.ClientOption(nil), opts...), connect.WithCodec(leanWatchCodec{}))
-	for range n {
-		hc := httpClient(url)
-		g.conns = append(g.conns, hc)
-		g.clients = append(g.clients, ahpv1connect.NewObservationServiceClient(hc, url, opts...))
+	if connections <= 0 || connections > n {
+		connections = n
+	}
+	for range connections {
+		g.conns = append(g.conns, httpClient(url))
+	}
+	for i := range n {
+		g.clients = append(g.clients, ahpv1connect.NewObservationServiceClient(g.conns[i%connections], url, opts...))
 	}
 	return g
 }
@@ -188,36 +194,48 @@ func (g *watchGroup) begin(base uint64, concurrency int) *watchPhase {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &watchPhase{g: g, base: base, cancel: cancel, answered: make([][]uint64, max(concurrency, 1))}
 	ready := make(chan struct{}, len(g.clients))
-	for _, c := range g.clients {
-		pw := &phaseWatcher{ended: make(chan struct{})}
-		p.watchers = append(p.watchers, pw)
-		p.wg.Go(func() {
-			defer close(pw.ended)
-			stream, err := c.Watch(ctx, connect.NewRequest(g.req))
-			if err != nil {
-				pw.err = err
-				ready <- struct{}{}
-				return
-			}
-			defer stream.Close()
-			stream.ResponseHeader()
-			ready <- struct{}{}
-			for stream.Receive() {
-				pw.take(stream.Msg(), p)
-			}
-			pw.err = stream.Err()
-		})
-	}
 	giveUp := time.NewTimer(g.timeout)
 	defer giveUp.Stop()
-	for range g.clients {
-		select {
-		case <-ready:
-		case <-giveUp.C:
-			return p
+	// The first watcher of each connection subscribes first: streams started at once on an HTTP
+	// client with no connection yet would each dial their own, and watchers meant to share a
+	// connection would not. Once it is up, the others are multiplexed on it.
+	waves := [][]ahpv1connect.ObservationServiceClient{g.clients[:len(g.conns)], g.clients[len(g.conns):]}
+	for _, wave := range waves {
+		for _, c := range wave {
+			p.watchers = append(p.watchers, p.subscribe(ctx, c, ready))
+		}
+		for range wave {
+			select {
+			case <-ready:
+			case <-giveUp.C:
+				return p
+			}
 		}
 	}
 	return p
+}
+
+// subscribe starts one watcher's stream; ready gets a value once the server has subscribed it
+// (the stream's headers arrived) or the call failed.
+func (p *watchPhase) subscribe(ctx context.Context, c ahpv1connect.ObservationServiceClient, ready chan<- struct{}) *phaseWatcher {
+	pw := &phaseWatcher{ended: make(chan struct{})}
+	p.wg.Go(func() {
+		defer close(pw.ended)
+		stream, err := c.Watch(ctx, connect.NewRequest(p.g.req))
+		if err != nil {
+			pw.err = err
+			ready <- struct{}{}
+			return
+		}
+		defer stream.Close()
+		stream.ResponseHeader()
+		ready <- struct{}{}
+		for stream.Receive() {
+			pw.take(stream.Msg(), p)
+		}
+		pw.err = stream.Err()
+	})
+	return pw
 }
 
 // phaseSeqBits bounds the bit set: sequence numbers of a phase stay below 2^40 (see runPhase),
@@ -336,7 +354,7 @@ func (p *watchPhase) finish(st *Stats) {
 			}
 		}
 	}
-	ws := &WatchStats{Watchers: len(p.watchers), Expected: expected}
+	ws := &WatchStats{Watchers: len(p.watchers), Connections: len(g.conns), Expected: expected}
 	start := time.Now()
 	if !st.Interrupted {
 		deadline := start.Add(g.timeout)
@@ -395,8 +413,8 @@ func (p *watchPhase) finish(st *Stats) {
 
 // WatchStats is what the Watch subscribers of a phase received.
 type WatchStats struct {
-	// Watchers is the number of subscribers.
-	Watchers int
+	// Watchers is the number of subscribers, and Connections the HTTP/2 connections they share.
+	Watchers, Connections int
 	// Expected is the number of items each subscriber had to receive: the requests answered
 	// during the phase whose items pass the filter.
 	Expected uint64
@@ -424,6 +442,7 @@ type WatchStats struct {
 
 func (s *WatchStats) merge(o *WatchStats) {
 	s.Watchers = max(s.Watchers, o.Watchers)
+	s.Connections = max(s.Connections, o.Connections)
 	s.Expected += o.Expected
 	s.Received += o.Received
 	s.Missing += o.Missing

@@ -3,9 +3,12 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,7 +68,7 @@ func TestWatchGroupMatchesPerWorker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := newWatchGroup(0, "http://127.0.0.1:1", nil, f, wl, 3, c.decisions, FixedExpectation(VerdictAllow, VerdictDeny), time.Second)
+		g := newWatchGroup(0, 0, "http://127.0.0.1:1", nil, f, wl, 3, c.decisions, FixedExpectation(VerdictAllow, VerdictDeny), time.Second)
 		for w, want := range c.want {
 			if g.match[w] != want {
 				t.Errorf("filter %q, decisions %v: worker %d matches %v, want %v", c.filter, c.decisions, w, g.match[w], want)
@@ -90,6 +93,8 @@ type fakeWatch struct {
 	ahpv1connect.UnimplementedObservationServiceHandler
 	items []*ahpv1.WatchResponse
 	err   error
+	// accepted, when set, counts the TCP connections the server accepted.
+	accepted *atomic.Int32
 }
 
 func (f fakeWatch) Watch(ctx context.Context, _ *connect.Request[ahpv1.WatchRequest], stream *connect.ServerStream[ahpv1.WatchResponse]) error {
@@ -113,6 +118,13 @@ func startFakeWatch(t *testing.T, f fakeWatch) string {
 	srv.Config.Protocols = new(http.Protocols)
 	srv.Config.Protocols.SetHTTP1(true)
 	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	if f.accepted != nil {
+		srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+			if state == http.StateNew {
+				f.accepted.Add(1)
+			}
+		}
+	}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv.URL
@@ -138,7 +150,7 @@ func TestWatchPhaseReportsWhatWentWrong(t *testing.T) {
 	}
 	url := startFakeWatch(t, fakeWatch{items: items, err: connect.NewError(connect.CodeResourceExhausted, errors.New("watcher too slow"))})
 	f, _ := parseWatchFilter("")
-	g := newWatchGroup(2, url, nil, f, wl, 1, true, FixedExpectation(VerdictAllow, VerdictDeny), 5*time.Second)
+	g := newWatchGroup(2, 0, url, nil, f, wl, 1, true, FixedExpectation(VerdictAllow, VerdictDeny), 5*time.Second)
 	p := g.begin(base, 1)
 	for seq := range uint64(5) {
 		p.answer(0, seq)
@@ -169,6 +181,14 @@ func TestWatchPhaseReportsWhatWentWrong(t *testing.T) {
 // is no error.
 func TestWatchPhaseCompleteIsClean(t *testing.T) {
 	t.Parallel()
+	for _, conns := range []int{0, 1, 2} {
+		t.Run(fmt.Sprintf("connections=%d", conns), func(t *testing.T) { watchPhaseCompleteIsClean(t, conns) })
+	}
+}
+
+// watchPhaseCompleteIsClean runs three watchers on conns HTTP/2 connections (0: one each).
+func watchPhaseCompleteIsClean(t *testing.T, conns int) {
+	t.Parallel()
 	wl, _ := NewWorkload(0)
 	base := uint64(2) << 40
 	var items []*ahpv1.WatchResponse
@@ -179,17 +199,25 @@ func TestWatchPhaseCompleteIsClean(t *testing.T) {
 		}
 		items = append(items, &ahpv1.WatchResponse{Event: wl.ToolBefore(0, base+seq), Decision: &ahpv1.Decision{Verdict: v}})
 	}
-	url := startFakeWatch(t, fakeWatch{items: items})
+	var accepted atomic.Int32
+	url := startFakeWatch(t, fakeWatch{items: items, accepted: &accepted})
 	f, _ := parseWatchFilter("")
-	g := newWatchGroup(3, url, nil, f, wl, 2, true, FixedExpectation(VerdictAllow, VerdictDeny), 5*time.Second)
+	g := newWatchGroup(3, conns, url, nil, f, wl, 2, true, FixedExpectation(VerdictAllow, VerdictDeny), 5*time.Second)
+	if want := map[int]int{0: 3, 1: 1, 2: 2}[conns]; len(g.conns) != want {
+		t.Fatalf("%d HTTP clients for connections=%d, want %d", len(g.conns), conns, want)
+	}
 	p := g.begin(base, 2)
 	for seq := range uint64(100) {
 		p.answer(int(seq%2), seq)
 	}
 	st := &Stats{}
 	p.finish(st)
-	if ws := st.Watch; st.Errors != 0 || ws.Expected != 100 || ws.Received != 300 || ws.Missing != 0 || ws.EndedEarly != 0 {
+	if ws := st.Watch; st.Errors != 0 || ws.Expected != 100 || ws.Received != 300 || ws.Missing != 0 || ws.EndedEarly != 0 || ws.Connections != len(g.conns) {
 		t.Errorf("errors %d %v, watch %+v", st.Errors, st.ErrorKinds, *ws)
+	}
+	// The watchers that share an HTTP client share its one HTTP/2 connection.
+	if n := int(accepted.Load()); n != len(g.conns) {
+		t.Errorf("the server accepted %d connections from %d HTTP clients", n, len(g.conns))
 	}
 }
 
