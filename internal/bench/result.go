@@ -80,7 +80,7 @@ type Result struct {
 type WatchResult struct {
 	// Watchers is the number of subscribers connected during each phase of the mode.
 	Watchers int `json:"watchers"`
-	// Connections is the number of HTTP/2 connections they share (equal to Watchers: one each).
+	// Connections is the number of HTTP/2 connections they use (Watchers when each has its own).
 	Connections int `json:"connections"`
 	// Filter is the --watch-filter of every Watch request ("" for everything).
 	Filter string `json:"filter,omitempty"`
@@ -295,8 +295,11 @@ func writeWatchNote(b *strings.Builder, wr *WatchResult) {
 		catchUp = fmt.Sprintf("waited up to %.1f ms after the load of a phase for the subscribers", wr.CatchUpMs)
 	}
 	conns := "own HTTP/2 connection each"
-	if wr.Connections > 0 && wr.Connections < wr.Watchers {
-		conns = fmt.Sprintf("sharing %d HTTP/2 connection%s", wr.Connections, map[bool]string{true: "s"}[wr.Connections > 1])
+	switch {
+	case wr.Connections == 1 && wr.Watchers > 1:
+		conns = "all on one HTTP/2 connection"
+	case wr.Connections > 1 && wr.Connections < wr.Watchers:
+		conns = fmt.Sprintf("sharing %d HTTP/2 connections", wr.Connections)
 	}
 	fmt.Fprintf(b, "  Watch: %d subscribers (%s, filter %s), connected before each phase and closed after it, "+
 		"had to receive each of the %d %s answered while they were subscribed: %d received, %d missing (dropped), "+
