@@ -156,19 +156,11 @@ func (p *jsonParser) object() (any, bool) {
 			return nil, false
 		}
 		p.members = append(p.members, jsonMember{key, v})
-		p.skipSpace()
-		if p.pos >= len(p.data) {
+		if more, ok := p.next('}'); !ok {
 			return nil, false
+		} else if !more {
+			break
 		}
-		if c := p.data[p.pos]; c == ',' {
-			p.pos++
-			p.skipSpace()
-			continue
-		} else if c != '}' {
-			return nil, false
-		}
-		p.pos++
-		break
 	}
 	p.path = p.path[:len(p.path)-1]
 	p.depth--
@@ -223,6 +215,26 @@ func (p *jsonParser) parentPath() string {
 	return path
 }
 
+// next reads what follows an element of an object or array: a comma (more is true, and the
+// parser stands at the next element) or the closing byte (more is false, and the parser stands
+// after it). Anything else, or the end of the input, is not JSON.
+func (p *jsonParser) next(closing byte) (more, ok bool) {
+	p.skipSpace()
+	if p.pos >= len(p.data) {
+		return false, false
+	}
+	switch p.data[p.pos] {
+	case ',':
+		p.pos++
+		p.skipSpace()
+		return true, true
+	case closing:
+		p.pos++
+		return false, true
+	}
+	return false, false
+}
+
 func (p *jsonParser) array() (any, bool) {
 	if p.depth++; p.depth > jsonParseMaxDepth {
 		return nil, false
@@ -243,19 +255,11 @@ func (p *jsonParser) array() (any, bool) {
 			return nil, false
 		}
 		p.items = append(p.items, v)
-		p.skipSpace()
-		if p.pos >= len(p.data) {
+		if more, ok := p.next(']'); !ok {
 			return nil, false
+		} else if !more {
+			break
 		}
-		if c := p.data[p.pos]; c == ',' {
-			p.pos++
-			p.skipSpace()
-			continue
-		} else if c != ']' {
-			return nil, false
-		}
-		p.pos++
-		break
 	}
 	p.path = p.path[:len(p.path)-1]
 	p.depth--
