@@ -37,18 +37,14 @@ func NewEmbedded(cfg server.Config) (Clients, io.Closer, error) {
 	ln := newPipeListener()
 	ln.start = func() error { return local.Serve(ln) }
 	streams := &pipeClients{ln: ln}
-	var once sync.Once
-	var closeErr error
-	closer := closerFunc(func() error {
-		once.Do(func() {
-			// Close our idle connections first: a server shutting down waits for open HTTP/2
-			// connections to go idle and close, which would otherwise cost its full grace period.
-			streams.closeIdle()
-			closeErr = local.Close()
-			_ = ln.Close() // when no stream ever started the HTTP server, nothing else closes it
-		})
-		return closeErr
-	})
+	closer := closerFunc(sync.OnceValue(func() error {
+		// Close our idle connections first: a server shutting down waits for open HTTP/2
+		// connections to go idle and close, which would otherwise cost its full grace period.
+		streams.closeIdle()
+		err := local.Close()
+		_ = ln.Close() // when no stream ever started the HTTP server, nothing else closes it
+		return err
+	}))
 	return localClients(local, streams), closer, nil
 }
 
@@ -60,16 +56,11 @@ func embeddedOverPipe(srv *server.Server) (Clients, io.Closer, error) {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	streams := &pipeClients{ln: ln}
-	var once sync.Once
-	var closeErr error
-	closer := closerFunc(func() error {
-		once.Do(func() {
-			streams.closeIdle()
-			cancel()
-			closeErr = <-served
-		})
-		return closeErr
-	})
+	closer := closerFunc(sync.OnceValue(func() error {
+		streams.closeIdle()
+		cancel()
+		return <-served
+	}))
 	return streams.get(), closer, nil
 }
 
