@@ -175,11 +175,7 @@ func TestServeFinishesInFlightMessagesOnCancel(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- ndjson.Serve(ctx, pr, &out, h, bridge.TransportUnix, ndjson.Options{}) }()
 	io.WriteString(pw, tt.Request(`"inflight"`, "sleep", `{"ms":200}`)+"\n")
-	for deadline := time.Now().Add(testTimeout); h.Calls() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("message never reached the handler")
-		}
-	}
+	awaitCall(t, h)
 	cancel()
 	select {
 	case err := <-done:
@@ -228,11 +224,7 @@ func TestServeReportsAFailedAnswerInFlightAtCancel(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- ndjson.Serve(ctx, pr, failingWriter{boom}, h, bridge.TransportStdio, ndjson.Options{}) }()
 	io.WriteString(pw, tt.Request(`"inflight"`, "sleep", `{"ms":100}`)+"\n")
-	for deadline := time.Now().Add(testTimeout); h.Calls() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("message never reached the handler")
-		}
-	}
+	awaitCall(t, h)
 	cancel()
 	select {
 	case err := <-done:
@@ -298,4 +290,14 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// awaitCall waits until h has been called at least once.
+func awaitCall(t *testing.T, h *tt.Handler) {
+	t.Helper()
+	for deadline := time.Now().Add(testTimeout); h.Calls() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("message never reached the handler")
+		}
+	}
 }
