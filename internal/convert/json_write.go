@@ -79,7 +79,12 @@ func jsonSortedKeys[V any](m map[string]V, keys []string) []string {
 	return keys
 }
 
-func appendJSONObject(b []byte, m map[string]any) (_ []byte, ok bool) {
+func appendJSONObject(b []byte, m map[string]any) ([]byte, bool) {
+	return appendMembers(b, m, appendJSON)
+}
+
+// appendMembers writes m as a JSON object, members in key order, each value with value.
+func appendMembers[V any](b []byte, m map[string]V, value func([]byte, V) ([]byte, bool)) (_ []byte, ok bool) {
 	var buf [16]string
 	b = append(b, '{')
 	for i, k := range jsonSortedKeys(m, buf[:]) {
@@ -88,7 +93,7 @@ func appendJSONObject(b []byte, m map[string]any) (_ []byte, ok bool) {
 		}
 		b = AppendJSONString(b, k)
 		b = append(b, ':')
-		if b, ok = appendJSON(b, m[k]); !ok {
+		if b, ok = value(b, m[k]); !ok {
 			return b, false
 		}
 	}
@@ -97,18 +102,10 @@ func appendJSONObject(b []byte, m map[string]any) (_ []byte, ok bool) {
 
 // appendStruct writes s as marshalJSONStd(fromStruct(s)) would: nil is an empty object.
 func appendStruct(b []byte, s *structpb.Struct) []byte {
-	var buf [16]string
-	fields := s.GetFields()
-	b = append(b, '{')
-	for i, k := range jsonSortedKeys(fields, buf[:]) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendJSONString(b, k)
-		b = append(b, ':')
-		b = appendStructValue(b, fields[k])
-	}
-	return append(b, '}')
+	b, _ = appendMembers(b, s.GetFields(), func(b []byte, v *structpb.Value) ([]byte, bool) {
+		return appendStructValue(b, v), true
+	})
+	return b
 }
 
 // appendStructValue writes v as marshalJSONStd(fromValue(v)) would.
