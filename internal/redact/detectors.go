@@ -66,9 +66,9 @@ const (
 )
 
 // builtins are the built-in detectors, most specific first: when two detectors cover the same
-// text, the earlier one names the placeholder. Their regular expressions are compiled on first use
-// rather than at package init, which a process that never redacts (a per-event bridge) would
-// otherwise pay at every start.
+// text, the earlier one names the replacement ([REDACTED:kind]). Their regular expressions are
+// compiled on first use rather than at package init, which a process that never redacts (a
+// per-event bridge) would otherwise pay at every start.
 var builtins = sync.OnceValue(newBuiltins)
 
 func newBuiltins() []*detector {

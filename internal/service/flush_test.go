@@ -31,16 +31,16 @@ func TestBatchFlushesHoldsWatchFlushesOnly(t *testing.T) {
 			g := flushGateFrom(r.Context())
 			sawGate = g != nil
 			g.hold()
-			for range 3 {
-				w.Write([]byte("x"))
+			for _, part := range []string{"a", "b", "c"} {
+				w.Write([]byte(part))
 				w.(http.Flusher).Flush()
 			}
 			g.release()
 			g.release() // a second release has nothing due
 		}))
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, c.path, nil))
-		if sawGate != c.gated || w.flushes != c.wantFlushes || w.Body.String() != "xxx" {
-			t.Errorf("%s: gate %v, %d flushes, body %q; want gate %v, %d flushes, body xxx", c.path, sawGate, w.flushes, w.Body.String(), c.gated, c.wantFlushes)
+		if sawGate != c.gated || w.flushes != c.wantFlushes || w.Body.String() != "abc" {
+			t.Errorf("%s: gate %v, %d flushes, body %q; want gate %v, %d flushes, body abc", c.path, sawGate, w.flushes, w.Body.String(), c.gated, c.wantFlushes)
 		}
 	}
 }
