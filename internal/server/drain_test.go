@@ -18,22 +18,12 @@ import (
 // grace period; it ends with Unavailable so that its client reconnects elsewhere.
 func TestShutdownEndsInterceptStreams(t *testing.T) {
 	t.Parallel()
-	srv, err := server.New(server.Config{Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, shutdown := context.WithCancel(context.Background())
+	addr, shutdown, served := serveOn(t, server.Config{Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: 30 * time.Second})
 	defer shutdown()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
 
 	cctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	stream := ahpv1connect.NewInterceptServiceClient(h2cClient(), "http://"+ln.Addr().String()).InterceptStream(cctx)
+	stream := ahpv1connect.NewInterceptServiceClient(h2cClient(), "http://"+addr).InterceptStream(cctx)
 	if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: shell("drain-1", "ls"), RequestId: "r1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -86,4 +76,22 @@ func TestObserveStreamRateLimitCountsEvents(t *testing.T) {
 	if took := time.Since(began); took < 400*time.Millisecond {
 		t.Errorf("30 events at 20/s took %v; the limit did not count the batch's events", took)
 	}
+}
+
+// serveOn runs a server made from cfg with Serve on a loopback port: its address, the function
+// that shuts it down, and Serve's result once it has returned.
+func serveOn(t *testing.T, cfg server.Config) (addr string, shutdown context.CancelFunc, served <-chan error) {
+	t.Helper()
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	return ln.Addr().String(), cancel, done
 }

@@ -66,20 +66,10 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 func TestServeTLSAndGracefulShutdown(t *testing.T) {
 	t.Parallel()
 	certFile, keyFile, pool := selfSigned(t)
-	srv, err := server.New(server.Config{TLSCertFile: certFile, TLSKeyFile: keyFile, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	addr, cancel, done := serveOn(t, server.Config{TLSCertFile: certFile, TLSKeyFile: keyFile, Logger: slog.New(slog.DiscardHandler)})
 
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
-	url := "https://" + ln.Addr().String()
+	url := "https://" + addr
 	for _, opts := range [][]connect.ClientOption{nil, {connect.WithGRPC()}} {
 		h := ahpv1connect.NewHarnessServiceClient(client, url, opts...)
 		resp, err := h.GetCapabilities(context.Background(), connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
@@ -129,18 +119,9 @@ func TestMutualTLS(t *testing.T) {
 	t.Parallel()
 	certFile, keyFile, pool := selfSigned(t)
 	cert, caFile := clientCert(t)
-	srv, err := server.New(server.Config{TLSCertFile: certFile, TLSKeyFile: keyFile, TLSClientCAFile: caFile, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+	addr, cancel, _ := serveOn(t, server.Config{TLSCertFile: certFile, TLSKeyFile: keyFile, TLSClientCAFile: caFile, Logger: slog.New(slog.DiscardHandler)})
 	defer cancel()
-	go func() { _ = srv.Serve(ctx, ln) }()
-	url := "https://" + ln.Addr().String()
+	url := "https://" + addr
 	call := func(certs []tls.Certificate) error {
 		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: certs}, ForceAttemptHTTP2: true}}
 		_, err := ahpv1connect.NewHarnessServiceClient(c, url).GetCapabilities(context.Background(), connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
