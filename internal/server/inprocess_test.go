@@ -426,14 +426,7 @@ func TestLocalHandlerErrors(t *testing.T) {
 // server does; a second Close is harmless.
 func TestLocalClose(t *testing.T) {
 	t.Parallel()
-	srv, err := New(Config{Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := srv.Local(LocalOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, l := newLocal(t, LocalOptions{}, nil)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var finished atomic.Bool
 	callDone := make(chan error, 1)
@@ -462,7 +455,7 @@ func TestLocalClose(t *testing.T) {
 		t.Errorf("the call in flight failed: %v", err)
 	}
 
-	_, err = l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("late", "ls")}))
+	_, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("late", "ls")}))
 	if connect.CodeOf(err) != connect.CodeUnavailable || connect.IsWireError(err) || !errors.Is(err, ErrLocalClosed) {
 		t.Errorf("call after Close: %v", err)
 	}
@@ -501,14 +494,7 @@ func TestLocalCloseTimeout(t *testing.T) {
 // one core and hub, and Close ends both.
 func TestLocalServeStreams(t *testing.T) {
 	t.Parallel()
-	srv, err := New(Config{Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := srv.Local(LocalOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, l := newLocal(t, LocalOptions{}, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
