@@ -169,7 +169,7 @@ func stopProcess(cmd *exec.Cmd, exited <-chan error, grace time.Duration) error 
 	case <-time.After(grace):
 		_ = cmd.Process.Kill()
 		<-exited
-		return fmt.Errorf("ahp-jsonrpc-bridge did not exit within %v after its input ended; killed", grace)
+		return fmt.Errorf("did not exit within %v; killed", grace)
 	}
 }
 
@@ -280,7 +280,7 @@ func (d *stdioDriver) close() error {
 	_ = d.stdin.Close()
 	d.writeMu.Unlock()
 	if err := stopProcess(d.cmd, d.exited, 10*time.Second); err != nil {
-		return fmt.Errorf("ahp-jsonrpc-bridge: %v; stderr: %s", err, d.stderr.String())
+		return fmt.Errorf("ahp-jsonrpc-bridge, after its input ended: %v; stderr: %s", err, d.stderr.String())
 	}
 	return nil
 }
@@ -451,7 +451,7 @@ func (d *httpDriver) close() error {
 		if errors.As(err, &exit) {
 			return fmt.Errorf("ahp-jsonrpc-bridge --http exited with %v; stderr: %s", err, d.stderr.String())
 		}
-		return err
+		return fmt.Errorf("ahp-jsonrpc-bridge --http, after an interrupt: %w", err)
 	}
 	return nil
 }

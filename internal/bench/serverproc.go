@@ -105,17 +105,10 @@ func startServerProcess(p serverProcess) (*running, error) {
 	}()
 	stop := func() error {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				return fmt.Errorf("ahp-server process: %v; stderr: %s", err, stderr.String())
-			}
-			return nil
-		case <-time.After(serverStopGrace):
-			_ = cmd.Process.Kill()
-			<-exited
-			return fmt.Errorf("ahp-server process did not exit within %v of SIGTERM; killed", serverStopGrace)
+		if err := stopProcess(cmd, exited, serverStopGrace); err != nil {
+			return fmt.Errorf("ahp-server process, after SIGTERM: %v; stderr: %s", err, stderr.String())
 		}
+		return nil
 	}
 	fail := func(why string) (*running, error) {
 		_ = cmd.Process.Kill()
