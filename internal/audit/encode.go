@@ -3,9 +3,8 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"strconv"
-
-	"github.com/ahp-gateway/ahp/internal/convert"
 )
 
 // appendBody appends rec as a JSON object without its chain members (seq, prev, hash). The output
@@ -44,7 +43,7 @@ func appendBody(dst []byte, rec *Record) ([]byte, error) {
 			if i > 0 {
 				e.dst = append(e.dst, ',')
 			}
-			e.dst = convert.AppendJSONString(e.dst, id)
+			e.dst = jsonwire.AppendString(e.dst, id)
 		}
 		e.dst = append(e.dst, ']')
 	}
@@ -138,7 +137,7 @@ func (e *objectEncoder) str(k, v string, omitEmpty bool) {
 		return
 	}
 	e.key(k)
-	e.dst = convert.AppendJSONString(e.dst, v)
+	e.dst = jsonwire.AppendString(e.dst, v)
 }
 
 func (e *objectEncoder) bool(k string, v bool) {

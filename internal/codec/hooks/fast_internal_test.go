@@ -1,0 +1,307 @@
+package hooks
+
+import (
+	"encoding/json"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// The fast paths of the Hooks codec (one-pass parser, reflection-free writer, typed response
+// check, hand-written reverse-DNS match) must be invisible: these tests hold each to the slower
+// reference it replaced, byte for byte and error for error.
+
+var reverseDNSRegexp = regexp.MustCompile(reverseDNSPattern)
+
+func TestIsReverseDNSMatchesPattern(t *testing.T) {
+	for _, s := range []string{
+		"", ".", "a", "a.b", "com.example.feature", "A1.b_-", "a.b.", ".a.b", "a..b", "1a.b", "a.1b",
+		"a._b", "a.b-", "dev.ahpgateway", "com.example.x\n", "é.b", "a.b c", "a-b.c_d.E9",
+	} {
+		if got, want := isReverseDNS(s), reverseDNSRegexp.MatchString(s); got != want {
+			t.Errorf("hooksIsReverseDNS(%q) = %v, pattern says %v", s, got, want)
+		}
+	}
+}
+
+func FuzzHooksIsReverseDNS(f *testing.F) {
+	for _, s := range []string{"a.b", "com.example.feature", "a..b", "a.", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isReverseDNS(s), reverseDNSRegexp.MatchString(s); got != want {
+			t.Fatalf("hooksIsReverseDNS(%q) = %v, pattern says %v", s, got, want)
+		}
+	})
+}
+
+// encodeReference is EncodeMessage as it was: the plain tree, checked by decoding it in
+// full, written by encoding/json.
+func encodeReference(m *Message) ([]byte, error) {
+	if err := checkShape(m); err != nil {
+		return nil, err
+	}
+	v := plainEncoder.envelope(m)
+	if _, err := decodeEnvelope(v); err != nil {
+		return nil, encodeError("message", err)
+	}
+	return jsonwire.MarshalStd(v)
+}
+
+func checkEncodeMatchesReference(t *testing.T, m *Message) {
+	t.Helper()
+	got, err := EncodeMessage(m)
+	want, wantErr := encodeReference(m)
+	if string(got) != string(want) || !reflect.DeepEqual(err, wantErr) {
+		t.Fatalf("EncodeHooksMessage:\n got %s, %v\nwant %s, %v", got, err, want, wantErr)
+	}
+	// A message the typed check passes must pass the real one.
+	if checkShape(m) == nil && responseValid(m) {
+		if _, err := decodeEnvelope(plainEncoder.envelope(m)); err != nil {
+			t.Fatalf("hooksResponseValid passed a message the decoder refuses: %v", err)
+		}
+	}
+}
+
+func TestEncodeMessageMatchesReference(t *testing.T) {
+	paths, _ := filepath.Glob("testdata/*/*.json*")
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := DecodeMessage(data)
+		if err != nil {
+			if resp, ok := ErrorResponse(err); ok {
+				checkEncodeMatchesReference(t, resp)
+			}
+			continue
+		}
+		checkEncodeMatchesReference(t, m)
+	}
+	ext := func(keys ...string) *structpb.Struct {
+		s := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		for _, k := range keys {
+			s.Fields[k] = structpb.NewStringValue("v<&>\u2028")
+		}
+		return s
+	}
+	deny := func(reason, code string) *ahpv1.HooksEffect {
+		return &ahpv1.HooksEffect{Type: "deny", Reason: reason, Code: code}
+	}
+	num := func(f float64) *structpb.Value { return structpb.NewNumberValue(f) }
+	odd := &structpb.Struct{Fields: map[string]*structpb.Value{
+		"n": num(math.NaN()), "i": num(math.Inf(1)), "big": num(1e300), "frac": num(-0.1), "int": num(1 << 52),
+		"neg0": num(math.Copysign(0, -1)), "huge": num(1 << 53), "nil": nil, "empty": {},
+		"s": structpb.NewStructValue(nil), "l": structpb.NewListValue(nil), "bad": structpb.NewStringValue("\xff\x00\"\\"),
+	}}
+	results := []*ahpv1.HooksInterceptResult{
+		{ProtocolVersion: "0.1"},
+		{ProtocolVersion: "0.2"},
+		{ProtocolVersion: ""},
+		{ProtocolVersion: "0.1", Effects: []*ahpv1.HooksEffect{deny("no", "")}},
+		{ProtocolVersion: "0.1", Effects: []*ahpv1.HooksEffect{deny("", "")}},
+		{ProtocolVersion: "0.1", Effects: []*ahpv1.HooksEffect{deny("no", "not dns")}},
+		{ProtocolVersion: "0.1", Effects: []*ahpv1.HooksEffect{deny("no", "a.b")}},
+		{ProtocolVersion: "0.1", Effects: []*ahpv1.HooksEffect{deny("no", ""), deny("again", "")}},
+		{ProtocolVersion: "0.1", Effects: []*ahpv1.HooksEffect{{Type: "allow", Reason: "x"}}},
+		{ProtocolVersion: "0.1", Effects: []*ahpv1.HooksEffect{nil}},
+		{ProtocolVersion: "0.1", Effects: []*ahpv1.HooksEffect{{Type: "deny", Reason: "x", Extensions: ext("bad key")}}},
+		{ProtocolVersion: "0.1", Effects: []*ahpv1.HooksEffect{{Type: "deny", Reason: "x", Extensions: ext("a.b", "c.d")}}},
+		{ProtocolVersion: "0.1", Effects: []*ahpv1.HooksEffect{{Type: "deny", Extensions: ext(), UnknownFields: ext("reason")}}},
+		{ProtocolVersion: "0.1", Effects: []*ahpv1.HooksEffect{{Type: "deny", Reason: "x", UnknownFields: ext("code")}}},
+		{ProtocolVersion: "0.1", Effects: []*ahpv1.HooksEffect{{Type: "deny", Reason: "x", UnknownFields: odd}}},
+		{ProtocolVersion: "0.1", Extensions: ext("dev.ahpgateway", "x")},
+		{ProtocolVersion: "0.1", Extensions: ext()},
+		{ProtocolVersion: "0.1", UnknownFields: ext("effects")},
+		{ProtocolVersion: "0.1", UnknownFields: ext("extensions")},
+		{ProtocolVersion: "0.1", UnknownFields: odd},
+		RenderResult(&ahpv1.Decision{DecisionId: "d", MatchedRuleIds: []string{"r1", "r2"}, Synthetic: true,
+			Effects: []*ahpv1.Effect{{RuleId: "r1", Effect: &ahpv1.Effect_Deny{Deny: &ahpv1.DenyEffect{Reason: "no\n\"way\"", Code: "a.b"}}}}}, "0.1"),
+	}
+	ids := []ID{{}, NullID(), StringID(""), StringID("ev-1"), IntID(7), IntID(1 << 60), IntID(-(1<<53 - 1))}
+	envelopes := []*structpb.Struct{nil, ext("x-note"), ext("method"), ext("error"), ext("result"), ext("id"), ext("jsonrpc"), ext("params"), odd}
+	for _, r := range results {
+		for _, id := range ids {
+			for _, env := range envelopes {
+				checkEncodeMatchesReference(t, &Message{ID: id, Result: r, UnknownFields: env})
+			}
+		}
+	}
+	errs := []*ahpv1.RpcError{{}, {Code: -32602, Message: "Invalid params", Data: structpb.NewStructValue(odd)}, {Code: math.MinInt32, Data: structpb.NewNullValue()}}
+	for _, e := range errs {
+		for _, id := range ids {
+			for _, env := range envelopes {
+				checkEncodeMatchesReference(t, &Message{ID: id, Error: e, UnknownFields: env})
+				checkEncodeMatchesReference(t, &Message{ID: id, Error: e, Method: "hooks/intercept", UnknownFields: env})
+			}
+		}
+	}
+	checkEncodeMatchesReference(t, nil)
+	checkEncodeMatchesReference(t, &Message{})
+	checkEncodeMatchesReference(t, &Message{ID: StringID("x"), Result: results[0], Error: errs[0]})
+}
+
+// FuzzEncodeHooksResponse builds responses from fuzzed parts and holds EncodeMessage to the
+// reference, which exercises every branch of responseValid.
+func FuzzEncodeHooksResponse(f *testing.F) {
+	f.Add("0.1", "deny", "no", "a.b", "com.example.x", "x-note", uint8(1), uint8(2), "ev-1", int64(0))
+	f.Add("0.1", "deny", "", "", "bad key", "reason", uint8(2), uint8(3), "", int64(1<<53))
+	f.Add("0.2", "allow", "r", "zz", "", "method", uint8(0), uint8(0), "x", int64(-1))
+	f.Fuzz(func(t *testing.T, pv, typ, reason, code, extKey, unknownKey string, effects, idKind uint8, idStr string, idNum int64) {
+		var id ID
+		switch idKind % 4 {
+		case 1:
+			id = NullID()
+		case 2:
+			id = StringID(idStr)
+		case 3:
+			id = IntID(idNum)
+		}
+		unknown := &structpb.Struct{Fields: map[string]*structpb.Value{unknownKey: structpb.NewStringValue(idStr)}}
+		var ext *structpb.Struct
+		if extKey != "" {
+			ext = &structpb.Struct{Fields: map[string]*structpb.Value{extKey: structpb.NewNumberValue(float64(idNum))}}
+		}
+		r := &ahpv1.HooksInterceptResult{ProtocolVersion: pv, Extensions: ext}
+		for i := range int(effects % 3) {
+			e := &ahpv1.HooksEffect{Type: typ, Reason: reason, Code: code, Extensions: ext}
+			if i == 0 && effects&4 != 0 {
+				e.UnknownFields = unknown
+			}
+			r.Effects = append(r.Effects, e)
+		}
+		if effects&8 != 0 {
+			r.UnknownFields = unknown
+		}
+		m := &Message{ID: id, Result: r}
+		if effects&16 != 0 {
+			m.UnknownFields = unknown
+		}
+		checkEncodeMatchesReference(t, m)
+		if effects&32 != 0 {
+			checkEncodeMatchesReference(t, &Message{ID: id, Error: &ahpv1.RpcError{Code: int32(idNum), Message: reason}, UnknownFields: unknown})
+		}
+	})
+}
+
+// checkAppendMatchesStd checks jsonwire.Append against encoding/json. A value of a type jsonwire.Append does
+// not know may be refused (jsonwire.Marshal then falls back); others only when encoding/json fails too.
+func checkAppendMatchesStd(t *testing.T, v any, mayRefuse ...bool) {
+	t.Helper()
+	got, ok := jsonwire.Append(nil, v)
+	want, err := jsonwire.MarshalStd(v)
+	if !ok {
+		if err == nil && len(mayRefuse) == 0 {
+			t.Fatalf("appendJSON refused %#v, which encoding/json writes", v)
+		}
+		return
+	}
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("appendJSON(%#v)\n got %s\nwant %s (%v)", v, got, want, err)
+	}
+}
+
+// jsonPlain turns direct-tree leaves into what fromStruct and fromValue make of them.
+func jsonPlain(v any) any {
+	switch x := v.(type) {
+	case *structpb.Value:
+		return jsonwire.FromValue(x)
+	case *structpb.Struct:
+		return jsonwire.FromStruct(x)
+	}
+	return v
+}
+
+func TestAppendJSONMatchesStd(t *testing.T) {
+	strs := []string{"", "plain", "<&>", "\"\\/", "\b\f\n\r\t\x00\x1f\x7f", "é€😀", "\u2028\u2029", "\xff", "a\xc3", "\xed\xa0\x80"}
+	for _, s := range strs {
+		checkAppendMatchesStd(t, s)
+		checkAppendMatchesStd(t, map[string]any{s: s, "k": []any{s, nil, true, false}})
+	}
+	for _, n := range []json.Number{"", "0", "-0", "1.5e+3", "01", "1.", "abc", "1e", "-"} {
+		checkAppendMatchesStd(t, n)
+		checkAppendMatchesStd(t, []any{n})
+	}
+	for _, f := range []float32{0, 1, 0.95, -1e-7, 1e20, float32(math.Inf(1)), float32(math.NaN())} {
+		checkAppendMatchesStd(t, map[string]any{"f": jsonwire.F32(f)})
+	}
+	checkAppendMatchesStd(t, map[string]any(nil))
+	checkAppendMatchesStd(t, []any(nil))
+	checkAppendMatchesStd(t, map[string]any{"unsupported": 1.5}, true)
+	checkAppendMatchesStd(t, []any{map[string]string{"x": "y"}}, true)
+	if out, err := jsonwire.Marshal(map[string]any{"b": 1.5, "a": map[string]string{"x": "<"}}); err != nil || string(out) != `{"a":{"x":"<"},"b":1.5}` {
+		t.Fatalf("marshalJSON fallback: %s, %v", out, err)
+	}
+
+	// Struct and Value leaves must write as their plain conversions do.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		v := randomValue(rng, 0)
+		got, ok := jsonwire.Append(nil, v)
+		want, err := jsonwire.MarshalStd(jsonwire.FromValue(v))
+		if !ok || err != nil || string(got) != string(want) {
+			t.Fatalf("Value %v:\n got %s (%v)\nwant %s (%v)", v, got, ok, want, err)
+		}
+		s := &structpb.Struct{Fields: map[string]*structpb.Value{"a": v, "b": randomValue(rng, 1)}}
+		got, _ = jsonwire.Append(nil, map[string]any{"s": s, "v": v})
+		want, _ = jsonwire.MarshalStd(map[string]any{"s": jsonPlain(s), "v": jsonPlain(v)})
+		if string(got) != string(want) {
+			t.Fatalf("Struct:\n got %s\nwant %s", got, want)
+		}
+	}
+	got, _ := jsonwire.Append(nil, []any{(*structpb.Struct)(nil), (*structpb.Value)(nil)})
+	want, _ := jsonwire.MarshalStd([]any{jsonwire.FromStruct(nil), jsonwire.FromValue(nil)})
+	if string(got) != string(want) {
+		t.Fatalf("nil leaves: got %s, want %s", got, want)
+	}
+}
+
+func randomValue(rng *rand.Rand, depth int) *structpb.Value {
+	keys := []string{"a", "b", "é", "<k>", "", "\u2028", "z\x01"}
+	switch n := rng.IntN(9); {
+	case n == 0:
+		return structpb.NewNullValue()
+	case n == 1:
+		return structpb.NewBoolValue(rng.IntN(2) == 0)
+	case n == 2:
+		return structpb.NewStringValue(keys[rng.IntN(len(keys))] + "\"\\\n")
+	case n == 3:
+		return structpb.NewNumberValue(float64(rng.Int64N(1<<60) - 1<<59))
+	case n == 4:
+		return structpb.NewNumberValue(math.Float64frombits(rng.Uint64()))
+	case n == 5:
+		return structpb.NewNumberValue(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(40)-20)))
+	case n == 6 && depth < 3:
+		s := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		for range rng.IntN(20) {
+			s.Fields[keys[rng.IntN(len(keys))]+strings.Repeat("k", rng.IntN(3))] = randomValue(rng, depth+1)
+		}
+		return structpb.NewStructValue(s)
+	case n == 7 && depth < 3:
+		l := &structpb.ListValue{}
+		for range rng.IntN(4) {
+			l.Values = append(l.Values, randomValue(rng, depth+1))
+		}
+		return structpb.NewListValue(l)
+	}
+	return &structpb.Value{}
+}
+
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "a", "\u2028", "\xff", "<&>\"\\\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		checkAppendMatchesStd(t, map[string]any{s: []any{s, json.Number(s)}})
+	})
+}
