@@ -3,8 +3,9 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"strconv"
+
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 )
 
 // appendBody appends rec as a JSON object without its chain members (seq, prev, hash). The output

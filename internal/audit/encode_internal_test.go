@@ -3,8 +3,9 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"testing"
+
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 )
 
 // marshalStd is the reference: encoding/json with HTML escaping off, chain members left out.

@@ -2,11 +2,11 @@ package audit
 
 import (
 	"encoding/json"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"strings"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 

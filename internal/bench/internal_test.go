@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/audit"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/config"
 )
 

@@ -2,12 +2,12 @@ package bridge
 
 import (
 	"context"
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"slices"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // hooks/capabilities is a "draft" addition to the Agent Hooks Protocol; v0.1 has no discovery.

@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"errors"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"io"
 	"net"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/google/uuid"
 )
 

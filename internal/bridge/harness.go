@@ -2,13 +2,13 @@ package bridge
 
 import (
 	"context"
-	"github.com/ahp-gateway/ahp/internal/codec/harness"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"net/http"
 	"strings"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/harness"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -16,7 +16,7 @@ import (
 // The Agent Harness Protocol v2.4 dialect: ahp/handshake, ahp/event, ahp/query and ahp/batch
 // with the reference server's (a3s-ahp 2.4.0) checks, codes and messages, in its order:
 // parse -> depth -> contract payload -> blocking-vs-notification -> typed parse -> handler.
-// internal/convert reproduces serde; this file adds the envelope, the upstream calls and the
+// internal/codec/harness reproduces serde; this file adds the envelope, the upstream calls and the
 // failure policy.
 //
 // Deliberate departures from the reference, all for JSON-RPC 2.0 (docs/compatibility.md,
@@ -232,7 +232,7 @@ func (b *Bridge) harnessInternal(c *call, err error) Reply {
 	return harnessErrorReply(c.idJSON, harnessCodeInternal, "Internal error: "+err.Error())
 }
 
-// markHarnessSynthetic adds the failure and the policy to the metadata RenderHarnessDecision
+// markHarnessSynthetic adds the failure and the policy to the metadata harness.RenderDecision
 // wrote ("dev.ahpgateway/synthetic": true, the decision id). Only allow and block have metadata,
 // and a synthetic decision is always one of the two.
 func (b *Bridge) markHarnessSynthetic(hd *ahpv1.HarnessDecision, f Failure) {

@@ -3,7 +3,6 @@ package bridge_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/ahp-gateway/ahp/internal/codec/harness"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/codec/harness"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 

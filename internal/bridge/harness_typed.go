@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/codec/harness"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/harness"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // The eight Agent Harness typed events go to TypedDecisionService and are answered with their own
-// decision shapes (RenderHarnessTyped). Under the failure policy each gets the canonical synthetic
+// decision shapes (harness.RenderTyped). Under the failure policy each gets the canonical synthetic
 // decision with a typed answer, rendered the same way:
 //
 //	event               fail-closed (reason "Required policy backend unavailable.")  fail-open

@@ -30,7 +30,7 @@ var sharedDir = func() string {
 	return filepath.Join("..", "..", "..", "shared")
 }()
 
-// hooksTestdata and harnessTestdata are the codecs' test data, which this package reuses.
+// hooks.testdataDir and harnessTestdata are the codecs' test data, which this package reuses.
 var (
 	hooksTestdata   = filepath.Join("..", "codec", "hooks", "testdata")
 	harnessTestdata = filepath.Join("..", "codec", "harness", "testdata")

@@ -2,19 +2,19 @@ package bridge
 
 import (
 	"context"
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"net/http"
 	"strconv"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // The Agent Hooks Protocol v0.1 dialect: hooks/intercept, hooks/observe and hooks/capabilities.
-// Reading, validation and error objects are internal/convert's (DecodeHooksMessage,
-// HooksErrorResponse, RenderHooksResult, EncodeHooksMessage); this file adds the upstream calls
+// Reading, validation and error objects are internal/codec/hooks's (hooks.DecodeMessage,
+// hooks.ErrorResponse, hooks.RenderResult, hooks.EncodeMessage); this file adds the upstream calls
 // and the failure policy.
 //
 // Upstream trouble, precisely (docs/compatibility.md, "ahp-jsonrpc-bridge"):
@@ -76,7 +76,7 @@ func (b *Bridge) hooksRejected(err error) Reply {
 	return b.hooksReply(resp)
 }
 
-// hooksReply encodes an answer. EncodeHooksMessage checks what it writes; if that fails the
+// hooksReply encodes an answer. hooks.EncodeMessage checks what it writes; if that fails the
 // bridge has a bug, and the request gets -32004 rather than an invalid answer.
 func (b *Bridge) hooksReply(m *hooks.Message) Reply {
 	body, err := hooks.EncodeMessage(m)
@@ -117,7 +117,7 @@ func (b *Bridge) hooksIntercept(ctx context.Context, m *hooks.Message) Reply {
 }
 
 // markHooksSynthetic adds the failure and the policy next to the "synthetic": true that
-// RenderHooksResult wrote under extensions["dev.ahpgateway"].
+// hooks.RenderResult wrote under extensions["dev.ahpgateway"].
 func (b *Bridge) markHooksSynthetic(r *ahpv1.HooksInterceptResult, f Failure) {
 	if r.Extensions == nil {
 		r.Extensions = &structpb.Struct{Fields: map[string]*structpb.Value{}}

@@ -3,7 +3,6 @@ package bridge_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,9 +11,10 @@ import (
 	"testing"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 )
 
-// hooksCase is one Agent Hooks message with what the bridge must do with it.
+// hooks.testCase is one Agent Hooks message with what the bridge must do with it.
 type hooksCase struct {
 	name      string
 	msg       []byte

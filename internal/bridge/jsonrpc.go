@@ -11,7 +11,7 @@ import (
 )
 
 // JSON-RPC 2.0 framing shared by the two dialects: reading the envelope of an Agent Harness
-// message (Agent Hooks messages are read whole by internal/convert), and writing responses in
+// message (Agent Hooks messages are read whole by internal/codec/hooks), and writing responses in
 // the reference's member order (jsonrpc, id, result|error; code, message).
 
 // maxSafeInteger bounds integer ids, as the Agent Hooks Protocol bounds them: every JSON
@@ -66,7 +66,7 @@ func isNotification(msg []byte) bool {
 }
 
 // readEnvelope parses msg's top level. Values are decoded with UseNumber, so integers keep their
-// exact text for the typed readers in internal/convert.
+// exact text for the typed readers in internal/codec/harness.
 func readEnvelope(msg []byte) (*envelope, envelopeError) {
 	if !utf8.Valid(msg) || !json.Valid(msg) {
 		return nil, envelopeParse

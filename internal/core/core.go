@@ -7,7 +7,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"log/slog"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/hub"
 	"github.com/ahp-gateway/ahp/internal/idempotency"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/google/uuid"

@@ -2,10 +2,10 @@ package core
 
 import (
 	"context"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"strings"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"

@@ -1,10 +1,10 @@
 package metrics
 
 import (
-	"github.com/ahp-gateway/ahp/internal/names"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"github.com/ahp-gateway/ahp/internal/names"
 	"math"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // activation supplies the CEL variables of one evaluation straight from the proto: no protojson

@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"path"
 	"reflect"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // Rule modes and fallbacks as written in policy files.

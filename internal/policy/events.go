@@ -2,11 +2,11 @@ package policy
 
 import (
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"slices"
 	"strings"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // harnessEventNames maps the Agent Harness Protocol v2.4 event names that differ from their

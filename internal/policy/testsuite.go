@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"io"
 	"maps"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // DefaultTestTime is the evaluation time of test cases that give no `now:`, so suites are

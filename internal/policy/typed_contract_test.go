@@ -2,11 +2,11 @@ package policy_test
 
 import (
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"slices"
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/typed"
 )

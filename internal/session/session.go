@@ -5,13 +5,13 @@ package session
 
 import (
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"strings"
 	"sync"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/lru"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/ahp-gateway/ahp/internal/policy"
 )
 

@@ -7,9 +7,9 @@ package harness
 
 import (
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/proto"
 )
 

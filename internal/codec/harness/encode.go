@@ -3,12 +3,12 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"math"
 	"strconv"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 )

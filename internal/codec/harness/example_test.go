@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/codec/harness"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/harness"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 )
 
 // The checks of an ahp/event request, in the reference server's order, and the JSON-RPC error

@@ -3,8 +3,6 @@ package harness_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/ahp-gateway/ahp/internal/codec/harness"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/harness"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )

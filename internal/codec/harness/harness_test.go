@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/ahp-gateway/ahp/internal/codec/harness"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -15,6 +13,8 @@ import (
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/harness"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -758,7 +758,7 @@ func TestEventTypes(t *testing.T) {
 	}
 	names := harness.EventTypes()
 	if len(names) != 22 || names[0] != "handshake" || names[21] != "verification" {
-		t.Errorf("HarnessEventTypes() = %v", names)
+		t.Errorf("EventTypes() = %v", names)
 	}
 	for _, name := range names {
 		got := [3]bool{harness.IsBlocking(name), harness.UsesTypedDecision(name), harness.IsBatchable(name)}
@@ -1278,7 +1278,7 @@ func TestRenderTyped(t *testing.T) {
 					t.Errorf("error = %v, want %q", err, tt.wantErr)
 				}
 				if strings.HasPrefix(tt.wantErr, "Capability") != errors.Is(err, harness.ErrNoTypedAnswer) {
-					t.Errorf("errors.Is(%v, ErrHarnessNoTypedAnswer) is wrong", err)
+					t.Errorf("errors.Is(%v, ErrNoTypedAnswer) is wrong", err)
 				}
 				return
 			}

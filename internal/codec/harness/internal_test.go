@@ -35,7 +35,7 @@ func TestFormatF64(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if got := formatF64(tt.in); got != tt.want {
-			t.Errorf("harnessFormatF64(%v) = %q, want %q", tt.in, got, tt.want)
+			t.Errorf("formatF64(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -56,7 +56,7 @@ func TestRustQuote(t *testing.T) {
 	}
 	for in, want := range tests {
 		if got := rustQuote(in); got != want {
-			t.Errorf("harnessRustQuote(%q) = %s, want %s", in, got, want)
+			t.Errorf("rustQuote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }
@@ -81,7 +81,7 @@ func TestParseNumber(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if got := parseNumber(tt.in).kind; got != tt.want {
-			t.Errorf("harnessParseNumber(%s) kind = %v, want %v", tt.in, got, tt.want)
+			t.Errorf("parseNumber(%s) kind = %v, want %v", tt.in, got, tt.want)
 		}
 	}
 	if n, _ := numberOf(json.Number("-0")); unexpected(json.Number("-0")) != "floating point `-0.0`" || n.f != 0 {

@@ -4,8 +4,9 @@ package harness
 // so that converting back gives the original JSON.
 
 import (
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"slices"
+
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 )
 
 // jsonEqual reports whether two JSON values are equal. Numbers compare by float64 value, the

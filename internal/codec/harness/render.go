@@ -6,10 +6,10 @@ package harness
 import (
 	"errors"
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
-	"github.com/ahp-gateway/ahp/internal/names"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 

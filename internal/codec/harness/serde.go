@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"math"
 	"slices"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"unicode"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 

@@ -4,9 +4,9 @@ package harness
 
 import (
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 )
 
 // DecodeHandshakeRequest reads ahp/handshake params. Every field is required, including

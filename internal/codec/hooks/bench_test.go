@@ -1,12 +1,12 @@
 package hooks_test
 
 import (
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"os"
 	"path/filepath"
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 )
 
 // BenchmarkDecodeMessage decodes the richest intercept request of the test data.

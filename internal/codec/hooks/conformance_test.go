@@ -5,10 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 )
 
 // conformanceDir holds the upstream Agent Hooks Protocol v0.1 fixtures. It lives outside this
@@ -79,7 +80,7 @@ func TestConformanceFixtures(t *testing.T) {
 			}
 			want, listed := conformanceRejects[c.ID]
 			if !c.ExpectedValid && !listed {
-				t.Fatalf("invalid fixture without an expected error path; add it to hooksConformanceRejects")
+				t.Fatalf("invalid fixture without an expected error path; add it to conformanceRejects")
 			}
 
 			switch c.Binding {
@@ -92,7 +93,7 @@ func TestConformanceFixtures(t *testing.T) {
 					return
 				}
 				if err != nil {
-					t.Fatalf("CheckHooksStdioFraming: %v", err)
+					t.Fatalf("CheckStdioFraming: %v", err)
 				}
 				line := bytes.TrimSuffix(data, []byte("\n"))
 				if !c.ExpectedValid {

@@ -3,9 +3,9 @@ package hooks
 import (
 	"errors"
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 

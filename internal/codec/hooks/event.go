@@ -1,11 +1,11 @@
 package hooks
 
 import (
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"strings"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // eventTypes are the five v0.1 event types. Names from the later "draft" catalogue are not

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"os"
 	"path/filepath"
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 )
 
 // parseText decodes JSON the way the codec expects its input: numbers as json.Number.

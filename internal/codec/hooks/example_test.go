@@ -2,9 +2,9 @@ package hooks_test
 
 import (
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 )
 
 // A bridge decodes a hooks/intercept request, asks for a canonical decision and renders it back.

@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"encoding/json"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -28,7 +28,7 @@ func TestIsReverseDNSMatchesPattern(t *testing.T) {
 		"a._b", "a.b-", "dev.ahpgateway", "com.example.x\n", "é.b", "a.b c", "a-b.c_d.E9",
 	} {
 		if got, want := isReverseDNS(s), reverseDNSRegexp.MatchString(s); got != want {
-			t.Errorf("hooksIsReverseDNS(%q) = %v, pattern says %v", s, got, want)
+			t.Errorf("isReverseDNS(%q) = %v, pattern says %v", s, got, want)
 		}
 	}
 }
@@ -39,7 +39,7 @@ func FuzzHooksIsReverseDNS(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := isReverseDNS(s), reverseDNSRegexp.MatchString(s); got != want {
-			t.Fatalf("hooksIsReverseDNS(%q) = %v, pattern says %v", s, got, want)
+			t.Fatalf("isReverseDNS(%q) = %v, pattern says %v", s, got, want)
 		}
 	})
 }
@@ -62,12 +62,12 @@ func checkEncodeMatchesReference(t *testing.T, m *Message) {
 	got, err := EncodeMessage(m)
 	want, wantErr := encodeReference(m)
 	if string(got) != string(want) || !reflect.DeepEqual(err, wantErr) {
-		t.Fatalf("EncodeHooksMessage:\n got %s, %v\nwant %s, %v", got, err, want, wantErr)
+		t.Fatalf("EncodeMessage:\n got %s, %v\nwant %s, %v", got, err, want, wantErr)
 	}
 	// A message the typed check passes must pass the real one.
 	if checkShape(m) == nil && responseValid(m) {
 		if _, err := decodeEnvelope(plainEncoder.envelope(m)); err != nil {
-			t.Fatalf("hooksResponseValid passed a message the decoder refuses: %v", err)
+			t.Fatalf("responseValid passed a message the decoder refuses: %v", err)
 		}
 	}
 }

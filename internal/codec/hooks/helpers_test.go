@@ -122,7 +122,7 @@ func wantError(t testing.TB, err error, path string, code int) {
 		t.Errorf("error path = %q, want %q (error: %v)", fe.Path, path, err)
 	}
 	if got := hooks.ErrorCode(err); code != 0 && got != code {
-		t.Errorf("HooksErrorCode = %d, want %d (error: %v)", got, code, err)
+		t.Errorf("ErrorCode = %d, want %d (error: %v)", got, code, err)
 	}
 }
 
@@ -132,11 +132,11 @@ func roundTripMessage(t testing.TB, data []byte) *hooks.Message {
 	t.Helper()
 	msg, err := hooks.DecodeMessage(data)
 	if err != nil {
-		t.Fatalf("DecodeHooksMessage: %v", err)
+		t.Fatalf("DecodeMessage: %v", err)
 	}
 	out, err := hooks.EncodeMessage(msg)
 	if err != nil {
-		t.Fatalf("EncodeHooksMessage: %v", err)
+		t.Fatalf("EncodeMessage: %v", err)
 	}
 	if !sameJSON(t, out, data) {
 		t.Errorf("round trip changed the JSON\n got: %s\nwant: %s", out, data)
@@ -156,11 +156,11 @@ func roundTripRegistration(t testing.TB, data []byte) {
 	t.Helper()
 	reg, err := hooks.DecodeRegistration(data)
 	if err != nil {
-		t.Fatalf("DecodeHooksRegistration: %v", err)
+		t.Fatalf("DecodeRegistration: %v", err)
 	}
 	out, err := hooks.EncodeRegistration(reg)
 	if err != nil {
-		t.Fatalf("EncodeHooksRegistration: %v", err)
+		t.Fatalf("EncodeRegistration: %v", err)
 	}
 	if !sameJSON(t, out, data) {
 		t.Errorf("round trip changed the JSON\n got: %s\nwant: %s", out, data)

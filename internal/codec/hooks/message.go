@@ -3,11 +3,11 @@ package hooks
 import (
 	"encoding/json"
 	"errors"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"math"
 	"strconv"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -30,7 +30,7 @@ const (
 	idInt
 )
 
-// HooksID is a JSON-RPC id as the Agent Hooks Protocol allows it: a non-empty string or an integer
+// ID is a JSON-RPC id as the Agent Hooks Protocol allows it: a non-empty string or an integer
 // within ±(2^53-1) (the range every SDK represents exactly), and null on responses to requests
 // whose id could not be read. The zero value is an absent id (a notification). HooksIDs are
 // comparable with ==.

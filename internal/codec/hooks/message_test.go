@@ -3,12 +3,12 @@ package hooks_test
 import (
 	"encoding/json"
 	"errors"
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"strings"
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -21,7 +21,7 @@ func TestIDs(t *testing.T) {
 	t.Parallel()
 	var absent hooks.ID
 	if !absent.IsAbsent() || absent.IsNull() {
-		t.Error("zero HooksID must be absent")
+		t.Error("zero ID must be absent")
 	}
 	if s, ok := hooks.StringID("a").StringValue(); !ok || s != "a" {
 		t.Error("string id")
@@ -160,7 +160,7 @@ func TestErrorSentinels(t *testing.T) {
 		{hooks.ErrUnsupportedProtocolVersion, hooks.CodeUnsupportedProtocolVersion},
 	} {
 		if got := hooks.ErrorCode(tt.err); got != tt.code {
-			t.Errorf("HooksErrorCode(%v) = %d, want %d", tt.err, got, tt.code)
+			t.Errorf("ErrorCode(%v) = %d, want %d", tt.err, got, tt.code)
 		}
 	}
 	// The text of foreign errors may hold anything; it is not sent.

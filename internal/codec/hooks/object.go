@@ -3,11 +3,11 @@ package hooks
 import (
 	"encoding/json"
 	"errors"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"math/big"
 	"strconv"
 	"strings"
 
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 

@@ -2,8 +2,6 @@ package hooks
 
 import (
 	"encoding/json"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
-	"github.com/ahp-gateway/ahp/internal/names"
 	"math"
 	"net/url"
 	"regexp"
@@ -11,6 +9,8 @@ import (
 	"strings"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // envName is the tokenEnv pattern of registration.schema.json.

@@ -2,10 +2,10 @@ package hooks_test
 
 import (
 	"encoding/json"
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 

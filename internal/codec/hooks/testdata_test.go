@@ -2,11 +2,12 @@ package hooks_test
 
 import (
 	"bytes"
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 )
 
 // TestTestdata runs every case of testdata/hooks: valid cases must round-trip losslessly,
@@ -28,7 +29,7 @@ func TestTestdata(t *testing.T) {
 					return
 				}
 				if err != nil {
-					t.Fatalf("CheckHooksStdioFraming: %v", err)
+					t.Fatalf("CheckStdioFraming: %v", err)
 				}
 				msg := roundTripMessage(t, bytes.TrimSuffix(data, []byte("\n")))
 				out, err := hooks.EncodeMessage(msg)
