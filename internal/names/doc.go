@@ -1,15 +1,10 @@
-// Package convert translates between the JSON wire forms of the two AHP protocols and the typed
-// ahp.v1 messages, and between each dialect's event and the one canonical event.
+// Package names holds the project's canonical names, the ones every layer shares and no dialect
+// owns: event type names ("tool.before", from the event_name option in proto/ahp/v1), tool kinds
+// (the documented tool-name table, kind names and parsing), effect kinds, the wire names of
+// closed enums, and the reverse-DNS Namespace of the project's extension keys.
 //
-//   - Agent Hooks Protocol v0.1: hooks/intercept params and results, hooks/observe params, JSON-RPC
-//     errors and portable registrations (files hooks*.go).
-//   - Agent Harness Protocol v2.4: AhpEvent with context and metadata, every typed and contract
-//     payload, generic and typed decisions in their exact wire shapes, handshake, query and batch
-//     (files harness*.go).
-//
-// Everything here is pure: no I/O, no clocks, no globals that change. Errors are *FieldError values
-// that name the offending field path. Round trips are lossless: fields a dialect sends that have no
-// canonical home are kept (unknown_fields, payload) and written back.
+// The decision core, policy, audit, metrics and the typed deciders import this package instead of
+// a codec. It is pure: no I/O, and the only state is caches of what the proto descriptors say.
 package names
 
 // Namespace is the project's reverse-DNS namespace for extension keys, metadata keys and error

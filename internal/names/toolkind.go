@@ -68,3 +68,12 @@ func SplitMCPToolName(name string) (server, tool string, ok bool) {
 	}
 	return server, tool, true
 }
+
+// ToolKindName returns the wire name of a tool kind ("file_read"), or "" for unspecified.
+func ToolKindName(k ahpv1.ToolKind) string { return EnumWireName(k) }
+
+// ParseToolKind maps a wire name ("file_read") to its ToolKind.
+func ParseToolKind(name string) (ahpv1.ToolKind, bool) {
+	n, ok := ParseEnumWire(ahpv1.ToolKind(0).Descriptor(), name)
+	return ahpv1.ToolKind(n), ok
+}
