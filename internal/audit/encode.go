@@ -84,15 +84,13 @@ func appendBody(dst []byte, rec *Record) ([]byte, error) {
 	e.bool("replayed", rec.Replayed)
 	e.uint("latency_us", rec.LatencyUs)
 	if len(rec.Extensions) > 0 {
-		// Extensions are rare and free-form: encoding/json handles them (sorted keys).
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rec.Extensions); err != nil {
+		// Extensions are rare and free-form: written as encoding/json would (sorted keys).
+		ext, err := jsonwire.Marshal(rec.Extensions)
+		if err != nil {
 			return dst, err
 		}
 		e.key("extensions")
-		e.dst = append(e.dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+		e.dst = append(e.dst, ext...)
 	}
 	if len(rec.Event) > 0 {
 		var buf bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"github.com/ahp-gateway/ahp/internal/names"
 )
 
@@ -100,7 +101,7 @@ func (b *Bridge) hooksCapabilities(ctx context.Context, m *hooks.Message) Reply 
 			}},
 		},
 	}
-	raw, err := marshal(result)
+	raw, err := jsonwire.Marshal(result)
 	if err != nil { // plain JSON values always marshal
 		return Reply{Body: hooksErrorBody(hooksIDJSON(m.ID), hooksInternalError()), HTTPStatus: hooksOKStatus}
 	}

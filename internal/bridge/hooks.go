@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"github.com/ahp-gateway/ahp/internal/names"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -173,7 +174,7 @@ func (b *Bridge) observeFailed(ctx context.Context, err error, dialect, method, 
 // hooksIDJSON writes a Hooks id as JSON.
 func hooksIDJSON(id hooks.ID) []byte {
 	if s, ok := id.StringValue(); ok {
-		return jsonString(s)
+		return jsonwire.AppendString(nil, s)
 	}
 	if n, ok := id.IntValue(); ok {
 		return strconv.AppendInt(nil, n, 10)

@@ -2,24 +2,7 @@ package harness
 
 import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 )
-
-// DecodeEventContext reads an AhpEvent context object (EventContext) strictly: every inner
-// struct needs its required fields, unknown fields are ignored. Errors carry serde's wording
-// ("missing field `total_tokens`") and the JSON path below path.
-func DecodeEventContext(path string, v any) (*ahpv1.EventContext, error) {
-	if err := checkNumbers(path, v); err != nil {
-		return nil, err
-	}
-	return decodeContext(path, v)
-}
-
-// EncodeEventContext writes an EventContext as the reference serializes it: keys sorted,
-// absent fields omitted, f32 confidences widened to f64.
-func EncodeEventContext(c *ahpv1.EventContext) ([]byte, error) {
-	return jsonwire.Marshal(contextJSON(c, serde))
-}
 
 func decodeContext(path string, v any) (*ahpv1.EventContext, error) {
 	c := &ahpv1.EventContext{}

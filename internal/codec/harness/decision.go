@@ -27,15 +27,6 @@ func EncodeDecision(d *ahpv1.HarnessDecision) ([]byte, error) {
 	return jsonwire.Marshal(obj)
 }
 
-// DecodeDecision reads a generic Decision with serde's rules: the tag is required and
-// case-sensitive, required fields must be present, unknown fields are ignored.
-func DecodeDecision(path string, v any) (*ahpv1.HarnessDecision, error) {
-	if err := checkNumbers(path, v); err != nil {
-		return nil, err
-	}
-	return decodeDecision(path, v)
-}
-
 func decodeDecision(path string, v any) (*ahpv1.HarnessDecision, error) {
 	variant, obj, err := readTagged(path, v, "Decision", decisionVariants)
 	if err != nil {

@@ -28,48 +28,6 @@ type EventParams struct {
 	payloadErr error  // why a typed or contract payload did not parse, from the exact input
 }
 
-// DecodeEvent reads one AhpEvent params object into the canonical event. It is
-// ReadEvent without the later checks; see there for errors.
-//
-// Mapping (docs: DESIGN.md, "One canonical event"):
-//   - id is requestID, or when empty a stable "ahp-" + hex of the first 16 bytes of the SHA-256 of
-//     the params JSON (keys sorted, numbers canonical), with origin.synthesized_id set;
-//   - session_id -> session.id; agent_id -> harness.agent_id and session.agent.id; timestamp ->
-//     time, verbatim; depth, context and metadata -> harness;
-//   - type: pre_action -> tool.before, post_action -> tool.after, error -> tool.error when the
-//     payload names a tool (else error), session_start/end -> session.start/end, pre_prompt ->
-//     model.request.before, post_response -> model.response.after, everything else its own type;
-//   - origin: dialect HARNESS, protocol_version "2.4", event_type the wire name;
-//   - for pre_action, post_action and error whose payload is an object with a non-empty string
-//     tool_name: tool.name, tool.kind (ToolKindFor), tool.mcp for mcp__server__tool names, and
-//     tool.input from an object-valued arguments; tool_name and arguments leave the payload.
-//     tool.call_id copies call_id (else tool_call_id), or is "call-" + id with
-//     origin.synthesized_call_id set; for post_action tool.output copies output (else result), for
-//     error tool.error.message copies error (else message). Copied fields stay in the payload, so
-//     their original key survives;
-//   - typed and run contract payloads that parse become the body oneof, and payload keeps only
-//     what the body cannot reproduce (unknown fields, explicit nulls, explicit [] that serde
-//     skips, ...) as a sparse overlay: objects hold the differing keys, equal-length arrays are
-//     overlaid element by element, anything else replaces; payload is unset when nothing is left;
-//   - any other payload, a payload that does not parse, or a non-object one, stays in payload
-//     verbatim (null included);
-//   - envelope fields the schema does not model are kept in unknown_fields, and so are, as the
-//     same kind of overlay, the parts of modelled ones the typed form cannot reproduce
-//     ("metadata": null, a context with unknown fields, an f32 with more digits than f32 keeps).
-//
-// EncodeEvent inverts this: the same keys and values come back. Numbers held as
-// google.protobuf.Value (free-form fields, overlays, verbatim payloads) are doubles, so integers
-// beyond 2^53 there come back rounded, and a payload that failed to parse because an integer field
-// held 30000.0 comes back with 30000. Serde's sequence form (a struct written as an array) is
-// accepted as the reference accepts it; at the top level it comes back as an object.
-func DecodeEvent(path string, v any, requestID string) (*ahpv1.Event, error) {
-	p, err := ReadEvent(path, v, requestID)
-	if err != nil {
-		return nil, err
-	}
-	return p.Event, nil
-}
-
 // ReadEvent reads one AhpEvent params object the way serde reads the reference's AhpEvent:
 // event_type, session_id, agent_id, timestamp, depth (u32) and payload (any JSON, null too) are
 // required; context is checked strictly; metadata must be an object; unknown fields are ignored.
@@ -288,29 +246,18 @@ func mustStruct(m map[string]any) *structpb.Struct {
 
 // ---- encoding ----
 
-// EncodeEvent writes a canonical event as an AhpEvent params object (compact, keys sorted,
-// as the Rust client sends it). For an event read by DecodeEvent it reproduces the original
-// JSON: same keys, same values.
-func EncodeEvent(ev *ahpv1.Event) ([]byte, error) {
-	obj, err := EncodeEventValue(ev)
-	if err != nil {
-		return nil, err
-	}
-	return jsonwire.Marshal(obj)
-}
-
 // ErrUnsupportedEvent is matched (errors.Is) by errors for a canonical event type that has no
 // Agent Harness Protocol wire name.
 var ErrUnsupportedEvent = errors.New("unsupported event type")
 
-// EncodeEventValue is EncodeEvent returning the generic JSON value, for embedding in
+// encodeEventValue is EncodeEvent returning the generic JSON value, for embedding in
 // a larger message. Numbers are json.Number.
 //
 // Events from other dialects are written too: the wire type comes from the canonical type
 // (tool.before -> pre_action, ...), and the payload of a tool event is {tool_name, arguments,
 // call_id} plus payload fields. Canonical types with no Harness name are an error matching
 // ErrUnsupportedEvent.
-func EncodeEventValue(ev *ahpv1.Event) (map[string]any, error) {
+func encodeEventValue(ev *ahpv1.Event) (map[string]any, error) {
 	name, err := wireName(ev)
 	if err != nil {
 		return nil, err
@@ -465,59 +412,13 @@ func (p *EventParams) ParseTypedPayload() error {
 // context_perception cannot be batched because it does not return a generic Decision" (-32602, no
 // prefix). The reference checks it after ValidateShape, entry by entry.
 func (p *EventParams) CheckBatchable() error {
-	if IsBatchable(p.name) {
+	if isBatchable(p.name) {
 		return nil
 	}
 	return &jsonwire.FieldError{
 		Path:    jsonwire.JoinPath(p.path, "event_type"),
 		Message: fmt.Sprintf("Event type %s cannot be batched because it does not return a generic Decision", p.name),
 	}
-}
-
-// ValidateEventShape is EventParams.ValidateShape for an event that is already
-// canonical. A contract payload that was not parsed into the body is parsed again from
-// event.payload; that is exact unless the payload's numbers relied on their JSON text (1.0 for an
-// integer field, integers beyond 2^53), which google.protobuf.Value does not keep. Prefer
-// ReadEvent when the JSON is at hand.
-func ValidateEventShape(ev *ahpv1.Event, cfg *ahpv1.HarnessConfig) error {
-	if err := checkDepth(ev, "", cfg); err != nil {
-		return err
-	}
-	name, err := wireName(ev)
-	if err != nil {
-		return err
-	}
-	if !isContract(name) {
-		return nil
-	}
-	if _, err := reparse(ev, name); err != nil {
-		return serializationError(err)
-	}
-	return nil
-}
-
-// ParseTypedPayload is EventParams.ParseTypedPayload for an event that is already
-// canonical: a typed or contract payload not yet in the body is parsed from event.payload (with
-// the caveat of ValidateEventShape) and, on success, becomes the body.
-func ParseTypedPayload(ev *ahpv1.Event) error {
-	name, err := wireName(ev)
-	if err != nil {
-		return err
-	}
-	m, err := reparse(ev, name)
-	if err != nil {
-		return serializationError(err)
-	}
-	if m == nil {
-		return nil
-	}
-	enc, err := payloadCodecs[name].encode(m, lossless)
-	if err != nil {
-		return serializationError(err)
-	}
-	setBody(ev, name, m)
-	ev.Payload = leftover(jsonwire.FromValue(ev.GetPayload()), enc)
-	return nil
 }
 
 // reparse parses ev's payload for a type with a payload schema when the body is not set
@@ -547,7 +448,7 @@ func checkDepth(ev *ahpv1.Event, path string, cfg *ahpv1.HarnessConfig) error {
 }
 
 func checkDelivery(name, path string, notification bool) error {
-	blocking := IsBlocking(name)
+	blocking := isBlocking(name)
 	switch {
 	case !notification && !blocking:
 		return &jsonwire.FieldError{Path: jsonwire.JoinPath(path, "event_type"), Message: fmt.Sprintf("Fire-and-forget event %s must be sent as a notification", name)}

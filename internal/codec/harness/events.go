@@ -82,12 +82,9 @@ func lookupType(name string) (eventTypeInfo, bool) {
 	return eventTypeTable[i], true
 }
 
-// EventTypes returns the 22 Harness event type names in the reference's order.
-func EventTypes() []string { return slices.Clone(eventTypeNames) }
-
-// IsBlocking reports whether events of the named type must arrive as JSON-RPC requests
+// isBlocking reports whether events of the named type must arrive as JSON-RPC requests
 // (and get a decision); the others must arrive as notifications. Unknown names are not blocking.
-func IsBlocking(eventType string) bool {
+func isBlocking(eventType string) bool {
 	t, ok := lookupType(eventType)
 	return ok && t.blocking
 }
@@ -99,9 +96,9 @@ func UsesTypedDecision(eventType string) bool {
 	return ok && t.typed
 }
 
-// IsBatchable reports whether the named type may appear in ahp/batch: every type except
+// isBatchable reports whether the named type may appear in ahp/batch: every type except
 // handshake, query and the typed ones. Fire-and-forget types are batchable.
-func IsBatchable(eventType string) bool {
+func isBatchable(eventType string) bool {
 	t, ok := lookupType(eventType)
 	return ok && !t.typed && eventType != "handshake" && eventType != "query"
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -49,38 +48,6 @@ var payloadCodecs = map[string]payloadCodec{
 	"run_lifecycle":      codecOf(decodeRunLifecycle, runLifecycleJSON),
 	"task_list":          codecOf(decodeTaskList, taskListJSON),
 	"verification":       codecOf(decodeVerification, verificationJSON),
-}
-
-// DecodePayload reads the payload of a typed event (idle, intent_detection,
-// context_perception, memory_recall, planning, reasoning, rate_limit, confirmation) or a run
-// contract event (run_lifecycle, task_list, verification) into its message (*ahpv1.IdlePayload,
-// ..., *ahpv1.RunLifecycle, ...). Errors carry serde's message without the reference's
-// "Serialization error: " prefix. Serde defaults are not filled in.
-func DecodePayload(eventType, path string, v any) (proto.Message, error) {
-	c, ok := payloadCodecs[eventType]
-	if !ok {
-		return nil, fmt.Errorf("convert: harness event type %q has no payload schema", eventType)
-	}
-	if err := checkNumbers(path, v); err != nil {
-		return nil, err
-	}
-	return c.decode(path, v)
-}
-
-// EncodePayload writes a typed or run contract payload message the way the reference
-// re-serializes it: keys sorted, serde defaults filled in (domain "general", constraints
-// {"include_sources":true,"max_context_length":null,"max_results":null}, ...), Options written or
-// skipped exactly as serde does.
-func EncodePayload(m proto.Message) ([]byte, error) {
-	name, ok := payloadName(m)
-	if !ok {
-		return nil, fmt.Errorf("convert: %T is not a Harness payload message", m)
-	}
-	obj, err := payloadCodecs[name].encode(m, serde)
-	if err != nil {
-		return nil, err
-	}
-	return jsonwire.Marshal(obj)
 }
 
 // payloadName finds the event type whose payload message type m is.

@@ -36,20 +36,6 @@ func DecodeHandshakeRequest(path string, v any) (*ahpv1.HandshakeRequest, error)
 	return r, nil
 }
 
-// EncodeHandshakeRequest writes ahp/handshake params.
-func EncodeHandshakeRequest(r *ahpv1.HandshakeRequest) ([]byte, error) {
-	return jsonwire.Marshal(map[string]any{
-		"protocol_version": r.GetProtocolVersion(),
-		"agent_info": map[string]any{
-			"framework":    r.GetAgentInfo().GetFramework(),
-			"version":      r.GetAgentInfo().GetVersion(),
-			"capabilities": stringsJSON(r.GetAgentInfo().GetCapabilities()),
-		},
-		"session_id": r.GetSessionId(),
-		"agent_id":   r.GetAgentId(),
-	})
-}
-
 // DecodeHandshakeResponse reads an ahp/handshake result.
 func DecodeHandshakeResponse(path string, v any) (*ahpv1.HandshakeResponse, error) {
 	if err := checkNumbers(path, v); err != nil {
@@ -143,16 +129,6 @@ func DecodeQueryRequest(path string, v any) (*ahpv1.QueryRequest, error) {
 	return r, nil
 }
 
-// EncodeQueryRequest writes ahp/query params; source is not on the Harness wire.
-func EncodeQueryRequest(r *ahpv1.QueryRequest) ([]byte, error) {
-	return jsonwire.Marshal(map[string]any{
-		"session_id": r.GetSessionId(),
-		"agent_id":   r.GetAgentId(),
-		"query_type": r.GetQueryType(),
-		"payload":    valueJSON(r.GetPayload()),
-	})
-}
-
 // DecodeQueryResponse reads an ahp/query result. answer is required; null is an answer.
 func DecodeQueryResponse(path string, v any) (*ahpv1.QueryResponse, error) {
 	if err := checkNumbers(path, v); err != nil {
@@ -203,32 +179,6 @@ func ReadBatch(path string, v any) ([]*EventParams, error) {
 		return nil, err
 	}
 	return events, nil
-}
-
-// DecodeBatch is ReadBatch returning the canonical events only.
-func DecodeBatch(path string, v any) ([]*ahpv1.Event, error) {
-	params, err := ReadBatch(path, v)
-	if err != nil {
-		return nil, err
-	}
-	events := make([]*ahpv1.Event, len(params))
-	for i, p := range params {
-		events[i] = p.Event
-	}
-	return events, nil
-}
-
-// EncodeBatch writes ahp/batch params for the events, each as EncodeEvent does.
-func EncodeBatch(events []*ahpv1.Event) ([]byte, error) {
-	list := make([]any, len(events))
-	for i, ev := range events {
-		obj, err := EncodeEventValue(ev)
-		if err != nil {
-			return nil, prefixPath(jsonwire.IndexPath("events", i), err)
-		}
-		list[i] = obj
-	}
-	return jsonwire.Marshal(map[string]any{"events": list})
 }
 
 // CheckBatchSize rejects a batch longer than cfg.batch_size (unset: no limit): "Batch size

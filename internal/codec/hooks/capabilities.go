@@ -10,15 +10,6 @@ import (
 // effectDeny is the one core effect name of v0.1.
 const effectDeny = "deny"
 
-// DecodeCapabilities converts a decoded v0.1 capabilities object ({"effects": ["deny",
-// "com.example.effect"]}) into canonical capabilities: "deny" becomes EFFECT_KIND_DENY and
-// reverse-DNS names become extension effects. effects must be a non-empty array of unique names,
-// each "deny" or reverse-DNS. Other members are ignored here (InterceptParams keeps them).
-func DecodeCapabilities(path string, v any) (*ahpv1.Capabilities, error) {
-	caps, _, err := decodeCapabilities(path, v)
-	return caps, err
-}
-
 // decodeCapabilities also returns the members other than effects, for lossless params.
 func decodeCapabilities(path string, v any) (*ahpv1.Capabilities, *structpb.Struct, error) {
 	o, err := objectAt(path, v)
@@ -62,11 +53,11 @@ func decodeCapabilities(path string, v any) (*ahpv1.Capabilities, *structpb.Stru
 	return caps, rest, nil
 }
 
-// EncodeCapabilities writes canonical capabilities as a v0.1 capabilities object: core effects
+// encodeCapabilities writes canonical capabilities as a v0.1 capabilities object: core effects
 // first, then extension effects, each in order (the wire list is a set). Core kinds other than deny
 // have no v0.1 name; they are written by their lower-case kind name, which v0.1 rejects, so that
 // EncodeMessage refuses them instead of dropping them silently.
-func EncodeCapabilities(c *ahpv1.Capabilities) map[string]any {
+func encodeCapabilities(c *ahpv1.Capabilities) map[string]any {
 	effects := make([]any, 0, len(c.GetEffects())+len(c.GetExtensionEffects()))
 	for _, k := range c.GetEffects() {
 		effects = append(effects, names.EnumWireName(k))

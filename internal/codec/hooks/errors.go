@@ -96,11 +96,11 @@ type rejection struct {
 func (r *rejection) Error() string { return r.err.Error() }
 func (r *rejection) Unwrap() error { return r.err }
 
-// ErrorCode maps an error from this package's Hooks decoders to the JSON-RPC error code the
+// errorCode maps an error from this package's Hooks decoders to the JSON-RPC error code the
 // Agent Hooks Protocol uses for it: -32700 unparsable JSON or bad stdio framing, -32600 a broken
 // envelope, -32601 an unknown method, -32602 invalid params, -32001 an unsupported protocol version,
 // -32002 an unsupported event. Errors it does not recognise map to -32603; nil maps to 0.
-func ErrorCode(err error) int {
+func errorCode(err error) int {
 	if err == nil {
 		return 0
 	}
@@ -132,12 +132,12 @@ var codeMessages = map[int]string{
 	CodeBackendInternalError:       "Backend internal error",
 }
 
-// RPCError builds the JSON-RPC error object for err: the code from ErrorCode, the
+// errorObject builds the JSON-RPC error object for err: the code from errorCode, the
 // standard short message, and data {"path", "reason"} taken from the *FieldError inside err
 // ({"supported": ["0.1"]} is added for -32001). Field values are never part of the messages this
 // package builds, so the object is safe to send; the text of errors from elsewhere is not sent.
-func RPCError(err error) *ahpv1.RpcError {
-	code := ErrorCode(err)
+func errorObject(err error) *ahpv1.RpcError {
+	code := errorCode(err)
 	out := &ahpv1.RpcError{Code: int32(code), Message: codeMessages[code]}
 	data := map[string]any{}
 	var he *codedError
@@ -175,7 +175,7 @@ func ErrorResponse(err error) (resp *Message, ok bool) {
 		}
 		id = rej.id
 	}
-	return &Message{ID: id, Error: RPCError(err)}, true
+	return &Message{ID: id, Error: errorObject(err)}, true
 }
 
 // fieldValue converts a decoded JSON value for a proto field, naming path when a number does not

@@ -275,14 +275,6 @@ func decodeNative(o *object) (*ahpv1.Native, error) {
 	return n, nil
 }
 
-// EncodeEvent writes a canonical event as an Agent Hooks Protocol v0.1 event object. Unknown
-// fields are written back first and typed fields over them, so an event from DecodeEvent
-// gives its original JSON. Fields without a Hooks form (origin, harness, payload, typed bodies)
-// are not written, and nothing is validated: EncodeMessage checks what it sends.
-func EncodeEvent(ev *ahpv1.Event) map[string]any {
-	return plainEncoder.event(ev)
-}
-
 func (e encoder) event(ev *ahpv1.Event) map[string]any {
 	out := e.base(ev.GetUnknownFields())
 	putString(out, "id", ev.GetId())

@@ -5,7 +5,7 @@ import "bytes"
 // CheckStdioFraming checks the Agent Hooks Protocol stdio framing of one message as read from
 // the stream, terminator included: exactly one line, ended by a single LF, with no CR anywhere and
 // something on it. A pretty-printed (multi-line) message fails. Failures map to -32700 through
-// ErrorCode. The JSON itself is checked by DecodeMessage.
+// errorCode. The JSON itself is checked by DecodeMessage.
 func CheckStdioFraming(frame []byte) error {
 	switch {
 	case len(frame) == 0 || frame[len(frame)-1] != '\n':

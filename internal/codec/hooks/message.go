@@ -151,7 +151,7 @@ type CapabilitiesParams struct {
 // needs an id equal to params.event.id and a tool.before event; hooks/observe must not carry an
 // id; ids are non-empty strings or safe integers; protocolVersion is exactly "0.1".
 //
-// Errors are *FieldError values (AsFieldError) naming the JSON path; ErrorCode maps them to
+// Errors are *FieldError values (AsFieldError) naming the JSON path; errorCode maps them to
 // the JSON-RPC code to answer with and ErrorResponse builds that answer, addressed to the
 // request's id, or reports that none is due.
 func DecodeMessage(data []byte) (*Message, error) {
@@ -383,15 +383,15 @@ func decodeResponse(o *object, msg *Message) error {
 		return err
 	}
 	o.claim("error")
-	msg.Error, err = DecodeRPCError("error", o.m["error"])
+	msg.Error, err = decodeRPCError("error", o.m["error"])
 	return err
 }
 
-// DecodeRPCError converts a decoded JSON-RPC error object ({"code", "message", "data"?}) into
+// decodeRPCError converts a decoded JSON-RPC error object ({"code", "message", "data"?}) into
 // an RpcError. code must be an integer in the int32 range and message a string; data may be any
 // JSON and is kept as sent (null included). Other members have no place in RpcError and are
 // dropped.
-func DecodeRPCError(path string, v any) (*ahpv1.RpcError, error) {
+func decodeRPCError(path string, v any) (*ahpv1.RpcError, error) {
 	o, err := objectAt(path, v)
 	if err != nil {
 		return nil, err
@@ -412,11 +412,6 @@ func DecodeRPCError(path string, v any) (*ahpv1.RpcError, error) {
 		return nil, err
 	}
 	return e, nil
-}
-
-// EncodeRPCError writes an RpcError as a JSON-RPC error object; data only when set.
-func EncodeRPCError(e *ahpv1.RpcError) map[string]any {
-	return plainEncoder.rpcError(e)
 }
 
 func (enc encoder) rpcError(e *ahpv1.RpcError) map[string]any {
@@ -599,7 +594,7 @@ func (e encoder) interceptParams(p *InterceptParams) map[string]any {
 	}
 	if c := p.Request.GetCapabilities(); c != nil {
 		caps := e.base(p.CapabilitiesUnknownFields)
-		caps["effects"] = EncodeCapabilities(c)["effects"]
+		caps["effects"] = encodeCapabilities(c)["effects"]
 		out["capabilities"] = caps
 	}
 	if p.Extensions != nil {

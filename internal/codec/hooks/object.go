@@ -1,67 +1,9 @@
 package hooks
 
 import (
-	"encoding/json"
-	"errors"
-	"math/big"
-	"strconv"
-	"strings"
-
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/types/known/structpb"
 )
-
-// ProtocolVersion is the Agent Hooks Protocol version this codec implements, as it appears in
-// protocolVersion on the wire. Matching is exact.
-const ProtocolVersion = "0.1"
-
-// reverseDNSPattern is the reverse-DNS name pattern of the v0.1 schemas
-// (extensions.schema.json), used for extension keys, deny codes, extension effects and backend
-// ids. isReverseDNS matches it by hand; a test holds the two together.
-const reverseDNSPattern = `^(?:[A-Za-z][A-Za-z0-9_-]*\.)+[A-Za-z][A-Za-z0-9_-]*$`
-
-// isReverseDNS reports whether s matches reverseDNSPattern: two or more dot-separated
-// labels, each a letter followed by letters, digits, '_' or '-'. It runs for every extension key
-// of every message, where the regexp engine costs more than the rest of the check.
-func isReverseDNS(s string) bool {
-	labels, labelStart := 0, true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		letter := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
-		switch {
-		case labelStart:
-			if !letter {
-				return false
-			}
-			labels++
-			labelStart = false
-		case c == '.':
-			labelStart = true
-		case !letter && !(c >= '0' && c <= '9') && c != '_' && c != '-':
-			return false
-		}
-	}
-	return labels >= 2 && !labelStart
-}
-
-// maxSafeInteger bounds integers (ids, timeouts) to what every SDK can represent exactly.
-const maxSafeInteger = 1<<53 - 1
-
-// parseJSON parses one UTF-8 JSON document with jsonwire.Parse and gives its errors their
-// JSON-RPC codes: a repeated key is a broken envelope (-32600), anything else unparsable
-// (-32700). The value is still returned with a duplicate-key error so the caller can address a
-// reply.
-func parseJSON(data []byte) (any, error) {
-	v, err := jsonwire.Parse(data)
-	if err == nil {
-		return v, nil
-	}
-	fe, _ := jsonwire.AsFieldError(err)
-	if errors.Is(err, jsonwire.ErrDuplicateKey) {
-		return v, &codedError{field: fe, code: CodeInvalidRequest}
-	}
-	return nil, &codedError{field: fe, code: CodeParseError}
-}
 
 // object reads the members of one JSON object at a known path. Members a decoder maps onto a
 // typed field are claimed; whatever is left over is kept verbatim as unknown fields. A member that
@@ -329,77 +271,4 @@ func (o *object) firstBadRest() error {
 		}
 	}
 	return nil
-}
-
-// encoder builds the JSON tree of a Hooks message. plainEncoder builds it from plain JSON values,
-// as the exported Encode* functions return it to callers who read the maps. directEncoder leaves
-// the Struct and Value messages inside it as they are, for EncodeMessage: jsonwire.Append writes
-// them in the same bytes, so copying them into maps first would be wasted work.
-type encoder struct {
-	direct bool
-}
-
-var (
-	plainEncoder  = encoder{}
-	directEncoder = encoder{direct: true}
-)
-
-// base starts an encoded object from a level's unknown fields; typed fields written after it take
-// precedence.
-func (e encoder) base(unknown *structpb.Struct) map[string]any {
-	if !e.direct {
-		return jsonwire.FromStruct(unknown)
-	}
-	fields := unknown.GetFields()
-	out := make(map[string]any, len(fields)+4) // room for the typed members of a level
-	for k, v := range fields {
-		out[k] = v
-	}
-	return out
-}
-
-// object writes a Struct-typed field.
-func (e encoder) object(s *structpb.Struct) any {
-	if e.direct {
-		return s
-	}
-	return jsonwire.FromStruct(s)
-}
-
-// value writes a Value-typed field.
-func (e encoder) value(v *structpb.Value) any {
-	if e.direct {
-		return v
-	}
-	return jsonwire.FromValue(v)
-}
-
-// safeInteger reads a JSON number holding an integer within ±(2^53-1). Fraction and exponent
-// forms ("1.0", "1e3") count when their value is integral, as JSON Schema's "integer" has it.
-func safeInteger(v any) (int64, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	s := string(n)
-	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return i, i >= -maxSafeInteger && i <= maxSafeInteger
-	}
-	// big.Rat decides exactly, but would build 10^e for any exponent e; no safe integer needs a
-	// long literal or a large exponent, so those are refused first.
-	if len(s) > 64 {
-		return 0, false
-	}
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		exp, err := strconv.Atoi(s[i+1:])
-		if err != nil || exp < -64 || exp > 64 {
-			return 0, false
-		}
-	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok || !r.IsInt() || !r.Num().IsInt64() {
-		return 0, false
-	}
-	i := r.Num().Int64()
-	return i, i >= -maxSafeInteger && i <= maxSafeInteger
 }

@@ -86,13 +86,6 @@ func decodeEffect(path string, v any) (*ahpv1.HooksEffect, error) {
 	return eff, nil
 }
 
-// EncodeInterceptResult writes a hooks/intercept result object. effects is always present
-// (an empty array when there are none). Nothing is validated: EncodeMessage checks what it
-// sends.
-func EncodeInterceptResult(r *ahpv1.HooksInterceptResult) map[string]any {
-	return plainEncoder.result(r)
-}
-
 func (e encoder) result(r *ahpv1.HooksInterceptResult) map[string]any {
 	out := e.base(r.GetUnknownFields())
 	out["protocolVersion"] = r.GetProtocolVersion()

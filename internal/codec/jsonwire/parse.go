@@ -1,8 +1,11 @@
 package jsonwire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"unicode/utf8"
 )
 
@@ -49,7 +52,7 @@ func parseStd(data []byte) (any, error) {
 	if !utf8.Valid(data) {
 		return nil, syntaxError("not valid UTF-8")
 	}
-	// json.Valid first: Decode lets trailing bytes through when they do not form a whole token
+	// json.Valid first: decode lets trailing bytes through when they do not form a whole token
 	// ({} x), and the duplicate-key walk relies on the document being valid throughout.
 	if !json.Valid(data) {
 		var syn *json.SyntaxError
@@ -58,7 +61,7 @@ func parseStd(data []byte) (any, error) {
 		}
 		return nil, syntaxError("not a single valid JSON value")
 	}
-	v, err := Decode(data)
+	v, err := decode(data)
 	if err != nil {
 		return nil, syntaxError("not a single valid JSON value")
 	}
@@ -123,7 +126,7 @@ func checkDuplicateKeys(data []byte) error {
 				top := stack[len(stack)-1]
 				key := string(data[i+1 : end])
 				if escaped {
-					_ = json.Unmarshal(data[i:end+1], &key) // valid: Decode accepted it
+					_ = json.Unmarshal(data[i:end+1], &key) // valid: decode accepted it
 				}
 				if _, dup := top.keys[key]; dup {
 					return duplicateKey(JoinPath(top.path, key))
@@ -138,4 +141,19 @@ func checkDuplicateKeys(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// decode parses one JSON document into generic Go values, keeping numbers as json.Number so
+// integers keep their exact text until a typed field reads them. Trailing data is an error.
+func decode(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("unexpected data after the JSON value")
+	}
+	return v, nil
 }

@@ -272,7 +272,7 @@ func (p *parser) array() (any, bool) {
 
 // number reads a number, keeping its text.
 func (p *parser) number() (any, bool) {
-	end := NumberEnd(p.data, p.pos)
+	end := numberEnd(p.data, p.pos)
 	if end < 0 {
 		return nil, false
 	}

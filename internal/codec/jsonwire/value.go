@@ -1,94 +1,13 @@
 package jsonwire
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
-	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 )
-
-// Decode parses one JSON document into generic Go values, keeping numbers as json.Number so
-// integers keep their exact text until a typed field reads them. Trailing data is an error.
-func Decode(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("unexpected data after the JSON value")
-	}
-	return v, nil
-}
-
-// Marshal writes compact JSON without HTML escaping. Map keys come out sorted, which is the
-// order the Harness reference server uses at every depth. The bytes are MarshalStd's; the
-// reflection-free writer does the work whenever it knows every value in the tree.
-func Marshal(v any) ([]byte, error) {
-	if out, ok := Append(make([]byte, 0, 512), v); ok {
-		return out, nil
-	}
-	return MarshalStd(v)
-}
-
-// MarshalStd is Marshal done by encoding/json, the reference for Append.
-func MarshalStd(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// f32 is a float carried as an f32 on the Harness wire. It marshals the way serde_json prints an
-// f32 widened to f64: the shortest float64 text, always with a fraction ("1.0", "0.949999988079071").
-type F32 float32
-
-func (f F32) MarshalJSON() ([]byte, error) {
-	return FormatFloat(float64(float32(f)))
-}
-
-// formatFloat prints a float64 the way serde_json (ryu) does.
-func FormatFloat(v float64) ([]byte, error) {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return []byte("null"), nil // serde_json writes non-finite floats as null
-	}
-	abs := math.Abs(v)
-	if abs != 0 && (abs < 1e-5 || abs >= 1e16) {
-		s := strconv.FormatFloat(v, 'e', -1, 64)
-		s = trimExponent(s)
-		return []byte(s), nil
-	}
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if !bytes.ContainsAny([]byte(s), ".e") {
-		s += ".0"
-	}
-	return []byte(s), nil
-}
-
-func trimExponent(s string) string {
-	// Go writes "1e-07" and "1.5e+20"; serde_json writes "1e-7" and "1.5e+20": keep the sign,
-	// drop leading zeros of the exponent.
-	mant, exp, ok := strings.Cut(s, "e")
-	if !ok || exp == "" {
-		return s
-	}
-	sign := exp[:1]
-	digits := strings.TrimLeft(exp[1:], "0")
-	if digits == "" {
-		digits = "0"
-	}
-	return mant + "e" + sign + digits
-}
 
 // toValue converts a decoded JSON value into a structpb.Value. Numbers become doubles, as
 // google.protobuf.Value requires; integers beyond 2^53 lose precision there.

@@ -1,6 +1,7 @@
 package jsonwire
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
@@ -11,7 +12,7 @@ import (
 )
 
 // This file writes the generic JSON trees this package builds (map[string]any, []any, string,
-// json.Number, bool, nil, f32) without reflection, in exactly the bytes MarshalStd (encoding/json
+// json.Number, bool, nil, f32) without reflection, in exactly the bytes marshalStd (encoding/json
 // with HTML escaping off) gives them: keys sorted bytewise, the same string escapes, json.Number
 // as written. It also writes *structpb.Struct and *structpb.Value leaves directly, in the bytes
 // fromStruct and fromValue would turn into, so an encoder can hand them over without copying them
@@ -34,7 +35,7 @@ func Append(b []byte, v any) (_ []byte, ok bool) {
 		if s == "" {
 			s = "0" // encoding/json writes the zero Number as 0
 		}
-		if NumberEnd(s, 0) != len(s) {
+		if numberEnd(s, 0) != len(s) {
 			return b, false // invalid: encoding/json reports the error
 		}
 		return append(b, s...), true
@@ -61,9 +62,9 @@ func Append(b []byte, v any) (_ []byte, ok bool) {
 		}
 		return append(b, ']'), true
 	case *structpb.Value:
-		return AppendValue(b, x), true
+		return appendValue(b, x), true
 	case *structpb.Struct:
-		return AppendStruct(b, x), true
+		return appendStruct(b, x), true
 	}
 	return b, false
 }
@@ -100,16 +101,16 @@ func appendMembers[V any](b []byte, m map[string]V, value func([]byte, V) ([]byt
 	return append(b, '}'), true
 }
 
-// appendStruct writes s as MarshalStd(fromStruct(s)) would: nil is an empty object.
-func AppendStruct(b []byte, s *structpb.Struct) []byte {
+// appendStruct writes s as marshalStd(fromStruct(s)) would: nil is an empty object.
+func appendStruct(b []byte, s *structpb.Struct) []byte {
 	b, _ = appendMembers(b, s.GetFields(), func(b []byte, v *structpb.Value) ([]byte, bool) {
-		return AppendValue(b, v), true
+		return appendValue(b, v), true
 	})
 	return b
 }
 
-// appendStructValue writes v as MarshalStd(fromValue(v)) would.
-func AppendValue(b []byte, v *structpb.Value) []byte {
+// appendStructValue writes v as marshalStd(fromValue(v)) would.
+func appendValue(b []byte, v *structpb.Value) []byte {
 	switch k := v.GetKind().(type) {
 	case *structpb.Value_BoolValue:
 		return strconv.AppendBool(b, k.BoolValue)
@@ -118,14 +119,14 @@ func AppendValue(b []byte, v *structpb.Value) []byte {
 	case *structpb.Value_NumberValue:
 		return appendNumber(b, k.NumberValue)
 	case *structpb.Value_StructValue:
-		return AppendStruct(b, k.StructValue)
+		return appendStruct(b, k.StructValue)
 	case *structpb.Value_ListValue:
 		b = append(b, '[')
 		for i, e := range k.ListValue.GetValues() {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = AppendValue(b, e)
+			b = appendValue(b, e)
 		}
 		return append(b, ']')
 	}
@@ -201,7 +202,7 @@ func AppendString(b []byte, s string) []byte {
 
 // jsonNumberEnd returns the end of the JSON number (RFC 8259) that starts at d[i], or -1 when
 // there is none there.
-func NumberEnd[T string | []byte](d T, i int) int {
+func numberEnd[T string | []byte](d T, i int) int {
 	if i < len(d) && d[i] == '-' {
 		i++
 	}
@@ -237,4 +238,25 @@ func NumberEnd[T string | []byte](d T, i int) int {
 		}
 	}
 	return i
+}
+
+// Marshal writes compact JSON without HTML escaping. Map keys come out sorted, which is the
+// order the Harness reference server uses at every depth. The bytes are marshalStd's; the
+// reflection-free writer does the work whenever it knows every value in the tree.
+func Marshal(v any) ([]byte, error) {
+	if out, ok := Append(make([]byte, 0, 512), v); ok {
+		return out, nil
+	}
+	return marshalStd(v)
+}
+
+// marshalStd is Marshal done by encoding/json, the reference for Append.
+func marshalStd(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
