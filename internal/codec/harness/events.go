@@ -1,27 +1,5 @@
 package harness
 
-// Agent Harness Protocol v2.4 (a3s-ahp 2.4.0) JSON <-> ahp.v1.
-//
-// Reading an ahp/event request follows the reference server's order, one function per step, so a
-// bridge reproduces its answers:
-//
-//	p, err := ReadEvent("params", params, id) // -32602 "Invalid params: " + err message
-//	err = p.ValidateShape(cfg)                        // -32602 "Invalid event: " + err message
-//	err = p.CheckDelivery(false)                      // -32602 err message
-//	err = p.ParseTypedPayload()                       // -32603 "Handler error: " + err message
-//
-// A notification runs ReadEvent, ValidateShape and CheckDelivery(true); the reference drops
-// its errors on stdio and WebSocket and answers them on HTTP as -32603 "Handler error: " + message,
-// with "Serialization error: " in front of a ReadEvent message. ahp/batch is
-// ReadBatch, CheckBatchSize, then per entry ValidateShape and CheckBatchable.
-// Answers are written with EncodeDecision and EncodeTypedDecision, usually after
-// RenderDecision or RenderTyped turned the canonical decision into the caller's
-// terms.
-//
-// Errors from reading and checking are *FieldError. Path is the JSON path of the offending value; Message is exactly the
-// text the reference puts after its "Invalid params: " / "Invalid event: " / "Handler error: "
-// prefix.
-
 import (
 	"slices"
 
