@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every go test -fuzz target in the module for a chosen time each (default 30s):
 #   ./scripts/fuzz.sh            # every target, 30s each
-#   FUZZTIME=10m ./scripts/fuzz.sh internal/convert
+#   FUZZTIME=10m ./scripts/fuzz.sh internal/codec/hooks
 # A crash is written by Go under the package's testdata/fuzz/<Target>/ — commit it: from then on
 # `go test` replays it as a regression seed. Plain `go test` always runs every seed corpus.
 set -euo pipefail

@@ -25,7 +25,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// harnessVector is one line of internal/convert/testdata/harness/errors.jsonl: a message the
+// harnessVector is one line of internal/codec/harness/testdata/errors.jsonl: a message the
 // Agent Harness Protocol reference server rejects, with its exact code and message.
 type harnessVector struct {
 	Name         string          `json:"name"`
@@ -38,7 +38,7 @@ type harnessVector struct {
 
 func harnessVectors(t *testing.T) []harnessVector {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "internal", "convert", "testdata", "harness", "errors.jsonl"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "internal", "codec", "harness", "testdata", "errors.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

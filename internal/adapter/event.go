@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // Options are what the mapping needs beyond the hook input itself.
@@ -87,7 +87,7 @@ const (
 //     gives a Request with a nil Event and no error;
 //   - session_id → session.id, cwd → session.cwd, model → session.model, agent_id and agent_type
 //     (subagent hooks) → session.agent;
-//   - tool events: tool_name → tool.name, its kind from the documented table (convert.ToolKindFor:
+//   - tool events: tool_name → tool.name, its kind from the documented table (names.ToolKindFor:
 //     Bash → shell, Read → file_read, Write → file_write, Edit/MultiEdit → file_edit, Grep/Glob →
 //     search, WebFetch/WebSearch → fetch, Task → task, mcp__server__tool → mcp with tool.mcp set,
 //     anything else other), tool_input → tool.input, tool_response → tool.output, tool_use_id →
@@ -168,8 +168,8 @@ func Map(p Provider, body []byte, opts Options) (*Request, error) {
 		if toolName == "" {
 			return nil, &InputError{HookEvent: name, Reason: fieldToolName + " must be a non-empty string"}
 		}
-		tool := &ahpv1.Tool{Name: toolName, Kind: convert.ToolKindFor(toolName)}
-		if server, mcpTool, ok := convert.SplitMCPToolName(toolName); ok {
+		tool := &ahpv1.Tool{Name: toolName, Kind: names.ToolKindFor(toolName)}
+		if server, mcpTool, ok := names.SplitMCPToolName(toolName); ok {
 			tool.Mcp = &ahpv1.McpTool{Server: server, Tool: mcpTool}
 		}
 		if in, ok := rest[fieldToolInput].(map[string]any); ok {

@@ -13,7 +13,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/bridge"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // DefaultMaxInputBytes bounds one hook input (4 MiB, the bridge's message limit).
@@ -150,7 +150,7 @@ func (a *Adapter) Handle(ctx context.Context, body []byte) (res Result) {
 		log.Warn("hook event not adapted; no opinion (register the hook only for the events in docs/adapters.md)")
 		return Result{Status: http.StatusNoContent}
 	}
-	log = log.With("event_type", convert.EventTypeName(req.Event.GetType()), "event_id", req.Event.GetId())
+	log = log.With("event_type", names.EventTypeName(req.Event.GetType()), "event_id", req.Event.GetId())
 	if req.Intercepted() {
 		return a.intercept(ctx, req, log)
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 )
 
 // appendBody appends rec as a JSON object without its chain members (seq, prev, hash). The output
@@ -44,7 +44,7 @@ func appendBody(dst []byte, rec *Record) ([]byte, error) {
 			if i > 0 {
 				e.dst = append(e.dst, ',')
 			}
-			e.dst = convert.AppendJSONString(e.dst, id)
+			e.dst = jsonwire.AppendString(e.dst, id)
 		}
 		e.dst = append(e.dst, ']')
 	}
@@ -84,15 +84,13 @@ func appendBody(dst []byte, rec *Record) ([]byte, error) {
 	e.bool("replayed", rec.Replayed)
 	e.uint("latency_us", rec.LatencyUs)
 	if len(rec.Extensions) > 0 {
-		// Extensions are rare and free-form: encoding/json handles them (sorted keys).
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rec.Extensions); err != nil {
+		// Extensions are rare and free-form: written as encoding/json would (sorted keys).
+		ext, err := jsonwire.Marshal(rec.Extensions)
+		if err != nil {
 			return dst, err
 		}
 		e.key("extensions")
-		e.dst = append(e.dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+		e.dst = append(e.dst, ext...)
 	}
 	if len(rec.Event) > 0 {
 		var buf bytes.Buffer
@@ -138,7 +136,7 @@ func (e *objectEncoder) str(k, v string, omitEmpty bool) {
 		return
 	}
 	e.key(k)
-	e.dst = convert.AppendJSONString(e.dst, v)
+	e.dst = jsonwire.AppendString(e.dst, v)
 }
 
 func (e *objectEncoder) bool(k string, v bool) {

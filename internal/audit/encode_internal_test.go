@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 )
 
 // marshalStd is the reference: encoding/json with HTML escaping off, chain members left out.
@@ -58,7 +58,7 @@ func FuzzAppendString(f *testing.F) {
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(s)
 		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-		if got := convert.AppendJSONString(nil, s); !bytes.Equal(got, want) {
+		if got := jsonwire.AppendString(nil, s); !bytes.Equal(got, want) {
 			t.Fatalf("AppendJSONString(%q) = %s, want %s", s, got, want)
 		}
 	})

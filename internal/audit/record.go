@@ -6,7 +6,7 @@ import (
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -145,7 +145,7 @@ func RecordFor(ev *ahpv1.Event, d *ahpv1.Decision, at time.Time) Record {
 		Source:     ev.GetSource(),
 		SessionID:  ev.GetSession().GetId(),
 		AgentID:    agentID(ev),
-		EventType:  convert.EventTypeName(ev.GetType()),
+		EventType:  names.EventTypeName(ev.GetType()),
 		ToolName:   ev.GetTool().GetName(),
 		ToolKind:   wireName(ev.GetTool().GetKind()),
 		ToolCallID: ev.GetTool().GetCallId(),

@@ -11,8 +11,8 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/audit"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/config"
-	"github.com/ahp-gateway/ahp/internal/convert"
 )
 
 func TestHistogramCellLayout(t *testing.T) {
@@ -113,7 +113,7 @@ func TestCorrelatorWaitHonoursContext(t *testing.T) {
 // hooksAnswerLine renders a decision the way the bridge does, with the project's own encoder.
 func hooksAnswerLine(t *testing.T, id string, d *ahpv1.Decision) []byte {
 	t.Helper()
-	out, err := convert.EncodeHooksMessage(&convert.HooksMessage{ID: convert.HooksStringID(id), Result: convert.RenderHooksResult(d, "0.1")})
+	out, err := hooks.EncodeMessage(&hooks.Message{ID: hooks.StringID(id), Result: hooks.RenderResult(d, "0.1")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/bench"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"google.golang.org/protobuf/proto"
 )
@@ -72,7 +72,7 @@ func TestHooksInterceptLineDecodes(t *testing.T) {
 		if bytes.ContainsAny(line, "\r\n") || !json.Valid(line) {
 			t.Fatalf("not one line of JSON: %s", line)
 		}
-		msg, err := convert.DecodeHooksMessage(line)
+		msg, err := hooks.DecodeMessage(line)
 		if err != nil {
 			t.Fatalf("request %d does not decode: %v\n%s", seq, err, line)
 		}

@@ -6,7 +6,9 @@ import (
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // hooks/capabilities is a "draft" addition to the Agent Hooks Protocol; v0.1 has no discovery.
@@ -37,22 +39,22 @@ var hooksV01Events = []ahpv1.EventType{
 	ahpv1.EventType_EVENT_TYPE_SESSION_END,
 }
 
-func (b *Bridge) hooksCapabilities(ctx context.Context, m *convert.HooksMessage) Reply {
+func (b *Bridge) hooksCapabilities(ctx context.Context, m *hooks.Message) Reply {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
 	resp, err := b.cfg.Clients.Harness.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
 	if err != nil {
 		ue := classify(ctx, err)
-		code, message := convert.HooksCodeBackendUnavailable, "Backend unavailable"
+		code, message := hooks.CodeBackendUnavailable, "Backend unavailable"
 		if ue.rejected || ue.failure == FailureBackendError || ue.failure == FailureBadResponse {
-			code, message = convert.HooksCodeBackendInternalError, "Backend internal error"
+			code, message = hooks.CodeBackendInternalError, "Backend internal error"
 		}
 		if !ue.rejected {
 			b.count.byFailure[ue.failure].Add(1)
 		}
 		b.log.Warn("upstream failed; hooks/capabilities answered with an error",
 			"code", code, "failure", ue.failure.String(), "error", redact(ue.message))
-		return b.hooksReply(&convert.HooksMessage{ID: m.ID, Error: &ahpv1.RpcError{Code: int32(code), Message: message}})
+		return b.hooksReply(&hooks.Message{ID: m.ID, Error: &ahpv1.RpcError{Code: int32(code), Message: message}})
 	}
 	caps := resp.Msg
 	events := make([]any, 0, len(hooksV01Events))
@@ -71,7 +73,7 @@ func (b *Bridge) hooksCapabilities(ctx context.Context, m *convert.HooksMessage)
 			continue
 		}
 		events = append(events, map[string]any{
-			"event":        convert.EventTypeName(t),
+			"event":        names.EventTypeName(t),
 			"modes":        modes,
 			"capabilities": map[string]any{"effects": effects},
 		})
@@ -89,7 +91,7 @@ func (b *Bridge) hooksCapabilities(ctx context.Context, m *convert.HooksMessage)
 		"manifest": map[string]any{
 			"events":     events,
 			"transports": transports,
-			"extensions": map[string]any{convert.Namespace: map[string]any{
+			"extensions": map[string]any{names.Namespace: map[string]any{
 				"bridgeVersion":          b.cfg.Version,
 				"serverVersion":          caps.GetServerVersion(),
 				"hooksProtocolVersions":  hooksVersions,
@@ -99,7 +101,7 @@ func (b *Bridge) hooksCapabilities(ctx context.Context, m *convert.HooksMessage)
 			}},
 		},
 	}
-	raw, err := marshal(result)
+	raw, err := jsonwire.Marshal(result)
 	if err != nil { // plain JSON values always marshal
 		return Reply{Body: hooksErrorBody(hooksIDJSON(m.ID), hooksInternalError()), HTTPStatus: hooksOKStatus}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/google/uuid"
 )
 
@@ -19,7 +19,7 @@ import (
 const SyntheticDenyReason = "Required policy backend unavailable."
 
 // SyntheticDenyCode is the deny code of a synthetic denial in Agent Hooks results.
-const SyntheticDenyCode = convert.Namespace + ".bridge.backend_unavailable"
+const SyntheticDenyCode = names.Namespace + ".bridge.backend_unavailable"
 
 // Keys that mark a synthetic answer. Agent Hooks results carry them in
 // extensions["dev.ahpgateway"] next to "synthetic": true; Agent Harness decisions carry them in
@@ -27,10 +27,10 @@ const SyntheticDenyCode = convert.Namespace + ".bridge.backend_unavailable"
 const (
 	// hooksFailureKey / harnessFailureKey hold the Failure kind ("deadline_exceeded").
 	hooksFailureKey   = "failure"
-	harnessFailureKey = convert.Namespace + "/failure"
+	harnessFailureKey = names.Namespace + "/failure"
 	// hooksPolicyKey / harnessPolicyKey hold the FailurePolicy that applied ("fail-closed").
 	hooksPolicyKey   = "failurePolicy"
-	harnessPolicyKey = convert.Namespace + "/failure_policy"
+	harnessPolicyKey = names.Namespace + "/failure_policy"
 )
 
 // Failure classifies an operational upstream failure. Its String form is what synthetic answers

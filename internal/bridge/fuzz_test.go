@@ -46,8 +46,8 @@ func fuzzSeeds(f *testing.F) [][]byte {
 			return nil
 		})
 	}
-	add(filepath.Join(convertTestdata, "hooks", "message"))
-	add(filepath.Join(convertTestdata, "hooks", "stdio"))
+	add(filepath.Join(hooksTestdata, "message"))
+	add(filepath.Join(hooksTestdata, "stdio"))
 	add(filepath.Join(harnessTestdata, "exchanges"))
 	add(filepath.Join(sharedDir, "conformance", "hooks-v0.1", "fixtures"))
 	for _, line := range readLines(f, filepath.Join(harnessTestdata, "errors.jsonl")) {

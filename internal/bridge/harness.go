@@ -7,7 +7,8 @@ import (
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/codec/harness"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -15,7 +16,7 @@ import (
 // The Agent Harness Protocol v2.4 dialect: ahp/handshake, ahp/event, ahp/query and ahp/batch
 // with the reference server's (a3s-ahp 2.4.0) checks, codes and messages, in its order:
 // parse -> depth -> contract payload -> blocking-vs-notification -> typed parse -> handler.
-// internal/convert reproduces serde; this file adds the envelope, the upstream calls and the
+// internal/codec/harness reproduces serde; this file adds the envelope, the upstream calls and the
 // failure policy.
 //
 // Deliberate departures from the reference, all for JSON-RPC 2.0 (docs/compatibility.md,
@@ -129,10 +130,10 @@ func harnessRefuseNotification(c *call, code int, message string) Reply {
 	return harnessErrorReply(notificationErrorID, code, message)
 }
 
-// errMessage is the text the reference puts after its prefixes: a *convert.FieldError's Message
+// errMessage is the text the reference puts after its prefixes: a *jsonwire.FieldError's Message
 // (its Error adds the JSON path, which the reference does not print).
 func errMessage(err error) string {
-	if fe, ok := convert.AsFieldError(err); ok {
+	if fe, ok := jsonwire.AsFieldError(err); ok {
 		return fe.Message
 	}
 	return err.Error()
@@ -144,7 +145,7 @@ func (b *Bridge) harnessNotification(ctx context.Context, c *call, env *envelope
 	if env.method != harnessMethodEvent {
 		return Reply{HTTPStatus: http.StatusNoContent}
 	}
-	p, err := convert.ReadHarnessEvent("params", env.params, "")
+	p, err := harness.ReadEvent("params", env.params, "")
 	if err != nil {
 		return harnessRefuseNotification(c, harnessCodeInternal, "Handler error: Serialization error: "+errMessage(err))
 	}
@@ -175,7 +176,7 @@ func upstreamErrorText(ue *upstreamError) string {
 
 // harnessEvent handles an ahp/event request.
 func (b *Bridge) harnessEvent(ctx context.Context, c *call, env *envelope) Reply {
-	p, err := convert.ReadHarnessEvent("params", env.params, env.idText)
+	p, err := harness.ReadEvent("params", env.params, env.idText)
 	if err != nil {
 		return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid params: "+errMessage(err))
 	}
@@ -190,7 +191,7 @@ func (b *Bridge) harnessEvent(ctx context.Context, c *call, env *envelope) Reply
 	}
 	ev := p.Event
 	ev.Source = b.cfg.Source
-	if convert.HarnessUsesTypedDecision(p.EventType()) {
+	if harness.UsesTypedDecision(p.EventType()) {
 		return b.harnessTyped(ctx, c, p.EventType(), ev)
 	}
 
@@ -213,11 +214,11 @@ func (b *Bridge) harnessEvent(ctx context.Context, c *call, env *envelope) Reply
 		d = b.syntheticDecision()
 		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "harness", "method", env.method, "event_type", p.EventType())
 	}
-	hd := convert.RenderHarnessDecision(d, ev)
+	hd := harness.RenderDecision(d, ev)
 	if failure != nil {
 		b.markHarnessSynthetic(hd, failure.failure)
 	}
-	out, err := convert.EncodeHarnessDecision(hd)
+	out, err := harness.EncodeDecision(hd)
 	if err != nil {
 		return b.harnessInternal(c, err)
 	}
@@ -231,7 +232,7 @@ func (b *Bridge) harnessInternal(c *call, err error) Reply {
 	return harnessErrorReply(c.idJSON, harnessCodeInternal, "Internal error: "+err.Error())
 }
 
-// markHarnessSynthetic adds the failure and the policy to the metadata RenderHarnessDecision
+// markHarnessSynthetic adds the failure and the policy to the metadata harness.RenderDecision
 // wrote ("dev.ahpgateway/synthetic": true, the decision id). Only allow and block have metadata,
 // and a synthetic decision is always one of the two.
 func (b *Bridge) markHarnessSynthetic(hd *ahpv1.HarnessDecision, f Failure) {
@@ -252,11 +253,11 @@ func (b *Bridge) markHarnessSynthetic(hd *ahpv1.HarnessDecision, f Failure) {
 // no side effects), then InterceptBatch decides it; the server turns an evaluation error of one
 // entry into {"decision":"block","reason":"Handler error: …"}.
 func (b *Bridge) harnessBatch(ctx context.Context, c *call, env *envelope) Reply {
-	entries, err := convert.ReadHarnessBatch("params", env.params)
+	entries, err := harness.ReadBatch("params", env.params)
 	if err != nil {
 		return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid params: "+errMessage(err))
 	}
-	if err := convert.CheckHarnessBatchSize(len(entries), b.cfg.HarnessConfig); err != nil {
+	if err := harness.CheckBatchSize(len(entries), b.cfg.HarnessConfig); err != nil {
 		return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, errMessage(err))
 	}
 	events := make([]*ahpv1.Event, len(entries))
@@ -271,7 +272,7 @@ func (b *Bridge) harnessBatch(ctx context.Context, c *call, env *envelope) Reply
 		events[i] = p.Event
 	}
 	if len(events) == 0 { // nothing to decide; the reference answers {"decisions":[]} too
-		out, err := convert.EncodeHarnessBatchResult(nil)
+		out, err := harness.EncodeBatchResult(nil)
 		if err != nil {
 			return b.harnessInternal(c, err)
 		}
@@ -297,15 +298,15 @@ func (b *Bridge) harnessBatch(ctx context.Context, c *call, env *envelope) Reply
 		d := b.syntheticDecision()
 		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "harness", "method", env.method, "events", len(events))
 		for i, ev := range events {
-			rendered[i] = convert.RenderHarnessDecision(d, ev)
+			rendered[i] = harness.RenderDecision(d, ev)
 			b.markHarnessSynthetic(rendered[i], ue.failure)
 		}
 	} else {
 		for i, ev := range events {
-			rendered[i] = convert.RenderHarnessDecision(decisions[i], ev)
+			rendered[i] = harness.RenderDecision(decisions[i], ev)
 		}
 	}
-	out, err := convert.EncodeHarnessBatchResult(rendered)
+	out, err := harness.EncodeBatchResult(rendered)
 	if err != nil {
 		return b.harnessInternal(c, err)
 	}
@@ -334,7 +335,7 @@ var harnessCapabilityNames = []string{
 // operationally the bridge answers itself, whatever the failure policy: a handshake decides
 // nothing, and the events that follow still meet the policy.
 func (b *Bridge) harnessHandshake(ctx context.Context, c *call, env *envelope) Reply {
-	req, err := convert.DecodeHarnessHandshakeRequest("params", env.params)
+	req, err := harness.DecodeHandshakeRequest("params", env.params)
 	if err != nil {
 		return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid params: "+errMessage(err))
 	}
@@ -361,7 +362,7 @@ func (b *Bridge) harnessHandshake(ctx context.Context, c *call, env *envelope) R
 		b.log.Warn("upstream failed; ahp/handshake answered by the bridge",
 			"failure", ue.failure.String(), "error", redact(ue.message))
 		answer = &ahpv1.HandshakeResponse{
-			ProtocolVersion: convert.HarnessProtocolVersion,
+			ProtocolVersion: harness.ProtocolVersion,
 			HarnessInfo: &ahpv1.HarnessInfo{
 				Name:         "ahp-jsonrpc-bridge",
 				Version:      b.cfg.Version,
@@ -370,7 +371,7 @@ func (b *Bridge) harnessHandshake(ctx context.Context, c *call, env *envelope) R
 			Config: narrowConfig(b.cfg.HarnessConfig, nil),
 		}
 	}
-	out, err := convert.EncodeHarnessHandshakeResponse(answer)
+	out, err := harness.EncodeHandshakeResponse(answer)
 	if err != nil {
 		return b.harnessInternal(c, err)
 	}
@@ -381,7 +382,7 @@ func (b *Bridge) harnessHandshake(ctx context.Context, c *call, env *envelope) R
 // major of "2.4" ("2", "2.0", "2.99.1" pass; "3.0", "02.4", "" fail).
 func harnessVersionSupported(v string) bool {
 	major, _, _ := strings.Cut(v, ".")
-	want, _, _ := strings.Cut(convert.HarnessProtocolVersion, ".")
+	want, _, _ := strings.Cut(harness.ProtocolVersion, ".")
 	return major == want
 }
 
@@ -436,7 +437,7 @@ func u32ptr(p *uint32) *uint64 {
 
 // harnessQuery handles ahp/query, rendered as the reference's QueryResponse.
 func (b *Bridge) harnessQuery(ctx context.Context, c *call, env *envelope) Reply {
-	req, err := convert.DecodeHarnessQueryRequest("params", env.params)
+	req, err := harness.DecodeQueryRequest("params", env.params)
 	if err != nil {
 		return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid params: "+errMessage(err))
 	}
@@ -456,7 +457,7 @@ func (b *Bridge) harnessQuery(ctx context.Context, c *call, env *envelope) Reply
 		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "harness", "method", env.method)
 		answer = b.syntheticQueryAnswer(req, ue.failure)
 	}
-	out, err := convert.EncodeHarnessQueryResponse(answer)
+	out, err := harness.EncodeQueryResponse(answer)
 	if err != nil {
 		return b.harnessInternal(c, err)
 	}

@@ -12,13 +12,11 @@ import (
 	"testing"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/codec/harness"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-var harnessTestdata = filepath.Join(convertTestdata, "harness")
-
-// harnessVector is one line of internal/convert/testdata/harness/errors.jsonl.
+// harnessVector is one line of internal/codec/harness/testdata/errors.jsonl.
 type harnessVector struct {
 	Name         string          `json:"name"`
 	Source       string          `json:"source"`
@@ -146,7 +144,7 @@ func TestHarnessExchangesHaveTheReferenceShape(t *testing.T) {
 				t.Parallel()
 				req, _ := readExchange(t, "handshake_client")
 				got := envelopeOf(t, handle(t, b, string(req), bridge.TransportStdio), `"d9b2e0f1-5b7a-4c1e-9a3d-7f6e5d4c3b2a"`)
-				if _, err := convert.DecodeHarnessHandshakeResponse("result", decodeNumber(t, got)); err != nil {
+				if _, err := harness.DecodeHandshakeResponse("result", decodeNumber(t, got)); err != nil {
 					t.Error(err)
 				}
 			})
@@ -154,7 +152,7 @@ func TestHarnessExchangesHaveTheReferenceShape(t *testing.T) {
 				t.Parallel()
 				req, _ := readExchange(t, "batch")
 				got := envelopeOf(t, handle(t, b, string(req), bridge.TransportHTTP), `"r1"`)
-				ds, err := convert.DecodeHarnessBatchResult("result", decodeNumber(t, got))
+				ds, err := harness.DecodeBatchResult("result", decodeNumber(t, got))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -166,7 +164,7 @@ func TestHarnessExchangesHaveTheReferenceShape(t *testing.T) {
 				t.Parallel()
 				req, _ := readExchange(t, "query")
 				got := envelopeOf(t, handle(t, b, string(req), bridge.TransportStdio), `"6e79d3c2-1a0b-4f9e-8d7c-6b5a4f3e2d1c"`)
-				q, err := convert.DecodeHarnessQueryResponse("result", decodeNumber(t, got))
+				q, err := harness.DecodeQueryResponse("result", decodeNumber(t, got))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -186,13 +184,13 @@ func TestHarnessExchangesHaveTheReferenceShape(t *testing.T) {
 					var r struct{ ID string }
 					json.Unmarshal(req, &r)
 					got := envelopeOf(t, handle(t, b, string(req), bridge.TransportStdio), strconv.Quote(r.ID))
-					if _, err := convert.DecodeHarnessTypedDecision(typed.eventType, "result", decodeNumber(t, got)); err != nil {
+					if _, err := harness.DecodeTypedDecision(typed.eventType, "result", decodeNumber(t, got)); err != nil {
 						t.Errorf("result does not parse as the reference's %s decision: %v\n%s", typed.eventType, err, got)
 					}
 					// Typed answers are written by the codec, so they are in the reference's exact form:
 					// re-encoding what was parsed gives the same bytes.
-					m, _ := convert.DecodeHarnessTypedDecision(typed.eventType, "result", decodeNumber(t, got))
-					again, err := convert.EncodeHarnessTypedDecision(m)
+					m, _ := harness.DecodeTypedDecision(typed.eventType, "result", decodeNumber(t, got))
+					again, err := harness.EncodeTypedDecision(m)
 					if err != nil || !bytes.Equal(again, got) {
 						t.Errorf("result is not in the reference's canonical form:\n%s\n%s", got, again)
 					}

@@ -7,12 +7,12 @@ import (
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/codec/harness"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // The eight Agent Harness typed events go to TypedDecisionService and are answered with their own
-// decision shapes (RenderHarnessTyped). Under the failure policy each gets the canonical synthetic
+// decision shapes (harness.RenderTyped). Under the failure policy each gets the canonical synthetic
 // decision with a typed answer, rendered the same way:
 //
 //	event               fail-closed (reason "Required policy backend unavailable.")  fail-open
@@ -80,8 +80,8 @@ func (b *Bridge) harnessTyped(ctx context.Context, c *call, eventType string, ev
 	d, err := b.decideTyped(callCtx, eventType, ev)
 	var out []byte
 	if err == nil {
-		out, err = convert.RenderHarnessTyped(d, eventType)
-		if errors.Is(err, convert.ErrHarnessNoTypedAnswer) {
+		out, err = harness.RenderTyped(d, eventType)
+		if errors.Is(err, harness.ErrNoTypedAnswer) {
 			// The reference's answer for a typed event nobody handles.
 			return harnessErrorReply(c.idJSON, harnessCodeInternal, "Handler error: "+errMessage(err))
 		}
@@ -96,7 +96,7 @@ func (b *Bridge) harnessTyped(ctx context.Context, c *call, eventType string, ev
 		}
 		d := b.syntheticTyped(eventType, ev, ue.failure)
 		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "harness", "method", c.method, "event_type", eventType)
-		if out, err = convert.RenderHarnessTyped(d, eventType); err != nil {
+		if out, err = harness.RenderTyped(d, eventType); err != nil {
 			return b.harnessInternal(c, err)
 		}
 	}
@@ -112,7 +112,7 @@ func (b *Bridge) syntheticMetadata(md *structpb.Struct, f Failure) *structpb.Str
 	if md.Fields == nil {
 		md.Fields = map[string]*structpb.Value{}
 	}
-	md.Fields[convert.HarnessMetadataSynthetic] = structpb.NewBoolValue(true)
+	md.Fields[harness.MetadataSynthetic] = structpb.NewBoolValue(true)
 	md.Fields[harnessFailureKey] = structpb.NewStringValue(f.String())
 	md.Fields[harnessPolicyKey] = structpb.NewStringValue(b.cfg.FailurePolicy.String())
 	return md
@@ -122,7 +122,7 @@ func (b *Bridge) syntheticMetadata(md *structpb.Struct, f Failure) *structpb.Str
 func (b *Bridge) syntheticTyped(eventType string, ev *ahpv1.Event, f Failure) *ahpv1.Decision {
 	d := b.syntheticDecision()
 	md := b.syntheticMetadata(&structpb.Struct{Fields: map[string]*structpb.Value{
-		convert.HarnessMetadataDecisionID: structpb.NewStringValue(d.GetDecisionId()),
+		harness.MetadataDecisionID: structpb.NewStringValue(d.GetDecisionId()),
 	}}, f)
 	closed := b.cfg.FailurePolicy == FailClosed
 	block := &ahpv1.TypedBlock{Reason: SyntheticDenyReason, Metadata: md}
@@ -202,12 +202,12 @@ func (b *Bridge) syntheticQueryAnswer(req *ahpv1.QueryRequest, f Failure) *ahpv1
 		return resp
 	}
 	answer, _ := structpb.NewStruct(map[string]any{ // plain values always convert
-		"proceed":                        proceed,
-		"verdict":                        verdict,
-		"rule_ids":                       []any{},
-		convert.HarnessMetadataSynthetic: true,
-		harnessFailureKey:                f.String(),
-		harnessPolicyKey:                 b.cfg.FailurePolicy.String(),
+		"proceed":                 proceed,
+		"verdict":                 verdict,
+		"rule_ids":                []any{},
+		harness.MetadataSynthetic: true,
+		harnessFailureKey:         f.String(),
+		harnessPolicyKey:          b.cfg.FailurePolicy.String(),
 	})
 	resp.Answer = structpb.NewStructValue(answer)
 	return resp

@@ -30,8 +30,11 @@ var sharedDir = func() string {
 	return filepath.Join("..", "..", "..", "shared")
 }()
 
-// convertTestdata is internal/convert's test data, which this package reuses.
-var convertTestdata = filepath.Join("..", "convert", "testdata")
+// hooks.testdataDir and harnessTestdata are the codecs' test data, which this package reuses.
+var (
+	hooksTestdata   = filepath.Join("..", "codec", "hooks", "testdata")
+	harnessTestdata = filepath.Join("..", "codec", "harness", "testdata")
+)
 
 // quietLogger discards logs; tests that check logs make their own.
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -7,13 +7,15 @@ import (
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // The Agent Hooks Protocol v0.1 dialect: hooks/intercept, hooks/observe and hooks/capabilities.
-// Reading, validation and error objects are internal/convert's (DecodeHooksMessage,
-// HooksErrorResponse, RenderHooksResult, EncodeHooksMessage); this file adds the upstream calls
+// Reading, validation and error objects are internal/codec/hooks's (hooks.DecodeMessage,
+// hooks.ErrorResponse, hooks.RenderResult, hooks.EncodeMessage); this file adds the upstream calls
 // and the failure policy.
 //
 // Upstream trouble, precisely (docs/compatibility.md, "ahp-jsonrpc-bridge"):
@@ -38,14 +40,14 @@ const hooksOKStatus = http.StatusOK
 func (b *Bridge) handleHooks(ctx context.Context, c *call, msg []byte) Reply {
 	if c.transport == TransportStdio || c.transport == TransportUnix {
 		frame := append(msg[:len(msg):len(msg)], '\n')
-		if err := convert.CheckHooksStdioFraming(frame); err != nil {
+		if err := hooks.CheckStdioFraming(frame); err != nil {
 			if isNotification(msg) { // badly framed, but still a notification: never answered
 				return Reply{HTTPStatus: http.StatusBadRequest}
 			}
 			return b.hooksRejected(err)
 		}
 	}
-	m, err := convert.DecodeHooksMessage(msg)
+	m, err := hooks.DecodeMessage(msg)
 	if err != nil {
 		return b.hooksRejected(err)
 	}
@@ -68,17 +70,17 @@ func (b *Bridge) handleHooks(ctx context.Context, c *call, msg []byte) Reply {
 // hooksRejected answers a message the codec refused, or stays silent when it was a notification
 // or a response.
 func (b *Bridge) hooksRejected(err error) Reply {
-	resp, ok := convert.HooksErrorResponse(err)
+	resp, ok := hooks.ErrorResponse(err)
 	if !ok {
 		return Reply{HTTPStatus: http.StatusBadRequest}
 	}
 	return b.hooksReply(resp)
 }
 
-// hooksReply encodes an answer. EncodeHooksMessage checks what it writes; if that fails the
+// hooksReply encodes an answer. hooks.EncodeMessage checks what it writes; if that fails the
 // bridge has a bug, and the request gets -32004 rather than an invalid answer.
-func (b *Bridge) hooksReply(m *convert.HooksMessage) Reply {
-	body, err := convert.EncodeHooksMessage(m)
+func (b *Bridge) hooksReply(m *hooks.Message) Reply {
+	body, err := hooks.EncodeMessage(m)
 	if err != nil {
 		b.log.Error("bridge: refusing to send an invalid Agent Hooks answer", "error", err)
 		id := nullID
@@ -90,7 +92,7 @@ func (b *Bridge) hooksReply(m *convert.HooksMessage) Reply {
 	return Reply{Body: body, HTTPStatus: hooksOKStatus}
 }
 
-func (b *Bridge) hooksIntercept(ctx context.Context, m *convert.HooksMessage) Reply {
+func (b *Bridge) hooksIntercept(ctx context.Context, m *hooks.Message) Reply {
 	params := m.Intercept
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
@@ -104,27 +106,27 @@ func (b *Bridge) hooksIntercept(ctx context.Context, m *convert.HooksMessage) Re
 	if err != nil {
 		ue := classify(ctx, err)
 		if ue.rejected {
-			return b.hooksReply(&convert.HooksMessage{ID: m.ID, Error: hooksRejectedByUpstream(ue)})
+			return b.hooksReply(&hooks.Message{ID: m.ID, Error: hooksRejectedByUpstream(ue)})
 		}
 		d = b.syntheticDecision()
 		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "hooks", "method", m.Method, "event_type", "tool.before")
-		result := convert.RenderHooksResult(d, params.ProtocolVersion)
+		result := hooks.RenderResult(d, params.ProtocolVersion)
 		b.markHooksSynthetic(result, ue.failure)
-		return b.hooksReply(&convert.HooksMessage{ID: m.ID, Result: result})
+		return b.hooksReply(&hooks.Message{ID: m.ID, Result: result})
 	}
-	return b.hooksReply(&convert.HooksMessage{ID: m.ID, Result: convert.RenderHooksResult(d, params.ProtocolVersion)})
+	return b.hooksReply(&hooks.Message{ID: m.ID, Result: hooks.RenderResult(d, params.ProtocolVersion)})
 }
 
 // markHooksSynthetic adds the failure and the policy next to the "synthetic": true that
-// RenderHooksResult wrote under extensions["dev.ahpgateway"].
+// hooks.RenderResult wrote under extensions["dev.ahpgateway"].
 func (b *Bridge) markHooksSynthetic(r *ahpv1.HooksInterceptResult, f Failure) {
 	if r.Extensions == nil {
 		r.Extensions = &structpb.Struct{Fields: map[string]*structpb.Value{}}
 	}
-	ns := r.Extensions.Fields[convert.Namespace].GetStructValue()
+	ns := r.Extensions.Fields[names.Namespace].GetStructValue()
 	if ns == nil {
 		ns = &structpb.Struct{Fields: map[string]*structpb.Value{}}
-		r.Extensions.Fields[convert.Namespace] = structpb.NewStructValue(ns)
+		r.Extensions.Fields[names.Namespace] = structpb.NewStructValue(ns)
 	}
 	ns.Fields["synthetic"] = structpb.NewBoolValue(true)
 	ns.Fields[hooksFailureKey] = structpb.NewStringValue(f.String())
@@ -138,15 +140,15 @@ func hooksRejectedByUpstream(ue *upstreamError) *ahpv1.RpcError {
 		"path":   "params.event",
 		"reason": "rejected by the policy backend: " + redact(ue.message),
 	})
-	return &ahpv1.RpcError{Code: convert.HooksCodeInvalidParams, Message: "Invalid params", Data: data}
+	return &ahpv1.RpcError{Code: hooks.CodeInvalidParams, Message: "Invalid params", Data: data}
 }
 
-func (b *Bridge) hooksObserve(ctx context.Context, m *convert.HooksMessage) Reply {
+func (b *Bridge) hooksObserve(ctx context.Context, m *hooks.Message) Reply {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
 	_, err := b.cfg.Clients.Observation.Observe(ctx, connect.NewRequest(m.Observe.Request))
 	if err != nil {
-		b.observeFailed(ctx, err, "hooks", m.Method, convert.EventTypeName(m.Observe.Request.GetEvent().GetType()))
+		b.observeFailed(ctx, err, "hooks", m.Method, names.EventTypeName(m.Observe.Request.GetEvent().GetType()))
 		return Reply{HTTPStatus: http.StatusInternalServerError}
 	}
 	return Reply{HTTPStatus: http.StatusNoContent}
@@ -170,9 +172,9 @@ func (b *Bridge) observeFailed(ctx context.Context, err error, dialect, method, 
 }
 
 // hooksIDJSON writes a Hooks id as JSON.
-func hooksIDJSON(id convert.HooksID) []byte {
+func hooksIDJSON(id hooks.ID) []byte {
 	if s, ok := id.StringValue(); ok {
-		return jsonString(s)
+		return jsonwire.AppendString(nil, s)
 	}
 	if n, ok := id.IntValue(); ok {
 		return strconv.AppendInt(nil, n, 10)
@@ -181,7 +183,7 @@ func hooksIDJSON(id convert.HooksID) []byte {
 }
 
 func hooksInternalError() *ahpv1.RpcError {
-	return &ahpv1.RpcError{Code: convert.HooksCodeBackendInternalError, Message: "Backend internal error"}
+	return &ahpv1.RpcError{Code: hooks.CodeBackendInternalError, Message: "Backend internal error"}
 }
 
 // hooksErrorBody writes an error response without the codec, for the paths where the codec

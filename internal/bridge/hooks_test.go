@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 )
 
-// hooksCase is one Agent Hooks message with what the bridge must do with it.
+// hooks.testCase is one Agent Hooks message with what the bridge must do with it.
 type hooksCase struct {
 	name      string
 	msg       []byte
@@ -34,14 +34,14 @@ func checkHooksCase(t *testing.T, h bridge.Handler, c hooksCase) {
 	msg := bytes.TrimSuffix(c.msg, []byte("\n"))
 	var decodeErr error
 	if c.transport == bridge.TransportStdio {
-		decodeErr = convert.CheckHooksStdioFraming(append(bytes.Clone(msg), '\n'))
+		decodeErr = hooks.CheckStdioFraming(append(bytes.Clone(msg), '\n'))
 	}
-	var m *convert.HooksMessage
+	var m *hooks.Message
 	if decodeErr == nil {
-		m, decodeErr = convert.DecodeHooksMessage(msg)
+		m, decodeErr = hooks.DecodeMessage(msg)
 	}
 	if decodeErr != nil {
-		want, due := convert.HooksErrorResponse(decodeErr)
+		want, due := hooks.ErrorResponse(decodeErr)
 		if !due {
 			wantNoReply(t, reply, http.StatusBadRequest)
 			return
@@ -49,7 +49,7 @@ func checkHooksCase(t *testing.T, h bridge.Handler, c hooksCase) {
 		if c.wantCode != 0 && int(want.Error.GetCode()) != c.wantCode {
 			t.Fatalf("test data says %d, the codec says %d", c.wantCode, want.Error.GetCode())
 		}
-		wantBody, err := convert.EncodeHooksMessage(want)
+		wantBody, err := hooks.EncodeMessage(want)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func checkHooksCase(t *testing.T, h bridge.Handler, c hooksCase) {
 		if err := dec.Decode(&v); err != nil {
 			t.Fatal(err)
 		}
-		r, err := convert.DecodeHooksInterceptResult("result", v)
+		r, err := hooks.DecodeInterceptResult("result", v)
 		if err != nil {
 			t.Fatalf("result is not a valid v0.1 intercept result: %v\n%s", err, result)
 		}
@@ -98,7 +98,7 @@ func checkHooksCase(t *testing.T, h bridge.Handler, c hooksCase) {
 }
 
 // mustJSON writes a Hooks id as JSON.
-func mustJSON(t testing.TB, id convert.HooksID) []byte {
+func mustJSON(t testing.TB, id hooks.ID) []byte {
 	t.Helper()
 	if s, ok := id.StringValue(); ok {
 		return []byte(strconv.Quote(s))
@@ -117,7 +117,7 @@ func TestHooksConformanceFixturesGetTheRightAnswer(t *testing.T) {
 	dir := filepath.Join(sharedDir, "conformance", "hooks-v0.1")
 	raw, err := os.ReadFile(filepath.Join(dir, "fixtures", "0.1.0-draft.1", "manifest.json"))
 	if os.IsNotExist(err) {
-		t.Skipf("Agent Hooks Protocol v0.1 fixtures not found under %s (set AHP_SHARED_DIR); the project's own cases in internal/convert/testdata/hooks still run", dir)
+		t.Skipf("Agent Hooks Protocol v0.1 fixtures not found under %s (set AHP_SHARED_DIR); the project's own cases in internal/codec/hooks/testdata still run", dir)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -164,10 +164,10 @@ func TestHooksConformanceFixturesGetTheRightAnswer(t *testing.T) {
 }
 
 // TestHooksProjectCasesGetTheRightAnswer runs the project's own Agent Hooks messages
-// (internal/convert/testdata/hooks): 124 cases covering every error code and shape.
+// (internal/codec/hooks/testdata): 124 cases covering every error code and shape.
 func TestHooksProjectCasesGetTheRightAnswer(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(convertTestdata, "hooks")
+	dir := hooksTestdata
 	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)

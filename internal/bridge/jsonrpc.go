@@ -8,10 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 )
 
 // JSON-RPC 2.0 framing shared by the two dialects: reading the envelope of an Agent Harness
-// message (Agent Hooks messages are read whole by internal/convert), and writing responses in
+// message (Agent Hooks messages are read whole by internal/codec/hooks), and writing responses in
 // the reference's member order (jsonrpc, id, result|error; code, message).
 
 // maxSafeInteger bounds integer ids, as the Agent Hooks Protocol bounds them: every JSON
@@ -66,7 +68,7 @@ func isNotification(msg []byte) bool {
 }
 
 // readEnvelope parses msg's top level. Values are decoded with UseNumber, so integers keep their
-// exact text for the typed readers in internal/convert.
+// exact text for the typed readers in internal/codec/harness.
 func readEnvelope(msg []byte) (*envelope, envelopeError) {
 	if !utf8.Valid(msg) || !json.Valid(msg) {
 		return nil, envelopeParse
@@ -129,7 +131,7 @@ func readEnvelope(msg []byte) (*envelope, envelopeError) {
 func readID(v any) (idJSON []byte, text string) {
 	switch x := v.(type) {
 	case string:
-		return jsonString(x), x
+		return jsonwire.AppendString(nil, x), x
 	case json.Number:
 		s := x.String()
 		if strings.ContainsAny(s, ".eE") {
@@ -144,27 +146,6 @@ func readID(v any) (idJSON []byte, text string) {
 	return nil, ""
 }
 
-// jsonString encodes s as a JSON string without HTML escaping (serde escapes only what JSON
-// requires).
-func jsonString(s string) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
-// marshal encodes v compactly without HTML escaping; map keys come out sorted.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 var nullID = []byte("null")
 
 // errorBody writes {"jsonrpc":"2.0","id":<id>,"error":{"code":<code>,"message":<message>}}.
@@ -176,7 +157,7 @@ func errorBody(idJSON []byte, code int, message string) []byte {
 	b.WriteString(`,"error":{"code":`)
 	b.WriteString(strconv.Itoa(code))
 	b.WriteString(`,"message":`)
-	b.Write(jsonString(message))
+	b.Write(jsonwire.AppendString(nil, message))
 	b.WriteString(`}}`)
 	return b.Bytes()
 }

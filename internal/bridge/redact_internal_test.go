@@ -30,7 +30,7 @@ func TestRedactHidesCredentialShapes(t *testing.T) {
 // redact: none of them holds a credential, so none may change.
 func TestRedactKeepsEveryReferenceVector(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open(filepath.Join("..", "convert", "testdata", "harness", "errors.jsonl"))
+	f, err := os.Open(filepath.Join("..", "codec", "harness", "testdata", "errors.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
 	"github.com/ahp-gateway/ahp/internal/hub"
 	"github.com/ahp-gateway/ahp/internal/idempotency"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/google/uuid"
@@ -166,7 +166,7 @@ func (c *Core) Typed(ctx context.Context, ev *ahpv1.Event, want ahpv1.EventType)
 		ev.Type = want
 	}
 	if ev.GetType() != want {
-		return nil, invalid("event.type", "must be %s for this call, got %s", convert.EventTypeName(want), typeName(ev.GetType()))
+		return nil, invalid("event.type", "must be %s for this call, got %s", names.EventTypeName(want), typeName(ev.GetType()))
 	}
 	if err := c.checkEvent("event", ev, interceptable, ""); err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func (c *Core) Batch(ctx context.Context, events []*ahpv1.Event, caps *ahpv1.Cap
 			return nil, err
 		}
 		if !batchable(ev.GetType()) {
-			return nil, invalid(field+".type", "Event type %s cannot be batched because it does not return a generic Decision", convert.EventTypeName(ev.GetType()))
+			return nil, invalid(field+".type", "Event type %s cannot be batched because it does not return a generic Decision", names.EventTypeName(ev.GetType()))
 		}
 	}
 	out := make([]*ahpv1.Decision, 0, len(events))
@@ -245,13 +245,13 @@ func (c *Core) checkEvent(field string, ev *ahpv1.Event, allowed func(ahpv1.Even
 		return invalid(field+".type", "unknown event type %d", int32(t))
 	}
 	if !allowed(t) {
-		return invalid(field+".type", "%s %s", convert.EventTypeName(t), why)
+		return invalid(field+".type", "%s %s", names.EventTypeName(t), why)
 	}
 	if bt := bodyType(ev); bt != ahpv1.EventType_EVENT_TYPE_UNSPECIFIED && bt != t {
-		return invalid(field+".body", "carries a %s payload but the event type is %s", convert.EventTypeName(bt), convert.EventTypeName(t))
+		return invalid(field+".body", "carries a %s payload but the event type is %s", names.EventTypeName(bt), names.EventTypeName(t))
 	}
 	if needsBody(t) && bodyType(ev) == ahpv1.EventType_EVENT_TYPE_UNSPECIFIED {
-		return invalid(field+"."+bodyField(t), "required for %s events", convert.EventTypeName(t))
+		return invalid(field+"."+bodyField(t), "required for %s events", names.EventTypeName(t))
 	}
 	if ev.GetId() == "" {
 		return invalid(field+".id", "required")
@@ -264,11 +264,11 @@ func (c *Core) checkEvent(field string, ev *ahpv1.Event, allowed func(ahpv1.Even
 
 // bodyField names the oneof field of a typed or contract payload ("rate_limit").
 func bodyField(t ahpv1.EventType) string {
-	return strings.ReplaceAll(convert.EventTypeName(t), ".", "_")
+	return strings.ReplaceAll(names.EventTypeName(t), ".", "_")
 }
 
 func typeName(t ahpv1.EventType) string {
-	if n := convert.EventTypeName(t); n != "" {
+	if n := names.EventTypeName(t); n != "" {
 		return n
 	}
 	return "unspecified"

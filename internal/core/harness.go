@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -102,7 +102,7 @@ func queryEvent(req *ahpv1.QueryRequest, id string) *ahpv1.Event {
 	fields := req.GetPayload().GetStructValue().GetFields()
 	if name := fields["tool_name"].GetStringValue(); name != "" {
 		ev.Type = ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE
-		ev.Tool = &ahpv1.Tool{CallId: ev.GetId(), Name: name, Kind: convert.ToolKindFor(name), Input: fields["arguments"].GetStructValue()}
+		ev.Tool = &ahpv1.Tool{CallId: ev.GetId(), Name: name, Kind: names.ToolKindFor(name), Input: fields["arguments"].GetStructValue()}
 	}
 	return ev
 }

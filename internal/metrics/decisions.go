@@ -4,7 +4,7 @@ import (
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -93,7 +93,7 @@ func isDryRun(d *ahpv1.Decision, id string) bool {
 }
 
 func (m *Metrics) effectCounter(e *ahpv1.Effect) prometheus.Counter {
-	k := convert.EffectKindOf(e)
+	k := names.EffectKindOf(e)
 	if k == ahpv1.EffectKind_EFFECT_KIND_UNSPECIFIED {
 		return nil
 	}

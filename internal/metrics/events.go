@@ -2,8 +2,8 @@ package metrics
 
 import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
 	"github.com/ahp-gateway/ahp/internal/hub"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -18,7 +18,7 @@ func (m *Metrics) initEvents(f factory) {
 	m.events = make([]prometheus.Counter, n+1)
 	for i := range values.Len() {
 		t := ahpv1.EventType(values.Get(i).Number())
-		if name := convert.EventTypeName(t); name != "" {
+		if name := names.EventTypeName(t); name != "" {
 			m.events[t] = events.WithLabelValues(name)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // activation supplies the CEL variables of one evaluation straight from the proto: no protojson
@@ -175,7 +175,7 @@ func (f eventFields) field(name string) (ref.Val, bool) {
 	case "source":
 		return types.String(ev.GetSource()), true
 	case "type":
-		return types.String(convert.EventTypeName(ev.GetType())), true
+		return types.String(names.EventTypeName(ev.GetType())), true
 	case "time":
 		return types.String(ev.GetTime()), true
 	case "session":
@@ -283,7 +283,7 @@ func (f toolFields) field(name string) (ref.Val, bool) {
 	case "name":
 		return types.String(f.t.GetName()), true
 	case "kind":
-		return types.String(convert.ToolKindName(f.t.GetKind())), true
+		return types.String(names.ToolKindName(f.t.GetKind())), true
 	case "input":
 		return f.a.inputVal(), true
 	case "output":

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // Rule modes and fallbacks as written in policy files.
@@ -93,13 +93,13 @@ func compileRule(c *compiler, spec ruleSpec, index, line int) (*rule, error) {
 		}
 		if !slices.Contains(r.on, t) {
 			r.on = append(r.on, t)
-			r.info.On = append(r.info.On, convert.EventTypeName(t))
+			r.info.On = append(r.info.On, names.EventTypeName(t))
 		}
 	}
 
 	// match
 	for _, k := range spec.Match.ToolKinds {
-		kind, ok := convert.ParseToolKind(k)
+		kind, ok := names.ParseToolKind(k)
 		if !ok {
 			add("match.tool_kinds: unknown tool kind %q (known: %s)", k,
 				strings.Join(enumWireNames(ahpv1.ToolKind(0).Descriptor()), ", "))
@@ -307,7 +307,7 @@ func (r *rule) compileTyped(t *typedSpec, add func(string, ...any)) {
 	for _, et := range r.on {
 		if !slices.Contains(typedActions[et], t.Action) {
 			add("effect.typed: action %q is not an answer to %s (want one of %s)", t.Action,
-				convert.EventTypeName(et), strings.Join(typedActions[et], ", "))
+				names.EventTypeName(et), strings.Join(typedActions[et], ", "))
 		}
 	}
 	if t.Confidence < 0 || t.Confidence > 1 {

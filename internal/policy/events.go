@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // harnessEventNames maps the Agent Harness Protocol v2.4 event names that differ from their
@@ -30,7 +30,7 @@ func parseEventName(name string) (ahpv1.EventType, error) {
 	if canonical, ok := harnessEventNames[name]; ok {
 		name = canonical
 	}
-	if t, ok := convert.ParseEventType(name); ok {
+	if t, ok := names.ParseEventType(name); ok {
 		return t, nil
 	}
 	return 0, fmt.Errorf("unknown event type %q", name)
@@ -83,7 +83,7 @@ func allEventTypes() []ahpv1.EventType {
 	out := make([]ahpv1.EventType, 0, values.Len())
 	for i := range values.Len() {
 		t := ahpv1.EventType(values.Get(i).Number())
-		if convert.EventTypeName(t) != "" {
+		if names.EventTypeName(t) != "" {
 			out = append(out, t)
 		}
 	}
@@ -92,10 +92,10 @@ func allEventTypes() []ahpv1.EventType {
 
 // typeNames renders event types as canonical names, for messages.
 func typeNames(types []ahpv1.EventType) string {
-	names := make([]string, len(types))
+	out := make([]string, len(types))
 	for i, t := range types {
-		names[i] = convert.EventTypeName(t)
+		out[i] = names.EventTypeName(t)
 	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }

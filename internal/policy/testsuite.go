@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // DefaultTestTime is the evaluation time of test cases that give no `now:`, so suites are
@@ -440,7 +440,7 @@ func (x expectation) check(res Result) []string {
 
 // effectKindOf names the effect set in e ("deny").
 func effectKindOf(e *ahpv1.Effect) string {
-	if name := convert.EffectKindName(convert.EffectKindOf(e)); name != "" {
+	if name := names.EffectKindName(names.EffectKindOf(e)); name != "" {
 		return name
 	}
 	return "none"

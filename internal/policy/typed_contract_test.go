@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/typed"
 )
@@ -22,7 +22,7 @@ func TestTypedActionsAgreeWithTypedDeciders(t *testing.T) {
 		ahpv1.EventType_EVENT_TYPE_PLANNING, ahpv1.EventType_EVENT_TYPE_REASONING,
 		ahpv1.EventType_EVENT_TYPE_RATE_LIMIT, ahpv1.EventType_EVENT_TYPE_CONFIRMATION,
 	} {
-		name := convert.EventTypeName(et)
+		name := names.EventTypeName(et)
 		accepted := typed.Actions(et)
 		for _, action := range all {
 			src := fmt.Sprintf("version: 1\nrules:\n  - id: r\n    on: [%s]\n    effect: {typed: {action: %s}}\n", name, action)

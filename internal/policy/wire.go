@@ -9,6 +9,7 @@ import (
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -82,64 +83,20 @@ func choiceCustomField(md protoreflect.MessageDescriptor) protoreflect.FieldDesc
 
 // ---- enum wire names ----
 
-var enumNames sync.Map // protoreflect.EnumValueDescriptor -> string
+// The wire names of closed enums are internal/names'; these keep the call sites in this package
+// short.
 
-// enumWireName gives the wire name of a closed enum value: the value name without the enum's
-// UPPER_SNAKE prefix, lower-cased (RATE_LIMIT_KIND_LLM_TOKEN_LIMIT -> "llm_token_limit"); "" for 0.
-func enumWireName(e protoreflect.Enum) string {
-	if e.Number() == 0 {
-		return ""
-	}
-	vd := e.Descriptor().Values().ByNumber(e.Number())
-	if vd == nil {
-		return ""
-	}
-	return enumValueWireName(vd)
-}
+func enumWireName(e protoreflect.Enum) string { return names.EnumWireName(e) }
 
 func enumValueWireName(vd protoreflect.EnumValueDescriptor) string {
-	if s, ok := enumNames.Load(vd); ok {
-		return s.(string)
-	}
-	prefix := enumPrefix(vd.Parent().(protoreflect.EnumDescriptor))
-	s := strings.ToLower(strings.TrimPrefix(string(vd.Name()), prefix))
-	enumNames.Store(vd, s)
-	return s
+	return names.EnumValueWireName(vd)
 }
 
-func enumPrefix(d protoreflect.EnumDescriptor) string {
-	var b strings.Builder
-	for i, r := range string(d.Name()) {
-		if i > 0 && r >= 'A' && r <= 'Z' {
-			b.WriteByte('_')
-		}
-		b.WriteRune(r)
-	}
-	return strings.ToUpper(b.String()) + "_"
-}
-
-// parseEnumWire finds the non-zero value of d whose wire name is name.
 func parseEnumWire(d protoreflect.EnumDescriptor, name string) (protoreflect.EnumNumber, bool) {
-	values := d.Values()
-	for i := range values.Len() {
-		vd := values.Get(i)
-		if vd.Number() != 0 && enumValueWireName(vd) == name {
-			return vd.Number(), true
-		}
-	}
-	return 0, false
+	return names.ParseEnumWire(d, name)
 }
 
-func enumWireNames(d protoreflect.EnumDescriptor) []string {
-	var out []string
-	values := d.Values()
-	for i := range values.Len() {
-		if vd := values.Get(i); vd.Number() != 0 {
-			out = append(out, enumValueWireName(vd))
-		}
-	}
-	return out
-}
+func enumWireNames(d protoreflect.EnumDescriptor) []string { return names.EnumWireNames(d) }
 
 // ---- proto -> CEL ----
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/internal/convert"
 	"github.com/ahp-gateway/ahp/internal/lru"
+	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/ahp-gateway/ahp/internal/policy"
 )
 
@@ -147,7 +147,7 @@ func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
 			s.agentID = agentID
 		}
 		s.events++
-		name := convert.EventTypeName(ev.GetType())
+		name := names.EventTypeName(ev.GetType())
 		s.lastType = name
 		switch ev.GetType() {
 		case ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE:
@@ -160,7 +160,7 @@ func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
 			s.verificationStatus = wireName(ev.GetVerification().GetStatus().String(), "VERIFICATION_STATUS_")
 		}
 		s.recent.push(policy.EventSummary{
-			Type: name, ToolName: ev.GetTool().GetName(), ToolKind: convert.ToolKindName(ev.GetTool().GetKind()), Time: at,
+			Type: name, ToolName: ev.GetTool().GetName(), ToolKind: names.ToolKindName(ev.GetTool().GetKind()), Time: at,
 		})
 		for _, f := range derived {
 			s.facts.push(f)
@@ -210,7 +210,7 @@ const maxFactLen = 300
 // deriveFacts turns an observation into facts worth recalling later. Only outcomes are kept
 // (failures, verification results, run status, finished tasks), not raw tool input.
 func deriveFacts(ev *ahpv1.Event) []*ahpv1.Fact {
-	source := "observation:" + convert.EventTypeName(ev.GetType())
+	source := "observation:" + names.EventTypeName(ev.GetType())
 	fact := func(confidence float32, format string, args ...any) *ahpv1.Fact {
 		text := fmt.Sprintf(format, args...)
 		if len(text) > maxFactLen {

@@ -13,7 +13,7 @@ import (
 	"connectrpc.com/grpcreflect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
-	"github.com/ahp-gateway/ahp/internal/convert"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/tracing"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -36,7 +36,7 @@ const (
 // fixtureRequest decodes the fixture the way the bridge does.
 func fixtureRequest(t *testing.T) *ahpv1.InterceptRequest {
 	t.Helper()
-	msg, err := convert.DecodeHooksMessage([]byte(hooksFixture))
+	msg, err := hooks.DecodeMessage([]byte(hooksFixture))
 	if err != nil {
 		t.Fatal(err)
 	}

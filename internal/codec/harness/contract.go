@@ -1,0 +1,321 @@
+package harness
+
+// Payloads of the v2.4 run contracts (run_lifecycle, task_list, verification). The reference
+// validates them even when they arrive as notifications. Lists marked
+// #[serde(default, skip_serializing_if = "Vec::is_empty")] may be absent and are not written when
+// empty.
+
+import (
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+)
+
+func decodeRunLifecycle(path string, v any) (*ahpv1.RunLifecycle, error) {
+	m := &ahpv1.RunLifecycle{}
+	err := readStruct(path, v, "RunLifecycleEvent", []structField{
+		reqString("run_id", &m.RunId),
+		reqString("session_id", &m.SessionId),
+		{name: "status", decode: func(p string, v any) error {
+			n, err := readEnum(p, v, ahpv1.RunStatus(0).Descriptor())
+			m.Status = ahpv1.RunStatus(n)
+			return err
+		}},
+		optString("prompt", &m.Prompt),
+		optString("result_summary", &m.ResultSummary),
+		optString("error", &m.Error),
+		optString("started_at", &m.StartedAt),
+		reqString("updated_at", &m.UpdatedAt),
+		optMap("metadata", &m.Metadata),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func runLifecycleJSON(m *ahpv1.RunLifecycle, _ encoder) (map[string]any, error) {
+	status, err := enumWire("status", m.GetStatus())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{
+		"run_id":     m.GetRunId(),
+		"session_id": m.GetSessionId(),
+		"status":     status,
+		"updated_at": m.GetUpdatedAt(),
+	}
+	putString(out, "prompt", m.Prompt)
+	putString(out, "result_summary", m.ResultSummary)
+	putString(out, "error", m.Error)
+	putString(out, "started_at", m.StartedAt)
+	putMap(out, "metadata", m.GetMetadata())
+	return out, nil
+}
+
+func decodeTaskList(path string, v any) (*ahpv1.TaskList, error) {
+	m := &ahpv1.TaskList{}
+	err := readStruct(path, v, "TaskListEvent", []structField{
+		reqString("run_id", &m.RunId),
+		reqString("session_id", &m.SessionId),
+		{name: "tasks", decode: func(p string, v any) error {
+			m.Tasks = []*ahpv1.TaskItem{}
+			return readSeq(p, v, func(p string, v any) error {
+				t, err := decodeTaskItem(p, v)
+				m.Tasks = append(m.Tasks, t)
+				return err
+			})
+		}},
+		reqString("updated_at", &m.UpdatedAt),
+		optMap("metadata", &m.Metadata),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func taskListJSON(m *ahpv1.TaskList, _ encoder) (map[string]any, error) {
+	tasks := []any{}
+	for i, t := range m.GetTasks() {
+		j, err := taskItemJSON(jsonwire.IndexPath("tasks", i), t)
+		if err != nil {
+			return nil, err
+		}
+		tasks = append(tasks, j)
+	}
+	out := map[string]any{
+		"run_id":     m.GetRunId(),
+		"session_id": m.GetSessionId(),
+		"tasks":      tasks,
+		"updated_at": m.GetUpdatedAt(),
+	}
+	putMap(out, "metadata", m.GetMetadata())
+	return out, nil
+}
+
+func decodeTaskItem(path string, v any) (*ahpv1.TaskItem, error) {
+	t := &ahpv1.TaskItem{}
+	err := readStruct(path, v, "TaskItem", []structField{
+		reqString("id", &t.Id),
+		reqString("title", &t.Title),
+		{name: "status", decode: func(p string, v any) error {
+			n, err := readEnum(p, v, ahpv1.TaskStatus(0).Descriptor())
+			t.Status = ahpv1.TaskStatus(n)
+			return err
+		}},
+		defaultStrings("depends_on", &t.DependsOn),
+		defaultEvidence("evidence", &t.Evidence),
+		defaultArtifacts("artifacts", &t.Artifacts),
+		optString("error", &t.Error),
+		optString("updated_at", &t.UpdatedAt),
+		optMap("metadata", &t.Metadata),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func taskItemJSON(path string, t *ahpv1.TaskItem) (map[string]any, error) {
+	t = nonNil(t)
+	status, err := enumWire(jsonwire.JoinPath(path, "status"), t.GetStatus())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"id": t.GetId(), "title": t.GetTitle(), "status": status}
+	if len(t.GetDependsOn()) > 0 {
+		out["depends_on"] = stringsJSON(t.GetDependsOn())
+	}
+	putEvidence(out, t.GetEvidence())
+	putArtifacts(out, t.GetArtifacts())
+	putString(out, "error", t.Error)
+	putString(out, "updated_at", t.UpdatedAt)
+	putMap(out, "metadata", t.GetMetadata())
+	return out, nil
+}
+
+func decodeVerification(path string, v any) (*ahpv1.Verification, error) {
+	m := &ahpv1.Verification{}
+	err := readStruct(path, v, "VerificationEvent", []structField{
+		reqString("run_id", &m.RunId),
+		reqString("session_id", &m.SessionId),
+		{name: "status", decode: func(p string, v any) error {
+			n, err := readEnum(p, v, ahpv1.VerificationStatus(0).Descriptor())
+			m.Status = ahpv1.VerificationStatus(n)
+			return err
+		}},
+		{name: "checks", optional: true, defaulted: true, decode: func(p string, v any) error {
+			return readSeq(p, v, func(p string, v any) error {
+				c, err := decodeCheck(p, v)
+				m.Checks = append(m.Checks, c)
+				return err
+			})
+		}},
+		defaultStrings("residual_risks", &m.ResidualRisks),
+		reqString("updated_at", &m.UpdatedAt),
+		optMap("metadata", &m.Metadata),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func verificationJSON(m *ahpv1.Verification, _ encoder) (map[string]any, error) {
+	status, err := enumWire("status", m.GetStatus())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{
+		"run_id":     m.GetRunId(),
+		"session_id": m.GetSessionId(),
+		"status":     status,
+		"updated_at": m.GetUpdatedAt(),
+	}
+	if len(m.GetChecks()) > 0 {
+		checks := []any{}
+		for i, c := range m.GetChecks() {
+			j, err := checkJSON(jsonwire.IndexPath("checks", i), c)
+			if err != nil {
+				return nil, err
+			}
+			checks = append(checks, j)
+		}
+		out["checks"] = checks
+	}
+	if len(m.GetResidualRisks()) > 0 {
+		out["residual_risks"] = stringsJSON(m.GetResidualRisks())
+	}
+	putMap(out, "metadata", m.GetMetadata())
+	return out, nil
+}
+
+func decodeCheck(path string, v any) (*ahpv1.VerificationCheck, error) {
+	c := &ahpv1.VerificationCheck{}
+	err := readStruct(path, v, "VerificationCheck", []structField{
+		reqString("id", &c.Id),
+		reqString("subject", &c.Subject),
+		{name: "status", decode: func(p string, v any) error {
+			n, err := readEnum(p, v, ahpv1.VerificationStatus(0).Descriptor())
+			c.Status = ahpv1.VerificationStatus(n)
+			return err
+		}},
+		optString("command", &c.Command),
+		optString("message", &c.Message),
+		defaultEvidence("evidence", &c.Evidence),
+		defaultArtifacts("artifacts", &c.Artifacts),
+		optMap("metadata", &c.Metadata),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func checkJSON(path string, c *ahpv1.VerificationCheck) (map[string]any, error) {
+	c = nonNil(c)
+	status, err := enumWire(jsonwire.JoinPath(path, "status"), c.GetStatus())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"id": c.GetId(), "subject": c.GetSubject(), "status": status}
+	putString(out, "command", c.Command)
+	putString(out, "message", c.Message)
+	putEvidence(out, c.GetEvidence())
+	putArtifacts(out, c.GetArtifacts())
+	putMap(out, "metadata", c.GetMetadata())
+	return out, nil
+}
+
+// defaultEvidence is a Vec<EvidenceRef> with #[serde(default)].
+func defaultEvidence(name string, dst *[]*ahpv1.EvidenceRef) structField {
+	return structField{name: name, optional: true, defaulted: true, decode: func(p string, v any) error {
+		return readSeq(p, v, func(p string, v any) error {
+			e := &ahpv1.EvidenceRef{}
+			err := readStruct(p, v, "EvidenceRef", []structField{
+				reqString("kind", &e.Kind),
+				reqString("summary", &e.Summary),
+				{name: "artifact", optional: true, decode: func(p string, v any) (err error) {
+					if v != nil {
+						e.Artifact, err = decodeArtifact(p, v)
+					}
+					return err
+				}},
+				optMap("metadata", &e.Metadata),
+			})
+			*dst = append(*dst, e)
+			return err
+		})
+	}}
+}
+
+// defaultArtifacts is a Vec<ArtifactRef> with #[serde(default)].
+func defaultArtifacts(name string, dst *[]*ahpv1.ArtifactRef) structField {
+	return structField{name: name, optional: true, defaulted: true, decode: func(p string, v any) error {
+		return readSeq(p, v, func(p string, v any) error {
+			a, err := decodeArtifact(p, v)
+			*dst = append(*dst, a)
+			return err
+		})
+	}}
+}
+
+func decodeArtifact(path string, v any) (*ahpv1.ArtifactRef, error) {
+	a := &ahpv1.ArtifactRef{}
+	err := readStruct(path, v, "ArtifactRef", []structField{
+		reqString("id", &a.Id),
+		optString("kind", &a.Kind),
+		optString("uri", &a.Uri),
+		optString("path", &a.Path),
+		optString("mime_type", &a.MimeType),
+		optString("sha256", &a.Sha256),
+		optUint("size_bytes", u64Type, &a.SizeBytes),
+		optString("summary", &a.Summary),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func artifactJSON(a *ahpv1.ArtifactRef) map[string]any {
+	a = nonNil(a)
+	out := map[string]any{"id": a.GetId()}
+	putString(out, "kind", a.Kind)
+	putString(out, "uri", a.Uri)
+	putString(out, "path", a.Path)
+	putString(out, "mime_type", a.MimeType)
+	putString(out, "sha256", a.Sha256)
+	if a.SizeBytes != nil {
+		out["size_bytes"] = u64JSON(a.GetSizeBytes())
+	}
+	putString(out, "summary", a.Summary)
+	return out
+}
+
+func putEvidence(out map[string]any, evidence []*ahpv1.EvidenceRef) {
+	if len(evidence) == 0 {
+		return
+	}
+	list := make([]any, len(evidence))
+	for i, e := range evidence {
+		j := map[string]any{"kind": e.GetKind(), "summary": e.GetSummary()}
+		if e.GetArtifact() != nil {
+			j["artifact"] = artifactJSON(e.GetArtifact())
+		}
+		putMap(j, "metadata", e.GetMetadata())
+		list[i] = j
+	}
+	out["evidence"] = list
+}
+
+func putArtifacts(out map[string]any, artifacts []*ahpv1.ArtifactRef) {
+	if len(artifacts) == 0 {
+		return
+	}
+	list := make([]any, len(artifacts))
+	for i, a := range artifacts {
+		list[i] = artifactJSON(a)
+	}
+	out["artifacts"] = list
+}

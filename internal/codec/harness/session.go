@@ -1,0 +1,223 @@
+package harness
+
+// ahp/handshake, ahp/query and ahp/batch params and results.
+
+import (
+	"fmt"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+)
+
+// DecodeHandshakeRequest reads ahp/handshake params. Every field is required, including
+// agent_info.capabilities ("missing field `capabilities`").
+func DecodeHandshakeRequest(path string, v any) (*ahpv1.HandshakeRequest, error) {
+	if err := checkNumbers(path, v); err != nil {
+		return nil, err
+	}
+	r := &ahpv1.HandshakeRequest{}
+	err := readStruct(path, v, "HandshakeRequest", []structField{
+		reqString("protocol_version", &r.ProtocolVersion),
+		{name: "agent_info", decode: func(p string, v any) error {
+			info := &ahpv1.AgentInfo{}
+			r.AgentInfo = info
+			return readStruct(p, v, "AgentInfo", []structField{
+				reqString("framework", &info.Framework),
+				reqString("version", &info.Version),
+				reqStrings("capabilities", &info.Capabilities),
+			})
+		}},
+		reqString("session_id", &r.SessionId),
+		reqString("agent_id", &r.AgentId),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// DecodeHandshakeResponse reads an ahp/handshake result.
+func DecodeHandshakeResponse(path string, v any) (*ahpv1.HandshakeResponse, error) {
+	if err := checkNumbers(path, v); err != nil {
+		return nil, err
+	}
+	r := &ahpv1.HandshakeResponse{}
+	err := readStruct(path, v, "HandshakeResponse", []structField{
+		reqString("protocol_version", &r.ProtocolVersion),
+		{name: "harness_info", decode: func(p string, v any) error {
+			info := &ahpv1.HarnessInfo{}
+			r.HarnessInfo = info
+			return readStruct(p, v, "HarnessInfo", []structField{
+				reqString("name", &info.Name),
+				reqString("version", &info.Version),
+				reqStrings("capabilities", &info.Capabilities),
+			})
+		}},
+		optString("session_token", &r.SessionToken),
+		{name: "config", optional: true, decode: func(p string, v any) error {
+			if v == nil {
+				return nil
+			}
+			c := &ahpv1.HarnessConfig{}
+			r.Config = c
+			return readStruct(p, v, "HarnessConfig", []structField{
+				optUint("timeout_ms", u64Type, &c.TimeoutMs),
+				optUint("batch_size", usizeType, &c.BatchSize),
+				{name: "max_depth", optional: true, decode: func(p string, v any) error {
+					if v == nil {
+						return nil
+					}
+					d, err := readUint(p, v, u32Type)
+					if err == nil {
+						c.MaxDepth = new(uint32(d))
+					}
+					return err
+				}},
+			})
+		}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// EncodeHandshakeResponse writes an ahp/handshake result; session_token, config and each
+// config field are left out when unset, as the reference does.
+func EncodeHandshakeResponse(r *ahpv1.HandshakeResponse) ([]byte, error) {
+	r = nonNil(r)
+	out := map[string]any{
+		"protocol_version": r.GetProtocolVersion(),
+		"harness_info": map[string]any{
+			"name":         r.GetHarnessInfo().GetName(),
+			"version":      r.GetHarnessInfo().GetVersion(),
+			"capabilities": stringsJSON(r.GetHarnessInfo().GetCapabilities()),
+		},
+	}
+	putString(out, "session_token", r.SessionToken)
+	if c := r.GetConfig(); c != nil {
+		cfg := map[string]any{}
+		if c.TimeoutMs != nil {
+			cfg["timeout_ms"] = u64JSON(c.GetTimeoutMs())
+		}
+		if c.BatchSize != nil {
+			cfg["batch_size"] = u64JSON(c.GetBatchSize())
+		}
+		if c.MaxDepth != nil {
+			cfg["max_depth"] = u64JSON(uint64(c.GetMaxDepth()))
+		}
+		out["config"] = cfg
+	}
+	return jsonwire.Marshal(out)
+}
+
+// DecodeQueryRequest reads ahp/query params. payload is required; null is a payload.
+func DecodeQueryRequest(path string, v any) (*ahpv1.QueryRequest, error) {
+	if err := checkNumbers(path, v); err != nil {
+		return nil, err
+	}
+	r := &ahpv1.QueryRequest{}
+	err := readStruct(path, v, "QueryRequest", []structField{
+		reqString("session_id", &r.SessionId),
+		reqString("agent_id", &r.AgentId),
+		reqString("query_type", &r.QueryType),
+		reqValue("payload", &r.Payload),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// DecodeQueryResponse reads an ahp/query result. answer is required; null is an answer.
+func DecodeQueryResponse(path string, v any) (*ahpv1.QueryResponse, error) {
+	if err := checkNumbers(path, v); err != nil {
+		return nil, err
+	}
+	r := &ahpv1.QueryResponse{}
+	err := readStruct(path, v, "QueryResponse", []structField{
+		reqValue("answer", &r.Answer),
+		optString("reason", &r.Reason),
+		optStrings("alternatives", &r.Alternatives),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// EncodeQueryResponse writes an ahp/query result: answer always (null when unset), reason
+// and alternatives only when set. The decision field is not on the Harness wire.
+func EncodeQueryResponse(r *ahpv1.QueryResponse) ([]byte, error) {
+	r = nonNil(r)
+	out := map[string]any{"answer": valueJSON(r.GetAnswer())}
+	putString(out, "reason", r.Reason)
+	putStrings(out, "alternatives", r.GetAlternatives())
+	return jsonwire.Marshal(out)
+}
+
+// ReadBatch reads ahp/batch params {"events": [...]} ("missing field `events`" without
+// it; [] is allowed). Entries are read as ReadEvent reads them, with paths
+// path.events[i]; the first bad entry fails the whole batch with serde's message. A batch carries
+// no per-event request id, so every entry gets a synthesized id that includes its index. The
+// bridge then applies CheckBatchSize, and per entry ValidateShape and CheckBatchable.
+func ReadBatch(path string, v any) ([]*EventParams, error) {
+	if err := checkNumbers(path, v); err != nil {
+		return nil, err
+	}
+	events := []*EventParams{}
+	err := readStruct(path, v, "BatchRequest", []structField{{name: "events", decode: func(p string, v any) error {
+		i := 0
+		return readSeq(p, v, func(p string, v any) error {
+			ev, err := readEvent(p, v, "", i)
+			i++
+			events = append(events, ev)
+			return err
+		})
+	}}})
+	if err != nil {
+		return nil, err
+	}
+	return events, nil
+}
+
+// CheckBatchSize rejects a batch longer than cfg.batch_size (unset: no limit): "Batch size
+// 101 exceeds configured limit 100" (-32602, no prefix). Exactly batch_size events are allowed.
+func CheckBatchSize(n int, cfg *ahpv1.HarnessConfig) error {
+	if cfg == nil || cfg.BatchSize == nil || uint64(n) <= cfg.GetBatchSize() {
+		return nil
+	}
+	return &jsonwire.FieldError{Path: "events", Message: fmt.Sprintf("Batch size %d exceeds configured limit %d", n, cfg.GetBatchSize())}
+}
+
+// EncodeBatchResult writes an ahp/batch result {"decisions": [...]}, in order.
+func EncodeBatchResult(decisions []*ahpv1.HarnessDecision) ([]byte, error) {
+	list := make([]any, len(decisions))
+	for i, d := range decisions {
+		obj, err := decisionJSON(jsonwire.IndexPath("decisions", i), d)
+		if err != nil {
+			return nil, err
+		}
+		list[i] = obj
+	}
+	return jsonwire.Marshal(map[string]any{"decisions": list})
+}
+
+// DecodeBatchResult reads an ahp/batch result.
+func DecodeBatchResult(path string, v any) ([]*ahpv1.HarnessDecision, error) {
+	if err := checkNumbers(path, v); err != nil {
+		return nil, err
+	}
+	decisions := []*ahpv1.HarnessDecision{}
+	err := readStruct(path, v, "BatchResponse", []structField{{name: "decisions", decode: func(p string, v any) error {
+		return readSeq(p, v, func(p string, v any) error {
+			d, err := decodeDecision(p, v)
+			decisions = append(decisions, d)
+			return err
+		})
+	}}})
+	if err != nil {
+		return nil, err
+	}
+	return decisions, nil
+}

@@ -1,0 +1,42 @@
+package hooks_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+)
+
+// BenchmarkDecodeMessage decodes the richest intercept request of the test data.
+func BenchmarkDecodeMessage(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(testdataDir, "message", "intercept-full.valid.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := hooks.DecodeMessage(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncodeDeny renders a deny decision and encodes the response, as the bridge does
+// for every denied call.
+func BenchmarkEncodeDeny(b *testing.B) {
+	d := &ahpv1.Decision{
+		DecisionId:     "0190f1c2-7d1e-7000-8000-000000000001",
+		MatchedRuleIds: []string{"git-1"},
+		Effects:        []*ahpv1.Effect{denyEffect("Force pushes are blocked.", "dev.ahpgateway.git.force_push", "git-1")},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := hooks.RenderResult(d, hooks.ProtocolVersion)
+		if _, err := hooks.EncodeMessage(&hooks.Message{ID: hooks.StringID("ev-1"), Result: r}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
