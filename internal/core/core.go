@@ -2,6 +2,12 @@
 // events and decisions, the policy engine, the typed deciders, session memory, idempotency and the
 // watch hub — and nothing of HTTP, Connect, JSON-RPC or dialects. internal/service adapts it to
 // Connect; tests drive it directly.
+//
+// Panics: a Policy must not panic (*policy.Policy records a rule that fails, panics included, in
+// Result.Errors, and the core fails closed on those); a Policy that panics anyway fails only that
+// call with CodeInternal, and in a batch only that entry, which becomes a labelled block. Any
+// other panic below a handler is the server's to catch, once per call path: connect's recover over
+// HTTP, server.Local's in-process, both an Internal error for that call.
 package core
 
 import (

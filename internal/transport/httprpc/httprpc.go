@@ -121,11 +121,7 @@ func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	reply, ok := transport.Call(r.Context(), s.h, body, bridge.TransportHTTP, s.opts.Logger)
-	if !ok {
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
+	reply := s.h.Handle(r.Context(), body, bridge.TransportHTTP)
 	status := reply.HTTPStatus
 	if status == 0 {
 		status = http.StatusOK

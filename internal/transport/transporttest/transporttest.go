@@ -27,7 +27,7 @@ const (
 	MethodPretty = "pretty"
 	// MethodMalformed answers with a body that is not JSON and spans two lines.
 	MethodMalformed = "malformed"
-	// MethodPanic panics.
+	// MethodPanic panics, breaking the bridge.Handler contract.
 	MethodPanic = "panic"
 	// MethodAccepted, as a notification, gets HTTP status 202 instead of 204.
 	MethodAccepted = "accepted"
