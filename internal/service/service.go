@@ -1,5 +1,13 @@
 // Package service adapts the decision core to the four Connect services of ahp.v1. Handlers are
 // thin: validate the request (protovalidate), call the core, map its errors to Connect codes.
+//
+// Who checks what, once:
+//   - the dialect codecs (internal/convert) own each dialect's wire rules and their exact error
+//     texts; nothing after them repeats those;
+//   - this package owns the schema rules every protocol and client meets, the protovalidate
+//     annotations of ahp.v1 (required fields, non-empty ids, defined enums, list sizes), checked
+//     once per request at this boundary, before the core sees it;
+//   - the core owns only the semantic rules no schema can state (see package core).
 package service
 
 import (

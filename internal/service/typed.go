@@ -16,20 +16,19 @@ type eventRequest interface {
 
 // typedCall validates the request and asks the core for a typed decision of the given type.
 func (s *Services) typedCall(ctx context.Context, msg eventRequest, t ahpv1.EventType) (*ahpv1.Decision, error) {
-	if err := s.validateTyped(msg); err != nil {
+	if err := s.validateTyped(msg, t); err != nil {
 		return nil, err
 	}
 	d, err := s.core.Typed(ctx, msg.GetEvent(), t)
 	return d, toConnect(err)
 }
 
-// validateTyped allows the event type to be left out (the call names it) before protovalidate runs.
-func (s *Services) validateTyped(msg eventRequest) error {
-	ev := msg.GetEvent()
-	if ev != nil && ev.GetType() == ahpv1.EventType_EVENT_TYPE_UNSPECIFIED {
-		clone := proto.Clone(msg)
-		clone.(eventRequest).GetEvent().Type = ahpv1.EventType_EVENT_TYPE_IDLE // any defined type; the core checks the real one
-		return s.validate(clone)
+// validateTyped lets the event type be left out, since the call names it: an unspecified type
+// becomes t, as the core would make it, before protovalidate runs. The request is the handler's
+// (decoded from the wire, or handed over in-process), so no copy is needed.
+func (s *Services) validateTyped(msg eventRequest, t ahpv1.EventType) error {
+	if ev := msg.GetEvent(); ev != nil && ev.GetType() == ahpv1.EventType_EVENT_TYPE_UNSPECIFIED {
+		ev.Type = t
 	}
 	return s.validate(msg)
 }
