@@ -2,15 +2,18 @@ package bridge_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/internal/bridge"
 )
 
@@ -324,5 +327,48 @@ func TestTheCallersContextIsRespected(t *testing.T) {
 	}
 	if got := blankIDs(envelopeOf(t, reply, `"c"`)); !slices.ContainsFunc([]string{"deadline_exceeded", "canceled"}, func(k string) bool { return strings.Contains(got, k) }) {
 		t.Errorf("answer %s", got)
+	}
+}
+
+// Classify is the one classification of upstream failures (the hook adapters use it too); a
+// broken connection is unavailable whatever code the client wraps it in.
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	live := context.Background()
+	expired, cancel := context.WithDeadline(live, time.Now().Add(-time.Second))
+	defer cancel()
+	canceled, cancel2 := context.WithCancel(live)
+	cancel2()
+	wire := func(code connect.Code) error { return connect.NewWireError(code, errors.New("x")) }
+	cases := []struct {
+		name     string
+		ctx      context.Context
+		err      error
+		want     bridge.Failure
+		rejected bool
+	}{
+		{"deadline passed", expired, errors.New("anything"), bridge.FailureDeadlineExceeded, false},
+		{"caller gave up", canceled, errors.New("anything"), bridge.FailureCanceled, false},
+		{"deadline code", live, connect.NewError(connect.CodeDeadlineExceeded, nil), bridge.FailureDeadlineExceeded, false},
+		{"connection reset", live, connect.NewError(connect.CodeUnknown, syscall.ECONNRESET), bridge.FailureUnavailable, false},
+		{"connection refused", live, connect.NewError(connect.CodeUnavailable, syscall.ECONNREFUSED), bridge.FailureUnavailable, false},
+		{"transport canceled", live, connect.NewError(connect.CodeCanceled, nil), bridge.FailureUnavailable, false},
+		{"aborted", live, wire(connect.CodeAborted), bridge.FailureUnavailable, false},
+		{"credentials", live, wire(connect.CodePermissionDenied), bridge.FailureUnauthenticated, false},
+		{"refused event", live, wire(connect.CodeFailedPrecondition), 0, true},
+		{"unreadable refusal", live, connect.NewError(connect.CodeInvalidArgument, nil), bridge.FailureBadResponse, false},
+		{"unreadable answer", live, connect.NewError(connect.CodeInternal, nil), bridge.FailureBadResponse, false},
+		{"server error", live, wire(connect.CodeInternal), bridge.FailureBackendError, false},
+		{"server limit", live, wire(connect.CodeResourceExhausted), bridge.FailureBackendError, false},
+	}
+	for _, c := range cases {
+		f, rejected := bridge.Classify(c.ctx, c.err)
+		if rejected != c.rejected {
+			t.Errorf("%s: rejected = %v, want %v", c.name, rejected, c.rejected)
+			continue
+		}
+		if !rejected && f != c.want {
+			t.Errorf("%s: failure = %v, want %v", c.name, f, c.want)
+		}
 	}
 }
