@@ -26,7 +26,6 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
-
 )
 
 // DefaultMaxMessageBytes is the default size limit of one message (4 MiB), the same as the Agent
