@@ -1,5 +1,6 @@
 // Package transport holds what the bridge's transports share: the message size limit, the answer
-// to a message over it, and graceful HTTP serving. Each transport is its own small package:
+// to a message over it, HTTP body intake and answers (also the hook adapters' HTTP form), and
+// graceful HTTP serving. Each transport is its own small package:
 //
 //   - ndjson: newline-delimited JSON framing and the serve loop for one stream
 //   - stdio: the Hooks stdio binding (persistent and per_event) and Harness stdio, over ndjson
