@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -290,8 +291,9 @@ func TestHooksCapabilitiesReportsBackendTrouble(t *testing.T) {
 func TestLateAnswersAreIgnored(t *testing.T) {
 	t.Parallel()
 	real := startServer(t, nil)
+	answered := make(chan struct{}) // closed once the bridge has answered
 	proxy := startHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(400 * time.Millisecond) // then answer properly, too late
+		<-answered // then answer properly, too late
 		req, _ := http.NewRequestWithContext(context.Background(), r.Method, real+r.URL.Path, r.Body)
 		req.Header = r.Header.Clone()
 		resp, err := http.DefaultClient.Do(req)
@@ -307,10 +309,17 @@ func TestLateAnswersAreIgnored(t *testing.T) {
 		n, _ := resp.Body.Read(buf)
 		w.Write(buf[:n])
 	}))
+	release := sync.OnceFunc(func() { close(answered) })
+	t.Cleanup(release) // before the proxy's own cleanup waits for its handler
 	b := newBridge(t, upstreamClients(t, proxy), func(c *bridge.Config) { c.Timeout = 100 * time.Millisecond })
-	got := blankIDs(envelopeOf(t, handle(t, b, harnessEvent(`"late"`, "ls"), bridge.TransportStdio), `"late"`))
-	if !strings.Contains(got, `"decision":"block"`) || !strings.Contains(got, "deadline_exceeded") {
+	reply := handle(t, b, harnessEvent(`"late"`, "ls"), bridge.TransportStdio)
+	release()
+	got := blankIDs(envelopeOf(t, reply, `"late"`))
+	if !strings.Contains(got, `"decision":"block"`) {
 		t.Errorf("answer %s, want the fail-closed block", got)
+	}
+	if !strings.Contains(got, "deadline_exceeded") {
+		t.Errorf("answer %s, want failure deadline_exceeded", got)
 	}
 }
 

@@ -176,7 +176,7 @@ func TestServeSpeaksH2CAndStopsGracefully(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{Protocols: &protocols}, Timeout: 10 * time.Second}
 	slow := make(chan string, 1)
 	go func() {
-		resp, err := client.Post("http://"+ln.Addr().String()+"/ahp", "application/json", strings.NewReader(tt.Request(`"slow"`, "sleep", `{"ms":300}`)))
+		resp, err := client.Post("http://"+ln.Addr().String()+"/ahp", "application/json", strings.NewReader(tt.Request(`"slow"`, tt.MethodBlock, "")))
 		if err != nil {
 			slow <- err.Error()
 			return
@@ -185,12 +185,17 @@ func TestServeSpeaksH2CAndStopsGracefully(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		slow <- resp.Proto + " " + string(b)
 	}()
-	for deadline := time.Now().Add(10 * time.Second); h.Calls() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("request never reached the handler")
-		}
+	wait, stopWaiting := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stopWaiting()
+	if err := h.WaitCalls(wait, 1); err != nil {
+		t.Fatal(err)
 	}
 	cancel()
+	// The answer is released only once the shutdown has begun, so it is in flight through it.
+	if err := tt.AwaitRefused(wait, "tcp", ln.Addr().String()); err != nil {
+		t.Fatalf("still accepting after the stop: %v", err)
+	}
+	h.Unblock()
 	select {
 	case got := <-slow:
 		if !strings.HasPrefix(got, "HTTP/2.0 ") || !strings.Contains(got, `"id":"slow"`) {

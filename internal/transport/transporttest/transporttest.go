@@ -1,14 +1,17 @@
 // Package transporttest provides a fake bridge.Handler for the transports' tests. Its behaviour is
-// chosen per message by the JSON-RPC method, so one handler covers echo, slow, huge, malformed and
-// panicking answers, and notifications that must never be answered.
+// chosen per message by the JSON-RPC method, so one handler covers echo, slow, blocked, huge,
+// malformed and panicking answers, and notifications that must never be answered. Tests wait for
+// it with WaitCalls and release blocked messages with Unblock, never for a while.
 package transporttest
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +24,8 @@ const (
 	MethodEcho = "echo"
 	// MethodSleep waits params.ms milliseconds (or until ctx ends), then echoes.
 	MethodSleep = "sleep"
+	// MethodBlock waits until Unblock (or until ctx ends), then echoes.
+	MethodBlock = "block"
 	// MethodHuge answers with a string result of params.bytes bytes.
 	MethodHuge = "huge"
 	// MethodPretty answers with indented (multi-line) JSON.
@@ -38,10 +43,54 @@ const (
 // null id.
 type Handler struct {
 	calls, inFlight, maxInFlight atomic.Int64
+
+	mu        sync.Mutex
+	called    chan struct{} // closed at the next call; nil while nobody waits
+	unblocked chan struct{} // closed by Unblock
 }
 
 // Calls reports how many messages Handle has seen.
 func (h *Handler) Calls() int64 { return h.calls.Load() }
+
+// WaitCalls waits until Handle has seen at least n messages, or ctx ends.
+func (h *Handler) WaitCalls(ctx context.Context, n int64) error {
+	for {
+		h.mu.Lock()
+		if h.calls.Load() >= n {
+			h.mu.Unlock()
+			return nil
+		}
+		if h.called == nil {
+			h.called = make(chan struct{})
+		}
+		called := h.called
+		h.mu.Unlock()
+		select {
+		case <-called:
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d messages reached the handler: %w", h.calls.Load(), n, ctx.Err())
+		}
+	}
+}
+
+// Unblock releases every MethodBlock message, those waiting and those to come.
+func (h *Handler) Unblock() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	select {
+	case <-h.unblockedChan():
+	default:
+		close(h.unblocked)
+	}
+}
+
+// unblockedChan is the channel Unblock closes; h.mu must be held.
+func (h *Handler) unblockedChan() chan struct{} {
+	if h.unblocked == nil {
+		h.unblocked = make(chan struct{})
+	}
+	return h.unblocked
+}
 
 // MaxInFlight reports the most messages Handle has had in progress at once.
 func (h *Handler) MaxInFlight() int64 { return h.maxInFlight.Load() }
@@ -58,6 +107,13 @@ type message struct {
 // Handle implements bridge.Handler.
 func (h *Handler) Handle(ctx context.Context, msg []byte, t bridge.Transport) bridge.Reply {
 	h.calls.Add(1)
+	h.mu.Lock()
+	if h.called != nil {
+		close(h.called)
+		h.called = nil
+	}
+	unblocked := h.unblockedChan()
+	h.mu.Unlock()
 	n := h.inFlight.Add(1)
 	defer h.inFlight.Add(-1)
 	for {
@@ -74,9 +130,15 @@ func (h *Handler) Handle(ctx context.Context, msg []byte, t bridge.Transport) br
 	if m.Method == MethodPanic {
 		panic("transporttest: panic requested")
 	}
-	if m.Method == MethodSleep {
+	switch m.Method {
+	case MethodSleep:
 		select {
 		case <-time.After(time.Duration(m.Params.MS) * time.Millisecond):
+		case <-ctx.Done():
+		}
+	case MethodBlock:
+		select {
+		case <-unblocked:
 		case <-ctx.Done():
 		}
 	}
@@ -99,6 +161,19 @@ func (h *Handler) Handle(ctx context.Context, msg []byte, t bridge.Transport) br
 		body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, res)
 	}
 	return bridge.Reply{Body: []byte(body), HTTPStatus: http.StatusOK}
+}
+
+// AwaitRefused dials network/addr until a dial fails, which is how a server's shutdown shows
+// from outside: it closes its listener first. It fails when ctx ends first.
+func AwaitRefused(ctx context.Context, network, addr string) error {
+	var d net.Dialer
+	for {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return ctx.Err() // nil: refused
+		}
+		c.Close()
+	}
 }
 
 // Request returns a compact JSON-RPC request line (without "\n") for method with id (a JSON value)
@@ -128,7 +203,7 @@ type Response struct {
 	} `json:"error"`
 }
 
-// Echo is the result of MethodEcho and MethodSleep.
+// Echo is the result of MethodEcho, MethodSleep and MethodBlock.
 type Echo struct {
 	Method    string `json:"method"`
 	Transport int    `json:"transport"`

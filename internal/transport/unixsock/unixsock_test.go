@@ -183,7 +183,8 @@ func TestOversizeLineKeepsTheConnection(t *testing.T) {
 
 func TestASlowReaderDoesNotHoldUpOthers(t *testing.T) {
 	t.Parallel()
-	path, _ := start(t, &tt.Handler{}, unixsock.Options{ShutdownTimeout: 100 * time.Millisecond})
+	h := &tt.Handler{}
+	path, _ := start(t, h, unixsock.Options{ShutdownTimeout: 100 * time.Millisecond})
 	hog, _ := connect(t, path)
 	go func() {
 		// Asks for far more than the socket buffers hold and never reads.
@@ -193,7 +194,9 @@ func TestASlowReaderDoesNotHoldUpOthers(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// The hog's first 1 MB answer cannot fit the buffers of a peer that never reads: once its
+	// message reached the handler, that connection's writer is stuck.
+	waitCalls(t, h, 1)
 	c, sc := connect(t, path)
 	fmt.Fprintln(c, tt.Request(`"polite"`, "echo", ""))
 	if !sc.Scan() {
@@ -209,14 +212,17 @@ func TestShutdownAnswersInFlightAndRemovesTheSocket(t *testing.T) {
 	h := &tt.Handler{}
 	path, stop := start(t, h, unixsock.Options{})
 	c, sc := connect(t, path)
-	fmt.Fprintln(c, tt.Request(`"inflight"`, "sleep", `{"ms":300}`))
-	for deadline := time.Now().Add(testTimeout); h.Calls() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("message never reached the handler")
-		}
-	}
+	fmt.Fprintln(c, tt.Request(`"inflight"`, tt.MethodBlock, ""))
+	waitCalls(t, h, 1)
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
+	// The answer is released only once the shutdown has begun, so it is in flight through it.
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := tt.AwaitRefused(ctx, "unix", path); err != nil {
+		t.Fatalf("still accepting after the stop: %v", err)
+	}
+	h.Unblock()
 	if !sc.Scan() {
 		t.Fatal(sc.Err())
 	}
@@ -239,7 +245,8 @@ func TestShutdownAnswersInFlightAndRemovesTheSocket(t *testing.T) {
 
 func TestShutdownGivesUpOnAPeerThatStoppedReading(t *testing.T) {
 	t.Parallel()
-	path, stop := start(t, &tt.Handler{}, unixsock.Options{ShutdownTimeout: 200 * time.Millisecond})
+	h := &tt.Handler{}
+	path, stop := start(t, h, unixsock.Options{ShutdownTimeout: 200 * time.Millisecond})
 	c, _ := connect(t, path)
 	go func() {
 		for range 64 {
@@ -248,7 +255,7 @@ func TestShutdownGivesUpOnAPeerThatStoppedReading(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(100 * time.Millisecond)
+	waitCalls(t, h, 1) // its 1 MB answer cannot be written: the peer has stopped reading
 	begin := time.Now()
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -295,5 +302,15 @@ func TestAllowUIDsAdmitsOnlyListedPeers(t *testing.T) {
 				t.Fatalf("answered = %v (%q, %v), want %v", got, line, err, tc.want)
 			}
 		})
+	}
+}
+
+// waitCalls waits until h has seen n messages.
+func waitCalls(t *testing.T, h *tt.Handler, n int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := h.WaitCalls(ctx, n); err != nil {
+		t.Fatal(err)
 	}
 }
