@@ -187,15 +187,9 @@ func TestServeSpeaksH2CAndStopsGracefully(t *testing.T) {
 	}()
 	wait, stopWaiting := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stopWaiting()
-	if err := h.WaitCalls(wait, 1); err != nil {
+	if err := h.HoldThroughShutdown(wait, cancel, "tcp", ln.Addr().String()); err != nil {
 		t.Fatal(err)
 	}
-	cancel()
-	// The answer is released only once the shutdown has begun, so it is in flight through it.
-	if err := tt.AwaitRefused(wait, "tcp", ln.Addr().String()); err != nil {
-		t.Fatalf("still accepting after the stop: %v", err)
-	}
-	h.Unblock()
 	select {
 	case got := <-slow:
 		if !strings.HasPrefix(got, "HTTP/2.0 ") || !strings.Contains(got, `"id":"slow"`) {

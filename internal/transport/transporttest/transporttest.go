@@ -163,6 +163,22 @@ func (h *Handler) Handle(ctx context.Context, msg []byte, t bridge.Transport) br
 	return bridge.Reply{Body: []byte(body), HTTPStatus: http.StatusOK}
 }
 
+// HoldThroughShutdown keeps a MethodBlock message in flight through a server's shutdown: once h
+// has seen it, it calls stop, which must start the shutdown without waiting for it, waits until
+// the server at network/addr refuses connections and then releases the message.
+func (h *Handler) HoldThroughShutdown(ctx context.Context, stop func(), network, addr string) error {
+	if err := h.WaitCalls(ctx, 1); err != nil {
+		return err
+	}
+	stop()
+	err := AwaitRefused(ctx, network, addr)
+	h.Unblock()
+	if err != nil {
+		return fmt.Errorf("still accepting after the stop: %w", err)
+	}
+	return nil
+}
+
 // AwaitRefused dials network/addr until a dial fails, which is how a server's shutdown shows
 // from outside: it closes its listener first. It fails when ctx ends first.
 func AwaitRefused(ctx context.Context, network, addr string) error {

@@ -186,14 +186,7 @@ func TestASlowReaderDoesNotHoldUpOthers(t *testing.T) {
 	h := &tt.Handler{}
 	path, _ := start(t, h, unixsock.Options{ShutdownTimeout: 100 * time.Millisecond})
 	hog, _ := connect(t, path)
-	go func() {
-		// Asks for far more than the socket buffers hold and never reads.
-		for range 64 {
-			if _, err := fmt.Fprintln(hog, tt.Request(`"h"`, "huge", `{"bytes":1000000}`)); err != nil {
-				return
-			}
-		}
-	}()
+	go flood(hog) // and never reads
 	// The hog's first 1 MB answer cannot fit the buffers of a peer that never reads: once its
 	// message reached the handler, that connection's writer is stuck.
 	waitCalls(t, h, 1)
@@ -213,16 +206,12 @@ func TestShutdownAnswersInFlightAndRemovesTheSocket(t *testing.T) {
 	path, stop := start(t, h, unixsock.Options{})
 	c, sc := connect(t, path)
 	fmt.Fprintln(c, tt.Request(`"inflight"`, tt.MethodBlock, ""))
-	waitCalls(t, h, 1)
 	stopped := make(chan error, 1)
-	go func() { stopped <- stop() }()
-	// The answer is released only once the shutdown has begun, so it is in flight through it.
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if err := tt.AwaitRefused(ctx, "unix", path); err != nil {
-		t.Fatalf("still accepting after the stop: %v", err)
+	if err := h.HoldThroughShutdown(ctx, func() { go func() { stopped <- stop() }() }, "unix", path); err != nil {
+		t.Fatal(err)
 	}
-	h.Unblock()
 	if !sc.Scan() {
 		t.Fatal(sc.Err())
 	}
@@ -248,13 +237,7 @@ func TestShutdownGivesUpOnAPeerThatStoppedReading(t *testing.T) {
 	h := &tt.Handler{}
 	path, stop := start(t, h, unixsock.Options{ShutdownTimeout: 200 * time.Millisecond})
 	c, _ := connect(t, path)
-	go func() {
-		for range 64 {
-			if _, err := fmt.Fprintln(c, tt.Request(`"h"`, "huge", `{"bytes":1000000}`)); err != nil {
-				return
-			}
-		}
-	}()
+	go flood(c)
 	waitCalls(t, h, 1) // its 1 MB answer cannot be written: the peer has stopped reading
 	begin := time.Now()
 	if err := stop(); err != nil {
@@ -312,5 +295,14 @@ func waitCalls(t *testing.T, h *tt.Handler, n int64) {
 	defer cancel()
 	if err := h.WaitCalls(ctx, n); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// flood asks for far more than the socket buffers hold, until a write fails.
+func flood(c io.Writer) {
+	for range 64 {
+		if _, err := fmt.Fprintln(c, tt.Request(`"h"`, "huge", `{"bytes":1000000}`)); err != nil {
+			return
+		}
 	}
 }

@@ -168,15 +168,9 @@ func TestServeAnswersInFlightThenClosesWithGoingAway(t *testing.T) {
 
 	c := dial(t, ctx, "ws://"+ln.Addr().String()+"/ahp", "ahp")
 	send(t, ctx, c, websocket.MessageText, tt.Request(`"inflight"`, tt.MethodBlock, ""))
-	if err := h.WaitCalls(ctx, 1); err != nil {
+	if err := h.HoldThroughShutdown(ctx, stop, "tcp", ln.Addr().String()); err != nil {
 		t.Fatal(err)
 	}
-	stop()
-	// The answer is released only once the shutdown has begun, so it is in flight through it.
-	if err := tt.AwaitRefused(ctx, "tcp", ln.Addr().String()); err != nil {
-		t.Fatalf("still accepting after the stop: %v", err)
-	}
-	h.Unblock()
 	if r := receive(t, ctx, c); string(r.ID) != `"inflight"` {
 		t.Fatalf("answer has id %s", r.ID)
 	}
