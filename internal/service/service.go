@@ -133,6 +133,19 @@ func (s *Services) streamLimiter() *rate.Limiter {
 	return rate.NewLimiter(rate.Limit(s.opts.StreamRate), burst)
 }
 
+// answer is every unary handler: validate msg, the request, then call the core through decide
+// and map its error.
+func answer[Res any](s *Services, msg proto.Message, decide func() (*Res, error)) (*connect.Response[Res], error) {
+	if err := s.validate(msg); err != nil {
+		return nil, err
+	}
+	res, err := decide()
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return connect.NewResponse(res), nil
+}
+
 // validate checks protovalidate rules; the error names the field and is InvalidArgument.
 func (s *Services) validate(msg proto.Message) error {
 	if err := s.validator.Validate(msg); err != nil {

@@ -14,8 +14,8 @@ type eventRequest interface {
 	GetEvent() *ahpv1.Event
 }
 
-// typedRPC answers one TypedDecisionService call: it validates the request and wraps the core's
-// decision for event type t in the call's response message. The event type may be left out, since
+// typedRPC answers one TypedDecisionService call: the core's decision for event type t, wrapped
+// in the call's response message. The event type may be left out, since
 // the call names it: an unspecified type becomes t, as the core would make it, before
 // protovalidate runs. The request is the handler's (decoded from the wire, or handed over
 // in-process), so it is not copied for that.
@@ -27,14 +27,10 @@ func typedRPC[Req any, Res any, PReq interface {
 	if ev := msg.GetEvent(); ev != nil && ev.GetType() == ahpv1.EventType_EVENT_TYPE_UNSPECIFIED {
 		ev.Type = t
 	}
-	if err := s.validate(msg); err != nil {
-		return nil, err
-	}
-	d, err := s.core.Typed(ctx, msg.GetEvent(), t)
-	if err != nil {
-		return nil, toConnect(err)
-	}
-	return connect.NewResponse(wrap(d)), nil
+	return answer(s, msg, func() (*Res, error) {
+		d, err := s.core.Typed(ctx, msg.GetEvent(), t)
+		return wrap(d), err
+	})
 }
 
 // Idle implements ahpv1connect.TypedDecisionServiceHandler.
