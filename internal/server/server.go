@@ -4,8 +4,9 @@
 //
 // Panics: the server's boundary is one recover per call path, both through recovered, both an
 // Internal error for that call only: connect.WithRecover on the HTTP handler, and Local's own for
-// in-process calls, which have no connect handler around them. Nothing below a handler recovers
-// again, except the core around a Policy (see package core).
+// in-process calls, which have no connect handler around them. Below a handler only a failure
+// with a better answer than Internal is recovered: policy around each rule (a rule that cannot be
+// evaluated fails closed) and the core around a Policy (see package core).
 package server
 
 import (
