@@ -14,7 +14,8 @@
 //
 // Panics: a Handler never panics (bridge.Handler's contract). Bridge.Handle is the bridge process's
 // one recover, where a panic can still be answered in the caller's dialect; transports do not
-// recover again, so a Handler that breaks the contract is a crash, not a silently dropped message.
+// recover again, so a Handler that breaks the contract crashes the process (over HTTP, net/http
+// aborts the request's connection) instead of having its message dropped silently.
 package transport
 
 import (
