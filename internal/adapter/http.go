@@ -1,11 +1,10 @@
 package adapter
 
 import (
-	"errors"
-	"io"
 	"mime"
 	"net/http"
-	"strconv"
+
+	"github.com/ahp-gateway/ahp/internal/transport"
 )
 
 // ServeHTTP is the HTTP form, for Claude Code's "http" hook type: the hook input is the body of a
@@ -19,34 +18,11 @@ import (
 // media type other than application/json (an absent Content-Type is accepted), 413 for a body
 // over Config.MaxInputBytes.
 func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "method not allowed: POST the hook input", http.StatusMethodNotAllowed)
-		return
-	}
-	if r.Header.Get("Content-Encoding") != "" {
-		http.Error(w, "unsupported Content-Encoding: send the body uncompressed", http.StatusUnsupportedMediaType)
-		return
-	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			http.Error(w, "unsupported media type: want Content-Type: application/json", http.StatusUnsupportedMediaType)
-			return
-		}
-	}
-	limit := int64(a.cfg.MaxInputBytes)
-	if r.ContentLength > limit {
-		a.tooLarge(w)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			a.tooLarge(w)
-			return
-		}
-		a.log.Debug("request body unreadable", "error", err.Error())
-		http.Error(w, "request body could not be read", http.StatusBadRequest)
+	body, ok := transport.ReadBody(w, r, transport.BodyRules{
+		Limit: a.cfg.MaxInputBytes, Usage: "POST the hook input", AcceptType: jsonOrUnset,
+		TooLarge: "hook input over the size limit", Logger: a.log,
+	})
+	if !ok {
 		return
 	}
 	res := a.Handle(r.Context(), body)
@@ -62,17 +38,14 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, res.Stderr, status)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(res.Output)))
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write(res.Output); err != nil {
-		a.log.Debug("writing the answer failed", "error", err.Error())
-	}
+	transport.WriteJSON(w, http.StatusOK, res.Output, a.log)
 }
 
-func (a *Adapter) tooLarge(w http.ResponseWriter) {
-	a.log.Warn("hook input over the size limit", "limit", a.cfg.MaxInputBytes)
-	http.Error(w, "request body is over the "+strconv.Itoa(a.cfg.MaxInputBytes)+"-byte limit", http.StatusRequestEntityTooLarge)
+// jsonOrUnset accepts application/json, with any parameters, and no Content-Type at all.
+func jsonOrUnset(contentType string) bool {
+	if contentType == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
 }

@@ -299,34 +299,14 @@ func answered(out []byte) Result {
 	return Result{Output: out, Status: http.StatusOK}
 }
 
-// classify names an RPC failure with bridge.Failure's names, plus "rejected" for an event the
-// server refused. ctx is the call's context, so a deadline that passed is recognised whatever the
-// transport reported.
+// classify names an RPC failure as bridge.Classify does, with "rejected" for an event the server
+// refused. ctx is the call's context.
 func classify(ctx context.Context, err error) string {
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return bridge.FailureDeadlineExceeded.String()
-	case errors.Is(ctx.Err(), context.Canceled):
-		return bridge.FailureCanceled.String()
+	f, rejected := bridge.Classify(ctx, err)
+	if rejected {
+		return failureRejected
 	}
-	switch code := connect.CodeOf(err); code {
-	case connect.CodeDeadlineExceeded:
-		return bridge.FailureDeadlineExceeded.String()
-	case connect.CodeUnavailable, connect.CodeAborted, connect.CodeCanceled:
-		return bridge.FailureUnavailable.String()
-	case connect.CodeUnauthenticated, connect.CodePermissionDenied:
-		return bridge.FailureUnauthenticated.String()
-	case connect.CodeInvalidArgument, connect.CodeFailedPrecondition, connect.CodeOutOfRange:
-		if connect.IsWireError(err) {
-			return failureRejected
-		}
-		return bridge.FailureBadResponse.String()
-	case connect.CodeUnknown, connect.CodeInternal:
-		if !connect.IsWireError(err) {
-			return bridge.FailureBadResponse.String()
-		}
-	}
-	return bridge.FailureBackendError.String()
+	return f.String()
 }
 
 // Run is the per-event command hook: one input from stdin, the output (one line of JSON, or

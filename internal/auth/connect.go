@@ -75,8 +75,9 @@ func (i interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) con
 	}
 }
 
-// ClientInterceptor returns a client-side interceptor that sends c on every call — how the bridge
-// presents its own upstream credential to ahp-server. Handlers are not affected.
+// ClientInterceptor returns a client-side interceptor that sends c on every call, unary or
+// streaming (a stream's headers, which go out with its first message). bridge.NewUpstream uses it
+// to present the bridge's upstream bearer token to ahp-server. Handlers pass through unchanged.
 func ClientInterceptor(c Credential) connect.Interceptor { return clientInterceptor{c} }
 
 type clientInterceptor struct{ c Credential }

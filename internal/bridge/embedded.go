@@ -16,11 +16,13 @@ import (
 // NewEmbedded runs a complete ahp-server (the same internal/server services, decision core and
 // policy, hot reload included) inside this process and returns Clients that reach it without a
 // socket. The unary RPCs — every call the Bridge and the hook adapters make — go straight to the
-// service handlers (server.Local): the same validation, limits, deadlines and error codes as over
-// the network, without encoding or HTTP/2. The streaming RPCs take the network path: the server's
-// own http.Server accepts in-memory connections (net.Pipe), started on the first stream. With
-// cfg.Auth or cfg.Tracing set, which only the HTTP path applies, every call takes that path. TLS
-// settings in cfg are ignored. Close shuts the server down gracefully.
+// service handlers (server.Local): the same validation, deadlines and error codes as over the
+// network, without encoding, HTTP/2, copies or byte limits (the transport bounded the message a
+// request was decoded from). Requests are handed over and decisions shared with the core, so
+// callers change neither once sent or answered. The streaming RPCs take the network path: the
+// server's own http.Server accepts in-memory connections (net.Pipe), started on the first stream.
+// With cfg.Auth or cfg.Tracing set, which only the HTTP path applies, every call takes that path.
+// TLS settings in cfg are ignored. Close shuts the server down gracefully.
 func NewEmbedded(cfg server.Config) (Clients, io.Closer, error) {
 	cfg.TLSCertFile, cfg.TLSKeyFile = "", ""
 	srv, err := server.New(cfg)
@@ -30,7 +32,7 @@ func NewEmbedded(cfg server.Config) (Clients, io.Closer, error) {
 	if cfg.Auth != nil || cfg.Tracing != nil {
 		return embeddedOverPipe(srv)
 	}
-	local, err := srv.Local(server.LocalOptions{MaxResponseBytes: DefaultMaxResponseBytes})
+	local, err := srv.Local(server.LocalOptions{})
 	if err != nil {
 		return Clients{}, nil, fmt.Errorf("bridge: embedded server: %w", err)
 	}

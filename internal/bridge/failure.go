@@ -89,6 +89,16 @@ func badResponse(why string) *upstreamError {
 	return &upstreamError{failure: FailureBadResponse, code: connect.CodeInternal, message: why}
 }
 
+// Classify says what became of an upstream call that failed with err: rejected when the upstream
+// refused the request itself (an InvalidArgument, FailedPrecondition or OutOfRange error response:
+// the caller's input was wrong), and otherwise the operational Failure, which the failure policy
+// answers for. ctx is the call's context, so a deadline that passed is recognised even when the
+// transport reports it otherwise. The bridge and the hook adapters classify with it alike.
+func Classify(ctx context.Context, err error) (f Failure, rejected bool) {
+	ue := classify(ctx, err)
+	return ue.failure, ue.rejected
+}
+
 // classify turns an upstream call error into an upstreamError. ctx is the per-call context, so a
 // deadline that passed is recognised even when the transport reports it otherwise.
 func classify(ctx context.Context, err error) *upstreamError {

@@ -2,15 +2,19 @@ package bridge_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/internal/bridge"
 )
 
@@ -287,8 +291,9 @@ func TestHooksCapabilitiesReportsBackendTrouble(t *testing.T) {
 func TestLateAnswersAreIgnored(t *testing.T) {
 	t.Parallel()
 	real := startServer(t, nil)
+	answered := make(chan struct{}) // closed once the bridge has answered
 	proxy := startHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(400 * time.Millisecond) // then answer properly, too late
+		<-answered // then answer properly, too late
 		req, _ := http.NewRequestWithContext(context.Background(), r.Method, real+r.URL.Path, r.Body)
 		req.Header = r.Header.Clone()
 		resp, err := http.DefaultClient.Do(req)
@@ -304,10 +309,17 @@ func TestLateAnswersAreIgnored(t *testing.T) {
 		n, _ := resp.Body.Read(buf)
 		w.Write(buf[:n])
 	}))
+	release := sync.OnceFunc(func() { close(answered) })
+	t.Cleanup(release) // before the proxy's own cleanup waits for its handler
 	b := newBridge(t, upstreamClients(t, proxy), func(c *bridge.Config) { c.Timeout = 100 * time.Millisecond })
-	got := blankIDs(envelopeOf(t, handle(t, b, harnessEvent(`"late"`, "ls"), bridge.TransportStdio), `"late"`))
-	if !strings.Contains(got, `"decision":"block"`) || !strings.Contains(got, "deadline_exceeded") {
+	reply := handle(t, b, harnessEvent(`"late"`, "ls"), bridge.TransportStdio)
+	release()
+	got := blankIDs(envelopeOf(t, reply, `"late"`))
+	if !strings.Contains(got, `"decision":"block"`) {
 		t.Errorf("answer %s, want the fail-closed block", got)
+	}
+	if !strings.Contains(got, "deadline_exceeded") {
+		t.Errorf("answer %s, want failure deadline_exceeded", got)
 	}
 }
 
@@ -324,5 +336,48 @@ func TestTheCallersContextIsRespected(t *testing.T) {
 	}
 	if got := blankIDs(envelopeOf(t, reply, `"c"`)); !slices.ContainsFunc([]string{"deadline_exceeded", "canceled"}, func(k string) bool { return strings.Contains(got, k) }) {
 		t.Errorf("answer %s", got)
+	}
+}
+
+// Classify is the one classification of upstream failures (the hook adapters use it too); a
+// broken connection is unavailable whatever code the client wraps it in.
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	live := context.Background()
+	expired, cancel := context.WithDeadline(live, time.Now().Add(-time.Second))
+	defer cancel()
+	canceled, cancel2 := context.WithCancel(live)
+	cancel2()
+	wire := func(code connect.Code) error { return connect.NewWireError(code, errors.New("x")) }
+	cases := []struct {
+		name     string
+		ctx      context.Context
+		err      error
+		want     bridge.Failure
+		rejected bool
+	}{
+		{"deadline passed", expired, errors.New("anything"), bridge.FailureDeadlineExceeded, false},
+		{"caller gave up", canceled, errors.New("anything"), bridge.FailureCanceled, false},
+		{"deadline code", live, connect.NewError(connect.CodeDeadlineExceeded, nil), bridge.FailureDeadlineExceeded, false},
+		{"connection reset", live, connect.NewError(connect.CodeUnknown, syscall.ECONNRESET), bridge.FailureUnavailable, false},
+		{"connection refused", live, connect.NewError(connect.CodeUnavailable, syscall.ECONNREFUSED), bridge.FailureUnavailable, false},
+		{"transport canceled", live, connect.NewError(connect.CodeCanceled, nil), bridge.FailureUnavailable, false},
+		{"aborted", live, wire(connect.CodeAborted), bridge.FailureUnavailable, false},
+		{"credentials", live, wire(connect.CodePermissionDenied), bridge.FailureUnauthenticated, false},
+		{"refused event", live, wire(connect.CodeFailedPrecondition), 0, true},
+		{"unreadable refusal", live, connect.NewError(connect.CodeInvalidArgument, nil), bridge.FailureBadResponse, false},
+		{"unreadable answer", live, connect.NewError(connect.CodeInternal, nil), bridge.FailureBadResponse, false},
+		{"server error", live, wire(connect.CodeInternal), bridge.FailureBackendError, false},
+		{"server limit", live, wire(connect.CodeResourceExhausted), bridge.FailureBackendError, false},
+	}
+	for _, c := range cases {
+		f, rejected := bridge.Classify(c.ctx, c.err)
+		if rejected != c.rejected {
+			t.Errorf("%s: rejected = %v, want %v", c.name, rejected, c.rejected)
+			continue
+		}
+		if !rejected && f != c.want {
+			t.Errorf("%s: failure = %v, want %v", c.name, f, c.want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/harness"
+	"github.com/ahp-gateway/ahp/internal/typed"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -118,68 +119,41 @@ func (b *Bridge) syntheticMetadata(md *structpb.Struct, f Failure) *structpb.Str
 	return md
 }
 
-// syntheticTyped is the canonical synthetic decision with the typed answer of the table above.
+// syntheticTyped is the canonical synthetic decision with the typed answer of the table above:
+// under fail-closed the type's refusal as internal/typed makes it, under fail-open the answer that
+// lets the harness go on as without AHP.
 func (b *Bridge) syntheticTyped(eventType string, ev *ahpv1.Event, f Failure) *ahpv1.Decision {
 	d := b.syntheticDecision()
 	md := b.syntheticMetadata(&structpb.Struct{Fields: map[string]*structpb.Value{
 		harness.MetadataDecisionID: structpb.NewStringValue(d.GetDecisionId()),
 	}}, f)
-	closed := b.cfg.FailurePolicy == FailClosed
-	block := &ahpv1.TypedBlock{Reason: SyntheticDenyReason, Metadata: md}
+	if b.cfg.FailurePolicy == FailClosed {
+		// An event whose type does not name its kind keeps no typed answer: rendered from the
+		// decision's deny effect, it is refused all the same.
+		_ = typed.Refuse(d, ev.GetType(), SyntheticDenyReason, md)
+		return d
+	}
 	switch eventType {
 	case "idle":
-		x := &ahpv1.IdleDecision{Decision: &ahpv1.IdleDecision_Allow_{Allow: &ahpv1.IdleDecision_Allow{}}}
-		if closed {
-			reason := SyntheticDenyReason
-			x.Decision = &ahpv1.IdleDecision_Defer_{Defer: &ahpv1.IdleDecision_Defer{Reason: &reason}}
-		}
-		d.Typed = &ahpv1.Decision_Idle{Idle: x}
+		d.Typed = &ahpv1.Decision_Idle{Idle: &ahpv1.IdleDecision{Decision: &ahpv1.IdleDecision_Allow_{Allow: &ahpv1.IdleDecision_Allow{}}}}
 	case "intent_detection":
-		x := &ahpv1.IntentDetectionDecision{Decision: &ahpv1.IntentDetectionDecision_Allow_{Allow: &ahpv1.IntentDetectionDecision_Allow{DetectedIntent: "understand"}}}
-		if closed {
-			x.Decision = &ahpv1.IntentDetectionDecision_Block{Block: &ahpv1.TypedBlock{Reason: SyntheticDenyReason}}
-		}
-		d.Typed = &ahpv1.Decision_IntentDetection{IntentDetection: x}
+		d.Typed = &ahpv1.Decision_IntentDetection{IntentDetection: &ahpv1.IntentDetectionDecision{Decision: &ahpv1.IntentDetectionDecision_Allow_{Allow: &ahpv1.IntentDetectionDecision_Allow{DetectedIntent: "understand"}}}}
 	case "context_perception":
-		x := &ahpv1.ContextPerceptionDecision{Decision: &ahpv1.ContextPerceptionDecision_Allow_{Allow: &ahpv1.ContextPerceptionDecision_Allow{InjectedContext: &ahpv1.InjectedContext{}, Metadata: md}}}
-		if closed {
-			x.Decision = &ahpv1.ContextPerceptionDecision_Block{Block: block}
-		}
-		d.Typed = &ahpv1.Decision_ContextPerception{ContextPerception: x}
+		d.Typed = &ahpv1.Decision_ContextPerception{ContextPerception: &ahpv1.ContextPerceptionDecision{Decision: &ahpv1.ContextPerceptionDecision_Allow_{Allow: &ahpv1.ContextPerceptionDecision_Allow{InjectedContext: &ahpv1.InjectedContext{}, Metadata: md}}}}
 	case "memory_recall":
-		x := &ahpv1.MemoryRecallDecision{Decision: &ahpv1.MemoryRecallDecision_Allow_{Allow: &ahpv1.MemoryRecallDecision_Allow{Metadata: md}}}
-		if closed {
-			x.Decision = &ahpv1.MemoryRecallDecision_Block{Block: block}
-		}
-		d.Typed = &ahpv1.Decision_MemoryRecall{MemoryRecall: x}
+		d.Typed = &ahpv1.Decision_MemoryRecall{MemoryRecall: &ahpv1.MemoryRecallDecision{Decision: &ahpv1.MemoryRecallDecision_Allow_{Allow: &ahpv1.MemoryRecallDecision_Allow{Metadata: md}}}}
 	case "planning":
 		none := &ahpv1.PlanningStrategy{Strategy: &ahpv1.PlanningStrategy_Known{Known: ahpv1.PlanningStrategyKind_PLANNING_STRATEGY_KIND_NONE}}
-		x := &ahpv1.PlanningDecision{Decision: &ahpv1.PlanningDecision_Allow_{Allow: &ahpv1.PlanningDecision_Allow{SelectedStrategy: none, Metadata: md}}}
-		if closed {
-			x.Decision = &ahpv1.PlanningDecision_Block{Block: block}
-		}
-		d.Typed = &ahpv1.Decision_Planning{Planning: x}
+		d.Typed = &ahpv1.Decision_Planning{Planning: &ahpv1.PlanningDecision{Decision: &ahpv1.PlanningDecision_Allow_{Allow: &ahpv1.PlanningDecision_Allow{SelectedStrategy: none, Metadata: md}}}}
 	case "reasoning":
-		x := &ahpv1.ReasoningDecision{Decision: &ahpv1.ReasoningDecision_Allow_{Allow: &ahpv1.ReasoningDecision_Allow{Metadata: md}}}
-		if closed {
-			x.Decision = &ahpv1.ReasoningDecision_Block{Block: block}
-		}
-		d.Typed = &ahpv1.Decision_Reasoning{Reasoning: x}
+		d.Typed = &ahpv1.Decision_Reasoning{Reasoning: &ahpv1.ReasoningDecision{Decision: &ahpv1.ReasoningDecision_Allow_{Allow: &ahpv1.ReasoningDecision_Allow{Metadata: md}}}}
 	case "rate_limit":
-		x := &ahpv1.RateLimitDecision{Decision: &ahpv1.RateLimitDecision_Retry_{Retry: &ahpv1.RateLimitDecision_Retry{
+		d.Typed = &ahpv1.Decision_RateLimit{RateLimit: &ahpv1.RateLimitDecision{Decision: &ahpv1.RateLimitDecision_Retry_{Retry: &ahpv1.RateLimitDecision_Retry{
 			RetryAfterMs: ev.GetRateLimit().GetRetryAfterMs(),
 			Metadata:     md,
-		}}}
-		if closed {
-			x.Decision = &ahpv1.RateLimitDecision_Skip_{Skip: &ahpv1.RateLimitDecision_Skip{Reason: SyntheticDenyReason}}
-		}
-		d.Typed = &ahpv1.Decision_RateLimit{RateLimit: x}
+		}}}}
 	case "confirmation":
-		x := &ahpv1.ConfirmationDecision{Decision: &ahpv1.ConfirmationDecision_Escalate_{Escalate: &ahpv1.ConfirmationDecision_Escalate{}}}
-		if closed {
-			x.Decision = &ahpv1.ConfirmationDecision_Reject_{Reject: &ahpv1.ConfirmationDecision_Reject{Reason: SyntheticDenyReason}}
-		}
-		d.Typed = &ahpv1.Decision_Confirmation{Confirmation: x}
+		d.Typed = &ahpv1.Decision_Confirmation{Confirmation: &ahpv1.ConfirmationDecision{Decision: &ahpv1.ConfirmationDecision_Escalate_{Escalate: &ahpv1.ConfirmationDecision_Escalate{}}}}
 	}
 	return d
 }

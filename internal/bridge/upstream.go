@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/auth"
 )
 
 // Protocol is the RPC protocol spoken to the upstream.
@@ -133,7 +133,7 @@ func newClients(hc connect.HTTPClient, baseURL string, p Protocol, maxResponse i
 		opts = append(opts, connect.WithGRPC())
 	}
 	if token != "" {
-		opts = append(opts, connect.WithInterceptors(bearer(token)))
+		opts = append(opts, connect.WithInterceptors(auth.ClientInterceptor(auth.Credential{Kind: auth.KindBearer, Secret: token})))
 	}
 	return Clients{
 		Intercept:   ahpv1connect.NewInterceptServiceClient(hc, baseURL, opts...),
@@ -141,30 +141,6 @@ func newClients(hc connect.HTTPClient, baseURL string, p Protocol, maxResponse i
 		Observation: ahpv1connect.NewObservationServiceClient(hc, baseURL, opts...),
 		Harness:     ahpv1connect.NewHarnessServiceClient(hc, baseURL, opts...),
 	}
-}
-
-// bearer adds the Authorization header to every call the clients make, unary or streaming.
-type bearer string
-
-func (b bearer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
-	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if req.Spec().IsClient {
-			req.Header().Set("Authorization", "Bearer "+string(b))
-		}
-		return next(ctx, req)
-	}
-}
-
-func (b bearer) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
-	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
-		conn := next(ctx, spec)
-		conn.RequestHeader().Set("Authorization", "Bearer "+string(b))
-		return conn
-	}
-}
-
-func (b bearer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
-	return next
 }
 
 // closerFunc adapts a function to io.Closer.

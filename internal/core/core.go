@@ -2,6 +2,19 @@
 // events and decisions, the policy engine, the typed deciders, session memory, idempotency and the
 // watch hub — and nothing of HTTP, Connect, JSON-RPC or dialects. internal/service adapts it to
 // Connect; tests drive it directly.
+//
+// Validation: the service layer has checked every request against the ahp.v1 schema
+// (protovalidate) before it reaches the core, which checks only what no schema can state: an
+// event type's class (interceptable, observable, batchable, typed), that the body agrees with the
+// type and that a typed event has one, and the configured Harness limits (depth, batch size) and
+// protocol version. Of the schema rules it keeps the two it cannot work without, whoever calls
+// it: an event at all, and an event id (the idempotency key).
+//
+// Panics: a Policy must not panic (*policy.Policy records a rule that fails, panics included, in
+// Result.Errors, and the core fails closed on those); a Policy that panics anyway fails only that
+// call with CodeInternal, and in a batch only that entry, which becomes a labelled block. Any
+// other panic below a handler is the server's to catch, once per call path: connect's recover over
+// HTTP, server.Local's in-process, both an Internal error for that call.
 package core
 
 import (
@@ -232,7 +245,7 @@ func (c *Core) Observe(_ context.Context, ev *ahpv1.Event) (duplicate bool, err 
 }
 
 // checkEvent validates what protovalidate cannot: the type's class, the payload presence and the
-// Harness depth limit.
+// Harness depth limit, plus the event and its id, without which the core cannot key it.
 func (c *Core) checkEvent(field string, ev *ahpv1.Event, allowed func(ahpv1.EventType) bool, why string) error {
 	if ev == nil {
 		return invalid(field, "required")

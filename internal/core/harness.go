@@ -55,9 +55,6 @@ func (c *Core) Handshake(_ context.Context, req *ahpv1.HandshakeRequest) (*ahpv1
 // it is a query event whose payload holds query_type and the query payload (rules with on: [query]). should_i_proceed answers true or false; any other query type answers an object with
 // the verdict and the matched rule ids.
 func (c *Core) Query(ctx context.Context, req *ahpv1.QueryRequest) (*ahpv1.QueryResponse, error) {
-	if req.GetQueryType() == "" {
-		return nil, invalid("query_type", "required")
-	}
 	ev := queryEvent(req, c.cfg.NewID())
 	d, err := c.decide(ctx, ev, nil, false)
 	if err != nil {

@@ -24,19 +24,27 @@ var ErrLocalClosed = errors.New("server: closed")
 // LocalOptions configure Local.
 type LocalOptions struct {
 	// MaxResponseBytes bounds one answer, as connect.WithReadMaxBytes bounds it for a client over
-	// the network; a bigger one fails with ResourceExhausted (0: no limit).
+	// the network; a bigger one fails with ResourceExhausted. Checking it costs a walk of every
+	// answer (proto.Size); 0, the default, is no limit.
 	MaxResponseBytes int
 }
 
 // Local serves a Server's unary RPCs to callers in the same process without HTTP: its methods
 // have the signatures of the ahpv1connect clients and call the service handlers directly, with
 // the semantics of the same call over the network through the server's handler options and
-// interceptors. Only the encoding and the transport are left out:
+// interceptors. Only the encoding and the transport are left out, and with them the copies and
+// size computations a wire implies:
 //
-//   - the handler gets its own copy of the request and the caller its own copy of the answer, so
-//     neither side can change what the other keeps (the core holds on to events and decisions);
-//   - a request larger than Config.MaxRequestBytes fails with ResourceExhausted as the server
-//     refuses it, and an answer larger than LocalOptions.MaxResponseBytes as a client refuses it;
+//   - the request is handed over: the handler and the core keep the messages it holds (session
+//     memory, the Watch hub and the audit log hold the event) and may fill in defaults (an
+//     unspecified event type), so the caller must not change a request once it is sent;
+//   - the answer is the caller's, except the decisions in it, which the core shares with the
+//     Watch hub, the audit log and its idempotency store: read them, never change them;
+//   - no byte limit applies to a request: Config.MaxRequestBytes bounds what the server reads
+//     from a connection, and an in-process request is bounded by what its caller read (the
+//     bridge's transports bound each JSON-RPC message, the hook adapter its input). An answer
+//     larger than LocalOptions.MaxResponseBytes, when set, fails with ResourceExhausted as a
+//     client refuses it;
 //   - the handler's context has the caller's deadline and cancellation but none of its values, and
 //     Config.UnaryTimeout bounds it;
 //   - a panic in the handler is an Internal error, logged as over HTTP;
@@ -157,15 +165,11 @@ func unary[Req, Res any](ctx context.Context, l *Local, procedure string, req *c
 		return nil, contextError(err)
 	}
 
-	in := new(Req)
+	msg := new(Req)
 	if req != nil && req.Msg != nil {
-		msg := any(req.Msg).(proto.Message)
-		if size, limit := proto.Size(msg), l.s.cfg.MaxRequestBytes; size > limit {
-			return nil, connect.NewWireError(connect.CodeResourceExhausted, fmt.Errorf("message size %d is larger than configured max %d", size, limit))
-		}
-		in = any(proto.Clone(msg)).(*Req)
+		msg = req.Msg
 	}
-	hreq := connect.NewRequest(in)
+	hreq := connect.NewRequest(msg)
 	if req != nil {
 		for k, v := range req.Header() {
 			hreq.Header()[k] = append([]string(nil), v...)
@@ -181,25 +185,15 @@ func unary[Req, Res any](ctx context.Context, l *Local, procedure string, req *c
 		}
 		return nil, asWireError(err)
 	}
-
-	out := new(Res)
-	if resp.Msg != nil {
-		msg := any(resp.Msg).(proto.Message)
-		if limit := l.opts.MaxResponseBytes; limit > 0 {
-			if size := proto.Size(msg); size > limit {
-				return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("message size %d is larger than configured max %d", size, limit))
-			}
+	if resp.Msg == nil { // a client decodes an empty body as the zero message
+		resp.Msg = new(Res)
+	}
+	if limit := l.opts.MaxResponseBytes; limit > 0 {
+		if size := proto.Size(any(resp.Msg).(proto.Message)); size > limit {
+			return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("message size %d is larger than configured max %d", size, limit))
 		}
-		out = any(proto.Clone(msg)).(*Res)
 	}
-	cresp := connect.NewResponse(out)
-	for k, v := range resp.Header() {
-		cresp.Header()[k] = append([]string(nil), v...)
-	}
-	for k, v := range resp.Trailer() {
-		cresp.Trailer()[k] = append([]string(nil), v...)
-	}
-	return cresp, nil
+	return resp, nil
 }
 
 // callHandler runs h, turning a panic into the Internal error the recover option makes of it over
@@ -269,7 +263,6 @@ func warmValidation(svc *service.Services) {
 	probe := &ahpv1.Event{Session: &ahpv1.Session{}, Tool: &ahpv1.Tool{Input: input}}
 	req := &ahpv1.InterceptRequest{Event: probe, Capabilities: &ahpv1.Capabilities{}}
 	_ = proto.Size(req)
-	_ = proto.Clone(req)
 	ctx := context.Background()
 	_, _ = svc.Intercept(ctx, connect.NewRequest(req))
 	_, _ = svc.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: probe}))

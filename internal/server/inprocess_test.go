@@ -257,7 +257,9 @@ func TestLocalAnswersAsOverHTTP(t *testing.T) {
 	}
 }
 
-// The request limit is the server's (a wire error), the answer limit the client's (not one).
+// The request limit is the server's connection limit (a wire error over HTTP) and does not apply
+// in-process, where the caller's own transport bounded the request; the answer limit is the
+// client's (not a wire error), in-process only when LocalOptions set it.
 func TestLocalSizeLimits(t *testing.T) {
 	t.Parallel()
 	big := shellEvent("big", strings.Repeat("x", 4096))
@@ -265,36 +267,58 @@ func TestLocalSizeLimits(t *testing.T) {
 	_, local := newLocal(t, LocalOptions{}, small)
 	remote := newHTTP(t, small)
 	ctx := context.Background()
-	_, gotErr := local.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: big}))
 	_, wantErr := remote.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: big}))
-	if connect.CodeOf(gotErr) != connect.CodeResourceExhausted || gotErr.Error() != wantErr.Error() || !connect.IsWireError(gotErr) || !connect.IsWireError(wantErr) {
-		t.Errorf("big request: local %v (wire %v), over HTTP %v (wire %v)", gotErr, connect.IsWireError(gotErr), wantErr, connect.IsWireError(wantErr))
+	if connect.CodeOf(wantErr) != connect.CodeResourceExhausted || !connect.IsWireError(wantErr) {
+		t.Errorf("big request over HTTP: %v (wire %v), want a resource_exhausted wire error", wantErr, connect.IsWireError(wantErr))
+	}
+	if _, err := local.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: big})); err != nil {
+		t.Errorf("big request in-process: %v, want it decided", err)
 	}
 
 	_, tight := newLocal(t, LocalOptions{MaxResponseBytes: 8}, nil)
 	tightRemote := newHTTP(t, nil, connect.WithReadMaxBytes(8))
-	_, gotErr = tight.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
+	_, gotErr := tight.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
 	_, wantErr = tightRemote.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
-	if connect.CodeOf(gotErr) != connect.CodeResourceExhausted || connect.CodeOf(wantErr) != connect.CodeResourceExhausted || connect.IsWireError(gotErr) || connect.IsWireError(wantErr) {
-		t.Errorf("big answer: local %v (wire %v), over HTTP %v (wire %v)", gotErr, connect.IsWireError(gotErr), wantErr, connect.IsWireError(wantErr))
+	if connect.CodeOf(wantErr) != connect.CodeResourceExhausted || connect.IsWireError(wantErr) {
+		t.Errorf("big answer over HTTP: %v (wire %v), want resource_exhausted from the client", wantErr, connect.IsWireError(wantErr))
+	}
+	if connect.CodeOf(gotErr) != connect.CodeResourceExhausted || connect.IsWireError(gotErr) {
+		t.Errorf("big answer in-process: %v (wire %v), want resource_exhausted from the client", gotErr, connect.IsWireError(gotErr))
 	}
 }
 
-// Neither side can change what the other holds: the core keeps the decision it replays, and the
-// caller may scribble on its request and answer.
-func TestLocalCopiesRequestsAndAnswers(t *testing.T) {
+// Local copies nothing: the handler works on the caller's request (the core fills in the event
+// type the call names) and the answer is the handler's own message.
+func TestLocalHandsRequestsOver(t *testing.T) {
+	t.Parallel()
+	_, local := newLocal(t, LocalOptions{}, nil)
+	ev := &ahpv1.Event{Id: "handover", Source: "urn:inprocess-test", Session: &ahpv1.Session{Id: "s1"}, Body: &ahpv1.Event_Idle{Idle: &ahpv1.IdlePayload{}}}
+	resp, err := local.Idle(context.Background(), connect.NewRequest(&ahpv1.IdleRequest{Event: ev}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.GetType() != ahpv1.EventType_EVENT_TYPE_IDLE {
+		t.Errorf("caller's event type after the call = %v, want the core's default %v (the request was copied)", ev.GetType(), ahpv1.EventType_EVENT_TYPE_IDLE)
+	}
+	if resp.Msg.GetDecision() == nil {
+		t.Errorf("answer has no decision: %v", resp.Msg)
+	}
+}
+
+// A caller that breaks the contract and changes a decision it was answered cannot change what a
+// retry replays: the core's idempotency store keeps a copy of its own.
+func TestLocalReplayIgnoresCallerEdits(t *testing.T) {
 	t.Parallel()
 	_, local := newLocal(t, LocalOptions{}, nil)
 	ctx := context.Background()
-	req := &ahpv1.InterceptRequest{Event: shellEvent("copy", "rm -rf /")}
-	first, err := local.Intercept(ctx, connect.NewRequest(req))
+	first, err := local.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("copy", "rm -rf /")}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := proto.Clone(first.Msg.GetDecision())
 	first.Msg.GetDecision().GetEffects()[0].GetDeny().Reason = "scribbled"
 	first.Msg.Decision.Verdict = ahpv1.Verdict_VERDICT_ALLOW
-	again, err := local.Intercept(ctx, connect.NewRequest(req))
+	again, err := local.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("copy", "rm -rf /")}))
 	if err != nil {
 		t.Fatal(err)
 	}

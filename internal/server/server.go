@@ -1,6 +1,12 @@
 // Package server assembles ahp-server: the decision core behind the four Connect services, gRPC
 // health and reflection, on one net/http server speaking HTTP/1.1 and h2c (or TLS). cmd/ahp-server
 // only parses flags and calls it.
+//
+// Panics: the server's boundary is one recover per call path, both through recovered, both an
+// Internal error for that call only: connect.WithRecover on the HTTP handler, and Local's own for
+// in-process calls, which have no connect handler around them. Below a handler only a failure
+// with a better answer than Internal is recovered: policy around each rule (a rule that cannot be
+// evaluated fails closed) and the core around a Policy (see package core).
 package server
 
 import (

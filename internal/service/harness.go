@@ -9,26 +9,12 @@ import (
 
 // Handshake implements ahpv1connect.HarnessServiceHandler.
 func (s *Services) Handshake(ctx context.Context, req *connect.Request[ahpv1.HandshakeRequest]) (*connect.Response[ahpv1.HandshakeResponse], error) {
-	if err := s.validate(req.Msg); err != nil {
-		return nil, err
-	}
-	resp, err := s.core.Handshake(ctx, req.Msg)
-	if err != nil {
-		return nil, toConnect(err)
-	}
-	return connect.NewResponse(resp), nil
+	return answer(s, req.Msg, func() (*ahpv1.HandshakeResponse, error) { return s.core.Handshake(ctx, req.Msg) })
 }
 
 // Query implements ahpv1connect.HarnessServiceHandler.
 func (s *Services) Query(ctx context.Context, req *connect.Request[ahpv1.QueryRequest]) (*connect.Response[ahpv1.QueryResponse], error) {
-	if err := s.validate(req.Msg); err != nil {
-		return nil, err
-	}
-	resp, err := s.core.Query(ctx, req.Msg)
-	if err != nil {
-		return nil, toConnect(err)
-	}
-	return connect.NewResponse(resp), nil
+	return answer(s, req.Msg, func() (*ahpv1.QueryResponse, error) { return s.core.Query(ctx, req.Msg) })
 }
 
 // GetCapabilities implements ahpv1connect.HarnessServiceHandler.

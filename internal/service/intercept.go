@@ -12,26 +12,18 @@ import (
 
 // Intercept implements ahpv1connect.InterceptServiceHandler.
 func (s *Services) Intercept(ctx context.Context, req *connect.Request[ahpv1.InterceptRequest]) (*connect.Response[ahpv1.InterceptResponse], error) {
-	if err := s.validate(req.Msg); err != nil {
-		return nil, err
-	}
-	d, err := s.core.Intercept(ctx, req.Msg.GetEvent(), req.Msg.GetCapabilities())
-	if err != nil {
-		return nil, toConnect(err)
-	}
-	return connect.NewResponse(&ahpv1.InterceptResponse{Decision: d}), nil
+	return answer(s, req.Msg, func() (*ahpv1.InterceptResponse, error) {
+		d, err := s.core.Intercept(ctx, req.Msg.GetEvent(), req.Msg.GetCapabilities())
+		return &ahpv1.InterceptResponse{Decision: d}, err
+	})
 }
 
 // InterceptBatch implements ahpv1connect.InterceptServiceHandler.
 func (s *Services) InterceptBatch(ctx context.Context, req *connect.Request[ahpv1.InterceptBatchRequest]) (*connect.Response[ahpv1.InterceptBatchResponse], error) {
-	if err := s.validate(req.Msg); err != nil {
-		return nil, err
-	}
-	ds, err := s.core.Batch(ctx, req.Msg.GetEvents(), req.Msg.GetCapabilities())
-	if err != nil {
-		return nil, toConnect(err)
-	}
-	return connect.NewResponse(&ahpv1.InterceptBatchResponse{Decisions: ds}), nil
+	return answer(s, req.Msg, func() (*ahpv1.InterceptBatchResponse, error) {
+		ds, err := s.core.Batch(ctx, req.Msg.GetEvents(), req.Msg.GetCapabilities())
+		return &ahpv1.InterceptBatchResponse{Decisions: ds}, err
+	})
 }
 
 // InterceptStream implements ahpv1connect.InterceptServiceHandler. Events are decided concurrently

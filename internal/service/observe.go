@@ -15,14 +15,10 @@ import (
 
 // Observe implements ahpv1connect.ObservationServiceHandler.
 func (s *Services) Observe(ctx context.Context, req *connect.Request[ahpv1.ObserveRequest]) (*connect.Response[ahpv1.ObserveResponse], error) {
-	if err := s.validate(req.Msg); err != nil {
-		return nil, err
-	}
-	dup, err := s.core.Observe(ctx, req.Msg.GetEvent())
-	if err != nil {
-		return nil, toConnect(err)
-	}
-	return connect.NewResponse(&ahpv1.ObserveResponse{Duplicate: dup}), nil
+	return answer(s, req.Msg, func() (*ahpv1.ObserveResponse, error) {
+		dup, err := s.core.Observe(ctx, req.Msg.GetEvent())
+		return &ahpv1.ObserveResponse{Duplicate: dup}, err
+	})
 }
 
 // ObserveStream implements ahpv1connect.ObservationServiceHandler. A message carries one event or

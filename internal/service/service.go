@@ -1,5 +1,13 @@
 // Package service adapts the decision core to the four Connect services of ahp.v1. Handlers are
 // thin: validate the request (protovalidate), call the core, map its errors to Connect codes.
+//
+// Who checks what, once:
+//   - the dialect codecs (internal/codec/hooks, internal/codec/harness) own each dialect's wire rules and their exact error
+//     texts; nothing after them repeats those;
+//   - this package owns the schema rules every protocol and client meets, the protovalidate
+//     annotations of ahp.v1 (required fields, non-empty ids, defined enums, list sizes), checked
+//     once per request at this boundary, before the core sees it;
+//   - the core owns only the semantic rules no schema can state (see package core).
 package service
 
 import (
@@ -123,6 +131,19 @@ func (s *Services) streamLimiter() *rate.Limiter {
 		burst = 1
 	}
 	return rate.NewLimiter(rate.Limit(s.opts.StreamRate), burst)
+}
+
+// answer is every unary handler: validate msg, the request, then call the core through decide
+// and map its error.
+func answer[Res any](s *Services, msg proto.Message, decide func() (*Res, error)) (*connect.Response[Res], error) {
+	if err := s.validate(msg); err != nil {
+		return nil, err
+	}
+	res, err := decide()
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return connect.NewResponse(res), nil
 }
 
 // validate checks protovalidate rules; the error names the field and is InvalidArgument.

@@ -14,94 +14,65 @@ type eventRequest interface {
 	GetEvent() *ahpv1.Event
 }
 
-// typedCall validates the request and asks the core for a typed decision of the given type.
-func (s *Services) typedCall(ctx context.Context, msg eventRequest, t ahpv1.EventType) (*ahpv1.Decision, error) {
-	if err := s.validateTyped(msg); err != nil {
-		return nil, err
+// typedRPC answers one TypedDecisionService call: the core's decision for event type t, wrapped
+// in the call's response message. The event type may be left out, since
+// the call names it: an unspecified type becomes t, as the core would make it, before
+// protovalidate runs. The request is the handler's (decoded from the wire, or handed over
+// in-process), so it is not copied for that.
+func typedRPC[Req any, Res any, PReq interface {
+	*Req
+	eventRequest
+}](ctx context.Context, s *Services, req *connect.Request[Req], t ahpv1.EventType, wrap func(*ahpv1.Decision) *Res) (*connect.Response[Res], error) {
+	msg := PReq(req.Msg)
+	if ev := msg.GetEvent(); ev != nil && ev.GetType() == ahpv1.EventType_EVENT_TYPE_UNSPECIFIED {
+		ev.Type = t
 	}
-	d, err := s.core.Typed(ctx, msg.GetEvent(), t)
-	return d, toConnect(err)
-}
-
-// validateTyped allows the event type to be left out (the call names it) before protovalidate runs.
-func (s *Services) validateTyped(msg eventRequest) error {
-	ev := msg.GetEvent()
-	if ev != nil && ev.GetType() == ahpv1.EventType_EVENT_TYPE_UNSPECIFIED {
-		clone := proto.Clone(msg)
-		clone.(eventRequest).GetEvent().Type = ahpv1.EventType_EVENT_TYPE_IDLE // any defined type; the core checks the real one
-		return s.validate(clone)
-	}
-	return s.validate(msg)
+	return answer(s, msg, func() (*Res, error) {
+		d, err := s.core.Typed(ctx, msg.GetEvent(), t)
+		return wrap(d), err
+	})
 }
 
 // Idle implements ahpv1connect.TypedDecisionServiceHandler.
 func (s *Services) Idle(ctx context.Context, req *connect.Request[ahpv1.IdleRequest]) (*connect.Response[ahpv1.IdleResponse], error) {
-	d, err := s.typedCall(ctx, req.Msg, ahpv1.EventType_EVENT_TYPE_IDLE)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&ahpv1.IdleResponse{Decision: d}), nil
+	return typedRPC(ctx, s, req, ahpv1.EventType_EVENT_TYPE_IDLE, func(d *ahpv1.Decision) *ahpv1.IdleResponse { return &ahpv1.IdleResponse{Decision: d} })
 }
 
 // DetectIntent implements ahpv1connect.TypedDecisionServiceHandler.
 func (s *Services) DetectIntent(ctx context.Context, req *connect.Request[ahpv1.DetectIntentRequest]) (*connect.Response[ahpv1.DetectIntentResponse], error) {
-	d, err := s.typedCall(ctx, req.Msg, ahpv1.EventType_EVENT_TYPE_INTENT_DETECTION)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&ahpv1.DetectIntentResponse{Decision: d}), nil
+	return typedRPC(ctx, s, req, ahpv1.EventType_EVENT_TYPE_INTENT_DETECTION, func(d *ahpv1.Decision) *ahpv1.DetectIntentResponse { return &ahpv1.DetectIntentResponse{Decision: d} })
 }
 
 // PerceiveContext implements ahpv1connect.TypedDecisionServiceHandler.
 func (s *Services) PerceiveContext(ctx context.Context, req *connect.Request[ahpv1.PerceiveContextRequest]) (*connect.Response[ahpv1.PerceiveContextResponse], error) {
-	d, err := s.typedCall(ctx, req.Msg, ahpv1.EventType_EVENT_TYPE_CONTEXT_PERCEPTION)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&ahpv1.PerceiveContextResponse{Decision: d}), nil
+	return typedRPC(ctx, s, req, ahpv1.EventType_EVENT_TYPE_CONTEXT_PERCEPTION, func(d *ahpv1.Decision) *ahpv1.PerceiveContextResponse {
+		return &ahpv1.PerceiveContextResponse{Decision: d}
+	})
 }
 
 // RecallMemory implements ahpv1connect.TypedDecisionServiceHandler.
 func (s *Services) RecallMemory(ctx context.Context, req *connect.Request[ahpv1.RecallMemoryRequest]) (*connect.Response[ahpv1.RecallMemoryResponse], error) {
-	d, err := s.typedCall(ctx, req.Msg, ahpv1.EventType_EVENT_TYPE_MEMORY_RECALL)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&ahpv1.RecallMemoryResponse{Decision: d}), nil
+	return typedRPC(ctx, s, req, ahpv1.EventType_EVENT_TYPE_MEMORY_RECALL, func(d *ahpv1.Decision) *ahpv1.RecallMemoryResponse { return &ahpv1.RecallMemoryResponse{Decision: d} })
 }
 
 // Plan implements ahpv1connect.TypedDecisionServiceHandler.
 func (s *Services) Plan(ctx context.Context, req *connect.Request[ahpv1.PlanRequest]) (*connect.Response[ahpv1.PlanResponse], error) {
-	d, err := s.typedCall(ctx, req.Msg, ahpv1.EventType_EVENT_TYPE_PLANNING)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&ahpv1.PlanResponse{Decision: d}), nil
+	return typedRPC(ctx, s, req, ahpv1.EventType_EVENT_TYPE_PLANNING, func(d *ahpv1.Decision) *ahpv1.PlanResponse { return &ahpv1.PlanResponse{Decision: d} })
 }
 
 // Reason implements ahpv1connect.TypedDecisionServiceHandler.
 func (s *Services) Reason(ctx context.Context, req *connect.Request[ahpv1.ReasonRequest]) (*connect.Response[ahpv1.ReasonResponse], error) {
-	d, err := s.typedCall(ctx, req.Msg, ahpv1.EventType_EVENT_TYPE_REASONING)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&ahpv1.ReasonResponse{Decision: d}), nil
+	return typedRPC(ctx, s, req, ahpv1.EventType_EVENT_TYPE_REASONING, func(d *ahpv1.Decision) *ahpv1.ReasonResponse { return &ahpv1.ReasonResponse{Decision: d} })
 }
 
 // HandleRateLimit implements ahpv1connect.TypedDecisionServiceHandler.
 func (s *Services) HandleRateLimit(ctx context.Context, req *connect.Request[ahpv1.HandleRateLimitRequest]) (*connect.Response[ahpv1.HandleRateLimitResponse], error) {
-	d, err := s.typedCall(ctx, req.Msg, ahpv1.EventType_EVENT_TYPE_RATE_LIMIT)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&ahpv1.HandleRateLimitResponse{Decision: d}), nil
+	return typedRPC(ctx, s, req, ahpv1.EventType_EVENT_TYPE_RATE_LIMIT, func(d *ahpv1.Decision) *ahpv1.HandleRateLimitResponse {
+		return &ahpv1.HandleRateLimitResponse{Decision: d}
+	})
 }
 
 // Confirm implements ahpv1connect.TypedDecisionServiceHandler.
 func (s *Services) Confirm(ctx context.Context, req *connect.Request[ahpv1.ConfirmRequest]) (*connect.Response[ahpv1.ConfirmResponse], error) {
-	d, err := s.typedCall(ctx, req.Msg, ahpv1.EventType_EVENT_TYPE_CONFIRMATION)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&ahpv1.ConfirmResponse{Decision: d}), nil
+	return typedRPC(ctx, s, req, ahpv1.EventType_EVENT_TYPE_CONFIRMATION, func(d *ahpv1.Decision) *ahpv1.ConfirmResponse { return &ahpv1.ConfirmResponse{Decision: d} })
 }

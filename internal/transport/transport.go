@@ -1,5 +1,6 @@
 // Package transport holds what the bridge's transports share: the message size limit, the answer
-// to a message over it, and graceful HTTP serving. Each transport is its own small package:
+// to a message over it, HTTP body intake and answers (also the hook adapters' HTTP form), and
+// graceful HTTP serving. Each transport is its own small package:
 //
 //   - ndjson: newline-delimited JSON framing and the serve loop for one stream
 //   - stdio: the Hooks stdio binding (persistent and per_event) and Harness stdio, over ndjson
@@ -10,6 +11,11 @@
 // Transports only frame bytes: every complete message goes to a bridge.Handler, which decides the
 // dialect, the answer and whether there is one. A transport never answers on its own except for a
 // message it could not hand over whole (over the size limit, or not acceptable at the HTTP level).
+//
+// Panics: a Handler never panics (bridge.Handler's contract). Bridge.Handle is the bridge process's
+// one recover, where a panic can still be answered in the caller's dialect; transports do not
+// recover again, so a Handler that breaks the contract crashes the process (over HTTP, net/http
+// aborts the request's connection) instead of having its message dropped silently.
 package transport
 
 import (
@@ -17,15 +23,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"time"
 	"unicode/utf8"
-
-	"github.com/ahp-gateway/ahp/internal/bridge"
 )
 
 // DefaultMaxMessageBytes is the default size limit of one message (4 MiB), the same as the Agent
@@ -132,17 +134,4 @@ func HTTPProtocols() *http.Protocols {
 	p.SetHTTP2(true)
 	p.SetUnencryptedHTTP2(true)
 	return &p
-}
-
-// Call runs h on one message. The Handler contract rules out panics; a transport that must never
-// crash checks anyway: a panic is logged and reported as ok == false, and the message then gets no
-// answer, since the transport cannot tell a request from a notification.
-func Call(ctx context.Context, h bridge.Handler, msg []byte, t bridge.Transport, log *slog.Logger) (reply bridge.Reply, ok bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			log.Error("handler panicked; message left unanswered", "panic", fmt.Sprint(v))
-			ok = false
-		}
-	}()
-	return h.Handle(ctx, msg, t), true
 }

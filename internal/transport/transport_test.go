@@ -49,12 +49,13 @@ func TestOversizeReplyEchoesALeadingID(t *testing.T) {
 
 func TestServeHTTPFinishesInFlightRequestsOnCancel(t *testing.T) {
 	t.Parallel()
-	started := make(chan struct{})
+	started, release, shuttingDown := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(started)
-		time.Sleep(200 * time.Millisecond)
+		<-release // until the shutdown has begun
 		io.WriteString(w, "done")
 	})}
+	srv.RegisterOnShutdown(func() { close(shuttingDown) })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,12 @@ func TestServeHTTPFinishesInFlightRequestsOnCancel(t *testing.T) {
 	}()
 	<-started
 	cancel()
+	select {
+	case <-shuttingDown:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeHTTP did not start shutting down")
+	}
+	close(release)
 	select {
 	case body := <-got:
 		if body != "done" {

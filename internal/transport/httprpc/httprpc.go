@@ -19,13 +19,10 @@ package httprpc
 
 import (
 	"context"
-	"errors"
-	"io"
 	"log/slog"
 	"mime"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -92,40 +89,15 @@ func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "method not allowed: use POST", http.StatusMethodNotAllowed)
-		return
-	}
-	if r.Header.Get("Content-Encoding") != "" {
-		http.Error(w, "unsupported Content-Encoding: send the body uncompressed", http.StatusUnsupportedMediaType)
-		return
-	}
-	if !isJSON(r.Header.Get("Content-Type")) {
-		http.Error(w, "unsupported media type: want Content-Type: application/json", http.StatusUnsupportedMediaType)
-		return
-	}
-	limit := int64(s.opts.MaxMessageBytes)
-	if r.ContentLength > limit {
-		s.tooLarge(w)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			s.tooLarge(w)
-			return
-		}
-		s.opts.Logger.Debug("request body unreadable", "error", err)
-		http.Error(w, "request body could not be read", http.StatusBadRequest)
+	body, ok := transport.ReadBody(w, r, transport.BodyRules{
+		Limit: s.opts.MaxMessageBytes, Usage: "use POST", AcceptType: isJSON,
+		TooLarge: "request body over the size limit", Logger: s.opts.Logger,
+	})
+	if !ok {
 		return
 	}
 
-	reply, ok := transport.Call(r.Context(), s.h, body, bridge.TransportHTTP, s.opts.Logger)
-	if !ok {
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
+	reply := s.h.Handle(r.Context(), body, bridge.TransportHTTP)
 	status := reply.HTTPStatus
 	if status == 0 {
 		status = http.StatusOK
@@ -140,19 +112,7 @@ func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		return
 	}
-	hdr := w.Header()
-	hdr.Set("Content-Type", "application/json")
-	hdr.Set("Content-Length", strconv.Itoa(len(reply.Body)))
-	hdr.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	if _, err := w.Write(reply.Body); err != nil {
-		s.opts.Logger.Debug("writing the answer failed", "error", err)
-	}
-}
-
-func (s *handler) tooLarge(w http.ResponseWriter) {
-	s.opts.Logger.Warn("request body over the size limit", "limit", s.opts.MaxMessageBytes)
-	http.Error(w, "request body is over the "+strconv.Itoa(s.opts.MaxMessageBytes)+"-byte limit", http.StatusRequestEntityTooLarge)
+	transport.WriteJSON(w, status, reply.Body, s.opts.Logger)
 }
 
 // isJSON accepts application/json with any parameters, but no charset other than UTF-8, the only

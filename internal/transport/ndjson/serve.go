@@ -193,8 +193,7 @@ type stream struct {
 }
 
 func (s *stream) handle(msg []byte) {
-	reply, ok := transport.Call(s.hctx, s.h, msg, s.t, s.log)
-	if ok && reply.Body != nil {
+	if reply := s.h.Handle(s.hctx, msg, s.t); reply.Body != nil {
 		s.write(reply.Body)
 	}
 }

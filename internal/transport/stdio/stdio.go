@@ -73,8 +73,7 @@ func ServeOnce(ctx context.Context, stdin io.Reader, stdout io.Writer, h bridge.
 	case f.err != nil:
 		return fmt.Errorf("stdio: read: %w", f.err)
 	default:
-		rep, _ := transport.Call(context.WithoutCancel(ctx), h, f.msg, bridge.TransportStdio, log)
-		reply = rep.Body
+		reply = h.Handle(context.WithoutCancel(ctx), f.msg, bridge.TransportStdio).Body
 	}
 	if reply == nil {
 		return nil

@@ -1,6 +1,7 @@
 // Package transporttest provides a fake bridge.Handler for the transports' tests. Its behaviour is
-// chosen per message by the JSON-RPC method, so one handler covers echo, slow, huge, malformed and
-// panicking answers, and notifications that must never be answered.
+// chosen per message by the JSON-RPC method, so one handler covers echo, slow, blocked, huge,
+// malformed and panicking answers, and notifications that must never be answered. Tests wait for
+// it with WaitCalls and release blocked messages with Unblock, never for a while.
 package transporttest
 
 import (
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,13 +23,15 @@ const (
 	MethodEcho = "echo"
 	// MethodSleep waits params.ms milliseconds (or until ctx ends), then echoes.
 	MethodSleep = "sleep"
+	// MethodBlock waits until Unblock (or until ctx ends), then echoes.
+	MethodBlock = "block"
 	// MethodHuge answers with a string result of params.bytes bytes.
 	MethodHuge = "huge"
 	// MethodPretty answers with indented (multi-line) JSON.
 	MethodPretty = "pretty"
 	// MethodMalformed answers with a body that is not JSON and spans two lines.
 	MethodMalformed = "malformed"
-	// MethodPanic panics.
+	// MethodPanic panics, breaking the bridge.Handler contract.
 	MethodPanic = "panic"
 	// MethodAccepted, as a notification, gets HTTP status 202 instead of 204.
 	MethodAccepted = "accepted"
@@ -38,13 +42,14 @@ const (
 // null id.
 type Handler struct {
 	calls, inFlight, maxInFlight atomic.Int64
+
+	mu        sync.Mutex
+	called    chan struct{} // closed at the next call; nil while nobody waits
+	unblocked chan struct{} // closed by Unblock
 }
 
 // Calls reports how many messages Handle has seen.
 func (h *Handler) Calls() int64 { return h.calls.Load() }
-
-// MaxInFlight reports the most messages Handle has had in progress at once.
-func (h *Handler) MaxInFlight() int64 { return h.maxInFlight.Load() }
 
 type message struct {
 	ID     json.RawMessage `json:"id"`
@@ -58,6 +63,13 @@ type message struct {
 // Handle implements bridge.Handler.
 func (h *Handler) Handle(ctx context.Context, msg []byte, t bridge.Transport) bridge.Reply {
 	h.calls.Add(1)
+	h.mu.Lock()
+	if h.called != nil {
+		close(h.called)
+		h.called = nil
+	}
+	unblocked := h.unblockedChan()
+	h.mu.Unlock()
 	n := h.inFlight.Add(1)
 	defer h.inFlight.Add(-1)
 	for {
@@ -74,9 +86,15 @@ func (h *Handler) Handle(ctx context.Context, msg []byte, t bridge.Transport) br
 	if m.Method == MethodPanic {
 		panic("transporttest: panic requested")
 	}
-	if m.Method == MethodSleep {
+	switch m.Method {
+	case MethodSleep:
 		select {
 		case <-time.After(time.Duration(m.Params.MS) * time.Millisecond):
+		case <-ctx.Done():
+		}
+	case MethodBlock:
+		select {
+		case <-unblocked:
 		case <-ctx.Done():
 		}
 	}
@@ -128,7 +146,7 @@ type Response struct {
 	} `json:"error"`
 }
 
-// Echo is the result of MethodEcho and MethodSleep.
+// Echo is the result of MethodEcho, MethodSleep and MethodBlock.
 type Echo struct {
 	Method    string `json:"method"`
 	Transport int    `json:"transport"`

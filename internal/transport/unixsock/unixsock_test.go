@@ -183,17 +183,13 @@ func TestOversizeLineKeepsTheConnection(t *testing.T) {
 
 func TestASlowReaderDoesNotHoldUpOthers(t *testing.T) {
 	t.Parallel()
-	path, _ := start(t, &tt.Handler{}, unixsock.Options{ShutdownTimeout: 100 * time.Millisecond})
+	h := &tt.Handler{}
+	path, _ := start(t, h, unixsock.Options{ShutdownTimeout: 100 * time.Millisecond})
 	hog, _ := connect(t, path)
-	go func() {
-		// Asks for far more than the socket buffers hold and never reads.
-		for range 64 {
-			if _, err := fmt.Fprintln(hog, tt.Request(`"h"`, "huge", `{"bytes":1000000}`)); err != nil {
-				return
-			}
-		}
-	}()
-	time.Sleep(50 * time.Millisecond)
+	go flood(hog) // and never reads
+	// The hog's first 1 MB answer cannot fit the buffers of a peer that never reads: once its
+	// message reached the handler, that connection's writer is stuck.
+	waitCalls(t, h, 1)
 	c, sc := connect(t, path)
 	fmt.Fprintln(c, tt.Request(`"polite"`, "echo", ""))
 	if !sc.Scan() {
@@ -209,14 +205,13 @@ func TestShutdownAnswersInFlightAndRemovesTheSocket(t *testing.T) {
 	h := &tt.Handler{}
 	path, stop := start(t, h, unixsock.Options{})
 	c, sc := connect(t, path)
-	fmt.Fprintln(c, tt.Request(`"inflight"`, "sleep", `{"ms":300}`))
-	for deadline := time.Now().Add(testTimeout); h.Calls() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("message never reached the handler")
-		}
-	}
+	fmt.Fprintln(c, tt.Request(`"inflight"`, tt.MethodBlock, ""))
 	stopped := make(chan error, 1)
-	go func() { stopped <- stop() }()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := h.HoldThroughShutdown(ctx, func() { go func() { stopped <- stop() }() }, "unix", path); err != nil {
+		t.Fatal(err)
+	}
 	if !sc.Scan() {
 		t.Fatal(sc.Err())
 	}
@@ -239,16 +234,11 @@ func TestShutdownAnswersInFlightAndRemovesTheSocket(t *testing.T) {
 
 func TestShutdownGivesUpOnAPeerThatStoppedReading(t *testing.T) {
 	t.Parallel()
-	path, stop := start(t, &tt.Handler{}, unixsock.Options{ShutdownTimeout: 200 * time.Millisecond})
+	h := &tt.Handler{}
+	path, stop := start(t, h, unixsock.Options{ShutdownTimeout: 200 * time.Millisecond})
 	c, _ := connect(t, path)
-	go func() {
-		for range 64 {
-			if _, err := fmt.Fprintln(c, tt.Request(`"h"`, "huge", `{"bytes":1000000}`)); err != nil {
-				return
-			}
-		}
-	}()
-	time.Sleep(100 * time.Millisecond)
+	go flood(c)
+	waitCalls(t, h, 1) // its 1 MB answer cannot be written: the peer has stopped reading
 	begin := time.Now()
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -295,5 +285,24 @@ func TestAllowUIDsAdmitsOnlyListedPeers(t *testing.T) {
 				t.Fatalf("answered = %v (%q, %v), want %v", got, line, err, tc.want)
 			}
 		})
+	}
+}
+
+// waitCalls waits until h has seen n messages.
+func waitCalls(t *testing.T, h *tt.Handler, n int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := h.WaitCalls(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// flood asks for far more than the socket buffers hold, until a write fails.
+func flood(c io.Writer) {
+	for range 64 {
+		if _, err := fmt.Fprintln(c, tt.Request(`"h"`, "huge", `{"bytes":1000000}`)); err != nil {
+			return
+		}
 	}
 }

@@ -183,8 +183,7 @@ func (s *Server) read(c *conn) {
 // handle answers one message; it ends the message's c.inflight registration.
 func (s *Server) handle(c *conn, msg []byte) {
 	defer c.inflight.Done()
-	reply, ok := transport.Call(c.ctx, s.h, msg, bridge.TransportWebSocket, s.opts.Logger)
-	if ok && reply.Body != nil {
+	if reply := s.h.Handle(c.ctx, msg, bridge.TransportWebSocket); reply.Body != nil {
 		s.write(c, reply.Body)
 	}
 }

@@ -167,14 +167,10 @@ func TestServeAnswersInFlightThenClosesWithGoingAway(t *testing.T) {
 	go func() { served <- srv.Serve(serveCtx, ln) }()
 
 	c := dial(t, ctx, "ws://"+ln.Addr().String()+"/ahp", "ahp")
-	send(t, ctx, c, websocket.MessageText, tt.Request(`"inflight"`, "sleep", `{"ms":300}`))
-	for h.Calls() == 0 {
-		if ctx.Err() != nil {
-			t.Fatal("message never reached the handler")
-		}
-		time.Sleep(time.Millisecond)
+	send(t, ctx, c, websocket.MessageText, tt.Request(`"inflight"`, tt.MethodBlock, ""))
+	if err := h.HoldThroughShutdown(ctx, stop, "tcp", ln.Addr().String()); err != nil {
+		t.Fatal(err)
 	}
-	stop()
 	if r := receive(t, ctx, c); string(r.ID) != `"inflight"` {
 		t.Fatalf("answer has id %s", r.ID)
 	}

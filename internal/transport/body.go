@@ -1,0 +1,80 @@
+package transport
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+)
+
+// BodyRules say how ReadBody checks an HTTP request whose body is one JSON document.
+type BodyRules struct {
+	// Limit is the size limit of a body in bytes.
+	Limit int
+	// Usage completes the 405 text "method not allowed: …" ("use POST").
+	Usage string
+	// AcceptType reports whether a Content-Type header value (possibly empty) is acceptable.
+	AcceptType func(contentType string) bool
+	// TooLarge is the warning logged, with the limit, for a body over it.
+	TooLarge string
+	// Logger receives that warning and, at debug level, why a body could not be read.
+	Logger *slog.Logger
+}
+
+// ReadBody reads the body of r after the checks every POST of one JSON document meets, in this
+// order, answering w itself and returning ok == false when one fails:
+//
+//	405  a method other than POST (with "Allow: POST")
+//	415  any Content-Encoding (bodies are never decompressed), or a Content-Type rules refuse
+//	413  a body over rules.Limit bytes (by Content-Length, or while reading)
+//	400  a body that could not be read
+func ReadBody(w http.ResponseWriter, r *http.Request, rules BodyRules) (body []byte, ok bool) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed: "+rules.Usage, http.StatusMethodNotAllowed)
+		return nil, false
+	}
+	if r.Header.Get("Content-Encoding") != "" {
+		http.Error(w, "unsupported Content-Encoding: send the body uncompressed", http.StatusUnsupportedMediaType)
+		return nil, false
+	}
+	if !rules.AcceptType(r.Header.Get("Content-Type")) {
+		http.Error(w, "unsupported media type: want Content-Type: application/json", http.StatusUnsupportedMediaType)
+		return nil, false
+	}
+	limit := int64(rules.Limit)
+	if r.ContentLength > limit {
+		rules.tooLarge(w)
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			rules.tooLarge(w)
+			return nil, false
+		}
+		rules.Logger.Debug("request body unreadable", "error", err)
+		http.Error(w, "request body could not be read", http.StatusBadRequest)
+		return nil, false
+	}
+	return body, true
+}
+
+// WriteJSON answers with status and body, a JSON document, and headers that keep a browser from
+// reading it as anything else.
+func WriteJSON(w http.ResponseWriter, status int, body []byte, log *slog.Logger) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	if _, err := w.Write(body); err != nil {
+		log.Debug("writing the answer failed", "error", err)
+	}
+}
+
+func (rules BodyRules) tooLarge(w http.ResponseWriter) {
+	rules.Logger.Warn(rules.TooLarge, "limit", rules.Limit)
+	http.Error(w, "request body is over the "+strconv.Itoa(rules.Limit)+"-byte limit", http.StatusRequestEntityTooLarge)
+}
