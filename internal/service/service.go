@@ -2,8 +2,8 @@
 // thin: validate the request (protovalidate), call the core, map its errors to Connect codes.
 //
 // Who checks what, once:
-//   - the dialect codecs (internal/codec/hooks, internal/codec/harness) own each dialect's wire rules and their exact error
-//     texts; nothing after them repeats those;
+//   - the dialect codecs (internal/codec/hooks, internal/codec/harness) own each dialect's wire
+//     rules and their exact error texts; nothing after them repeats those;
 //   - this package owns the schema rules every protocol and client meets, the protovalidate
 //     annotations of ahp.v1 (required fields, non-empty ids, defined enums, list sizes), checked
 //     once per request at this boundary, before the core sees it;
