@@ -2,19 +2,22 @@ package cli
 
 import "fmt"
 
-// ValueError is a flag value that the command refuses after parsing it. Its text is "-FLAG: why",
-// the form every command uses for such a message.
+// ValueError is a flag value that the command refuses after parsing it. Err's text is the whole
+// message and names the flag itself (commands write "-timeout-ms: want …, got …").
 type ValueError struct {
 	Flag string // the flag's name, without the dash
-	Why  string
+	Err  error
 }
 
-// BadValue returns a *ValueError about flag with a reason formatted as by fmt.Sprintf.
+// BadValue returns a *ValueError about flag whose message is formatted as by fmt.Errorf.
 func BadValue(flag, format string, a ...any) error {
-	return &ValueError{Flag: flag, Why: fmt.Sprintf(format, a...)}
+	return &ValueError{Flag: flag, Err: fmt.Errorf(format, a...)}
 }
 
-func (e *ValueError) Error() string { return "-" + e.Flag + ": " + e.Why }
+func (e *ValueError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the reason.
+func (e *ValueError) Unwrap() error { return e.Err }
 
 // EnvError is a value from the environment that the command refuses: the variable and why.
 type EnvError struct {

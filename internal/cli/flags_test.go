@@ -148,11 +148,11 @@ func TestFailNamesTheVariableAValueCameFrom(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"from the environment", map[string]string{"T_STR": "odd"}, nil, cli.BadValue("str", "want even, got %q", "odd"),
+		{"from the environment", map[string]string{"T_STR": "odd"}, nil, cli.BadValue("str", "-str: want even, got %q", "odd"),
 			"cmd: environment variable T_STR: -str: want even, got \"odd\"\n"},
-		{"from the command line", map[string]string{"T_STR": "fine"}, []string{"-str", "odd"}, cli.BadValue("str", "want even, got %q", "odd"),
+		{"from the command line", map[string]string{"T_STR": "fine"}, []string{"-str", "odd"}, cli.BadValue("str", "-str: want even, got %q", "odd"),
 			"cmd: -str: want even, got \"odd\"\n"},
-		{"the default", nil, nil, cli.BadValue("str", "want even"), "cmd: -str: want even\n"},
+		{"the default", nil, nil, cli.BadValue("str", "-str: want even"), "cmd: -str: want even\n"},
 		{"not about one flag", map[string]string{"T_STR": "odd"}, nil, errors.New("-str and -int disagree"), "cmd: -str and -int disagree\n"},
 	}
 	for _, c := range cases {

@@ -11,7 +11,7 @@ import (
 func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, &ValueError{Flag: "log-level", Why: err.Error()}
+		return nil, BadValue("log-level", "-log-level: %w", err)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
@@ -20,5 +20,5 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
-	return nil, BadValue("log-format", "want text or json, got %q", format)
+	return nil, BadValue("log-format", "-log-format: want text or json, got %q", format)
 }
