@@ -5,6 +5,8 @@ package clitest
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -85,6 +87,14 @@ func (o *Output) String() string {
 // returns true, and returns that line. It fails tb when Timeout passes or the output closes first.
 func (o *Output) Wait(tb testing.TB, match func(line string) bool) string {
 	tb.Helper()
+	line, err := o.wait(match)
+	if err != nil {
+		tb.Fatalf("%v:\n%s", err, o.String())
+	}
+	return line
+}
+
+func (o *Output) wait(match func(line string) bool) (string, error) {
 	timeout := time.NewTimer(Timeout)
 	defer timeout.Stop()
 	next := 0
@@ -95,16 +105,16 @@ func (o *Output) Wait(tb testing.TB, match func(line string) bool) string {
 		o.mu.Unlock()
 		for ; next < len(lines); next++ {
 			if match(lines[next]) {
-				return lines[next]
+				return lines[next], nil
 			}
 		}
 		if closed {
-			tb.Fatalf("the output ended without the line waited for:\n%s", o.String())
+			return "", errors.New("the output ended without the line waited for")
 		}
 		select {
 		case <-changed:
 		case <-timeout.C:
-			tb.Fatalf("no line waited for within %v:\n%s", Timeout, o.String())
+			return "", fmt.Errorf("no line waited for within %v", Timeout)
 		}
 	}
 }
@@ -132,6 +142,16 @@ func Start(tb testing.TB, run func(ctx context.Context, stdout, stderr io.Writer
 	}()
 	tb.Cleanup(func() { c.Stop(tb) })
 	return c
+}
+
+// WaitStdout is c.Stdout.Wait, failing with what the command wrote on both outputs.
+func (c *Command) WaitStdout(tb testing.TB, match func(line string) bool) string {
+	tb.Helper()
+	line, err := c.Stdout.wait(match)
+	if err != nil {
+		tb.Fatalf("stdout: %v\nstdout:\n%s\nstderr:\n%s", err, c.Stdout.String(), c.Stderr.String())
+	}
+	return line
 }
 
 // Done is closed when the command has returned.
