@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 )
 
 // Native hook inputs as Claude Code and Codex write them on a command hook's stdin.
@@ -179,18 +180,22 @@ func TestHookProcessHTTP(t *testing.T) {
 	bin := needBinary(t)
 	cmd := exec.Command(bin, "hook", "claude-code", "-http", "127.0.0.1:0", "-log-format", "json")
 	cmd.Env = childEnv()
-	logs := &syncBuffer{}
+	logs := &clitest.Output{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		logs.Close()
+		done <- err
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-done
 	})
-	url := "http://" + listening(t, logs.String, "http")["http"] + "/claude-code"
+	url := "http://" + listening(t, logs, "http")["http"] + "/claude-code"
 
 	client := &http.Client{Timeout: testTimeout}
 	resp, err := client.Post(url, "application/json", strings.NewReader(claudePreToolUse("rm -rf /")))
@@ -244,6 +249,8 @@ func TestHookUsageErrors(t *testing.T) {
 		{[]string{"claude-code", "-timeout-ms", "99"}, nil, "-timeout-ms: want a whole number of milliseconds from 100 to 30000"},
 		{[]string{"claude-code"}, map[string]string{"AHP_BRIDGE_TIMEOUT_MS": "soon"}, `got "soon"`},
 		{[]string{"claude-code"}, map[string]string{"AHP_BRIDGE_FAILURE_POLICY": "maybe"}, "-failure-policy: want fail-open or fail-closed"},
+		{[]string{"claude-code"}, map[string]string{"AHP_BRIDGE_INCLUDE_NATIVE": "maybe"}, `ahp-jsonrpc-bridge hook: environment variable AHP_BRIDGE_INCLUDE_NATIVE: invalid value "maybe" for -include-native: want true or false`},
+		{[]string{"claude-code"}, map[string]string{"AHP_BRIDGE_SHUTDOWN_TIMEOUT": "soon"}, "ahp-jsonrpc-bridge hook: environment variable AHP_BRIDGE_SHUTDOWN_TIMEOUT: -shutdown-timeout: "},
 		{[]string{"claude-code", "-max-message-bytes", "10"}, nil, "-max-message-bytes"},
 		{[]string{"claude-code", "-policy-poll", "-1s"}, nil, "-policy-poll"},
 		{[]string{"claude-code", "-shutdown-timeout", "0s"}, nil, "-shutdown-timeout"},
@@ -251,12 +258,7 @@ func TestHookUsageErrors(t *testing.T) {
 		{[]string{"claude-code", "-no-such-flag"}, nil, "flag provided but not defined"},
 	}
 	for _, c := range cases {
-		var stdout, stderr bytes.Buffer
-		getenv := func(k string) string { return c.env[k] }
-		code := run(context.Background(), append([]string{"hook"}, c.args...), strings.NewReader(claudePreToolUse("ls")), &stdout, &stderr, getenv)
-		if code != 2 || !strings.Contains(stderr.String(), c.stderr) || stdout.Len() != 0 {
-			t.Errorf("hook %v (env %v): exit %d, stdout %q, stderr %q; want 2 and %q", c.args, c.env, code, stdout.String(), stderr.String(), c.stderr)
-		}
+		checkUsageError(t, append([]string{"hook"}, c.args...), c.env, claudePreToolUse("ls"), c.stderr)
 	}
 }
 
@@ -360,7 +362,7 @@ func TestHookInProcess(t *testing.T) {
 // "embedded" runs the decision core in the hook process (default policy); "upstream" asks an
 // ahp-server on loopback. The goal is 10 ms; it is measured, not asserted (docs/performance.md).
 func BenchmarkHookStartAndAnswer(b *testing.B) {
-	bin := needBinary(b)
+	needBinary(b) // before starting the upstream
 	up := startUpstream(b)
 	modes := []struct {
 		name string
@@ -369,34 +371,9 @@ func BenchmarkHookStartAndAnswer(b *testing.B) {
 		{"embedded", []string{"hook", "claude-code"}},
 		{"upstream", []string{"hook", "claude-code", "-upstream", up, "-failure-policy", "fail-closed"}},
 	}
-	input := claudePreToolUse("rm -rf /")
 	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
-			var exitTotal time.Duration
-			for i := 0; i < b.N; i++ {
-				start := time.Now()
-				cmd := exec.Command(bin, m.args...)
-				cmd.Env = childEnv()
-				stdin, _ := cmd.StdinPipe()
-				stdout, _ := cmd.StdoutPipe()
-				if err := cmd.Start(); err != nil {
-					b.Fatal(err)
-				}
-				io.WriteString(stdin, input)
-				stdin.Close()
-				// The answer is one line; the process may still be stopping the decision core.
-				answer, err := bufio.NewReader(stdout).ReadString('\n')
-				if err != nil || !strings.Contains(answer, `"permissionDecision":"deny"`) {
-					b.Fatalf("answer %q: %v", answer, err)
-				}
-				b.StopTimer()
-				if err := cmd.Wait(); err != nil {
-					b.Fatal(err)
-				}
-				exitTotal += time.Since(start)
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(exitTotal.Nanoseconds())/float64(b.N), "exit-ns/op")
+			benchStartAndAnswer(b, m.args, claudePreToolUse("rm -rf /"), `"permissionDecision":"deny"`)
 		})
 	}
 }

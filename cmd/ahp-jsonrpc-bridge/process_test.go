@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 	"github.com/ahp-gateway/ahp/internal/server"
 )
 
@@ -24,7 +25,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string // stdout, line by line; closed at EOF
-	stderr *syncBuffer
+	stderr *clitest.Output
 }
 
 // childEnv is the test's environment without AHP_BRIDGE_* settings, so the flags alone decide.
@@ -44,7 +45,7 @@ func startProc(t *testing.T, args ...string) *proc {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = childEnv()
-	p := &proc{cmd: cmd, lines: make(chan string, 64), stderr: &syncBuffer{}}
+	p := &proc{cmd: cmd, lines: make(chan string, 64), stderr: &clitest.Output{}}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -179,14 +180,9 @@ func TestProcessOnceAnswersExactlyOnceAndExitsZero(t *testing.T) {
 
 func TestProcessStopsGracefullyOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "ahp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "b.sock")
+	sock := socketPath(t)
 	p := startProc(t, "-http", "127.0.0.1:0", "-unix", sock, "-log-format", "json")
-	addrs := listening(t, p.stderr.String, "http", "unix")
+	addrs := listening(t, p.stderr, "http", "unix")
 	if status, body := post(t, "http://"+addrs["http"]+"/hooks", hooksIntercept("e1", "ls")); status != 200 || verdict(t, body) != "no-effect" {
 		t.Fatalf("HTTP: %d %s", status, body)
 	}
@@ -224,7 +220,7 @@ func TestProcessHooksRequestFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startProc(t, "-http", "127.0.0.1:0", "-log-format", "json")
-	addr := listening(t, p.stderr.String, "http")["http"]
+	addr := listening(t, p.stderr, "http")["http"]
 	tested := 0
 	for _, c := range manifest.Cases {
 		if !strings.Contains(c.Schema, "request") {
@@ -277,19 +273,7 @@ func TestProcessHooksRequestFixtures(t *testing.T) {
 // startUpstream runs an ahp-server with the default policy on loopback for the test.
 func startUpstream(tb testing.TB) string {
 	tb.Helper()
-	srv, err := server.New(server.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	tb.Cleanup(func() { cancel(); <-served })
-	return "http://" + ln.Addr().String()
+	return clitest.Serve(tb, server.Config{Logger: slog.New(slog.DiscardHandler)})
 }
 
 func TestProcessUpstreamAndFailurePolicy(t *testing.T) {

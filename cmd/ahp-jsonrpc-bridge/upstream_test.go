@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -52,7 +53,7 @@ func TestUpstreamRoad(t *testing.T) {
 		for i := range c.lines {
 			in = append(in, hooksIntercept("road-"+strings.ReplaceAll(c.name, " ", "")+string(rune('a'+i)), "ls"))
 		}
-		var stdout, stderr syncBuffer
+		var stdout, stderr bytes.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		code := run(ctx, args, strings.NewReader(strings.Join(in, "\n")+"\n"), &stdout, &stderr, noEnv)
 		cancel()
