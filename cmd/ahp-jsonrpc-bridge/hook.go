@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/ahp-gateway/ahp/internal/adapter"
+	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli"
 	"github.com/ahp-gateway/ahp/internal/transport"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
@@ -178,13 +179,20 @@ func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, 
 	if startErr != nil {
 		log.Error("cannot start the policy backend; every event meets the failure policy", "error", startErr)
 	} else {
-		defer func() {
-			if err := closer.Close(); err != nil {
-				log.Warn("stopping the decision core", "error", err)
-			}
-		}()
+		defer closeBackend(log, closer)
 	}
-	a, err := adapter.New(adapter.Config{
+	a, err := cfg.adapter(clients, startErr, log)
+	if err != nil {
+		log.Error("cannot start the hook adapter", "error", err)
+		return 1
+	}
+	return a.Run(ctx, stdin, stdout, stderr)
+}
+
+// adapter builds the hook adapter over clients; startErr is why there are none (see
+// adapter.Config).
+func (cfg *hookConfig) adapter(clients bridge.Clients, startErr error, log *slog.Logger) (*adapter.Adapter, error) {
+	return adapter.New(adapter.Config{
 		Provider:      cfg.provider,
 		Clients:       clients,
 		StartErr:      startErr,
@@ -194,11 +202,6 @@ func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, 
 		MaxInputBytes: cfg.maxMessageBytes,
 		Logger:        log,
 	})
-	if err != nil {
-		log.Error("cannot start the hook adapter", "error", err)
-		return 1
-	}
-	return a.Run(ctx, stdin, stdout, stderr)
 }
 
 // serveHookHTTP serves the HTTP form until ctx is done. Unlike a per-event hook, a server whose
@@ -209,20 +212,8 @@ func serveHookHTTP(ctx context.Context, cfg *hookConfig, log *slog.Logger, geten
 		log.Error("cannot start the policy backend", "error", err)
 		return 1
 	}
-	defer func() {
-		if err := closer.Close(); err != nil {
-			log.Warn("stopping the decision core", "error", err)
-		}
-	}()
-	a, err := adapter.New(adapter.Config{
-		Provider:      cfg.provider,
-		Clients:       clients,
-		Timeout:       cfg.timeout,
-		FailurePolicy: cfg.failurePolicy,
-		IncludeNative: cfg.includeNative,
-		MaxInputBytes: cfg.maxMessageBytes,
-		Logger:        log,
-	})
+	defer closeBackend(log, closer)
+	a, err := cfg.adapter(clients, nil, log)
 	if err != nil {
 		log.Error("cannot start the hook adapter", "error", err)
 		return 1

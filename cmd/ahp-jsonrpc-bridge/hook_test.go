@@ -233,11 +233,7 @@ func TestHookProcessHTTP(t *testing.T) {
 
 func TestHookUsageErrors(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		args   []string
-		env    map[string]string
-		stderr string
-	}{
+	cases := []usageCase{
 		{nil, nil, "name the runtime: claude-code or codex"},
 		{[]string{"cursor"}, nil, `unknown runtime "cursor"`},
 		{[]string{"-http", ":0"}, nil, `unknown runtime "-http"`},
@@ -258,7 +254,8 @@ func TestHookUsageErrors(t *testing.T) {
 		{[]string{"claude-code", "-no-such-flag"}, nil, "flag provided but not defined"},
 	}
 	for _, c := range cases {
-		checkUsageError(t, append([]string{"hook"}, c.args...), c.env, claudePreToolUse("ls"), c.stderr)
+		c.args = append([]string{"hook"}, c.args...)
+		c.check(t, claudePreToolUse("ls"))
 	}
 }
 

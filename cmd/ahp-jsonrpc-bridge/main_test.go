@@ -121,21 +121,27 @@ func verdict(t testing.TB, line string) string {
 
 var noEnv = clitest.Env(nil)
 
-// checkUsageError runs the command with args, env and stdin and checks that it exits 2 with
-// stderr holding want and nothing on stdout.
-func checkUsageError(t *testing.T, args []string, env map[string]string, stdin, want string) {
+// runBridge runs the command to completion with args, env and stdin.
+func runBridge(args []string, env map[string]string, stdin string) clitest.Result {
+	return clitest.Run(func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
+		return run(ctx, args, stdin, stdout, stderr, clitest.Env(env))
+	}, stdin)
+}
+
+// usageCase is a command line and environment that are a usage error, and what stderr says.
+type usageCase struct {
+	args   []string
+	env    map[string]string
+	stderr string
+}
+
+// check runs the command with stdin and checks that it exits 2 with nothing on stdout.
+func (c usageCase) check(t *testing.T, stdin string) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(stdin), &stdout, &stderr, clitest.Env(env))
-	if code != 2 {
-		t.Errorf("%v %v: exit code %d, want 2; stderr %q", args, env, code, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), want) {
-		t.Errorf("%v %v: stderr %q lacks %q", args, env, stderr.String(), want)
-	}
-	if stdout.Len() != 0 {
-		t.Errorf("%v %v: stdout %q", args, env, stdout.String())
-	}
+	what := fmt.Sprint(c.args, c.env)
+	r := runBridge(c.args, c.env, stdin)
+	r.Expect(t, what, 2, c.stderr)
+	r.ExpectNoStdout(t, what)
 }
 
 // socketPath is a Unix socket path in a new directory that is removed when the test ends. The
@@ -152,11 +158,7 @@ func socketPath(t *testing.T) string {
 
 func TestFlagErrorsAreUsageErrors(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		args   []string
-		env    map[string]string
-		stderr string
-	}{
+	cases := []usageCase{
 		{[]string{"-timeout-ms", "99"}, nil, "-timeout-ms: want a whole number of milliseconds from 100 to 30000"},
 		{[]string{"-timeout-ms", "30001"}, nil, "-timeout-ms"},
 		{nil, map[string]string{"AHP_BRIDGE_TIMEOUT_MS": "soon"}, `got "soon"`},
@@ -179,8 +181,8 @@ func TestFlagErrorsAreUsageErrors(t *testing.T) {
 		{[]string{"stray"}, nil, `unexpected argument "stray"`},
 		{[]string{"-no-such-flag"}, nil, "no-such-flag"},
 	}
-	for _, tc := range cases {
-		checkUsageError(t, tc.args, tc.env, "", tc.stderr)
+	for _, c := range cases {
+		c.check(t, "")
 	}
 }
 
@@ -209,14 +211,11 @@ func TestBadEnvironmentValueIsAUsageError(t *testing.T) {
 		{"AHP_BRIDGE_LOG_FORMAT", "xml", "environment variable AHP_BRIDGE_LOG_FORMAT: -log-format: "},
 	}
 	for _, c := range cases {
-		checkUsageError(t, nil, map[string]string{c.env: c.value}, "", c.want)
+		usageCase{env: map[string]string{c.env: c.value}, stderr: c.want}.check(t, "")
 	}
 	// The command line wins over the environment, a bad value there included.
-	var stdout, stderr bytes.Buffer
-	env := clitest.Env(map[string]string{"AHP_BRIDGE_TIMEOUT_MS": "soon", "AHP_BRIDGE_STDIO": "maybe"})
-	if code := run(context.Background(), []string{"-timeout-ms", "500", "-stdio", "-log-level", "warn"}, strings.NewReader(""), &stdout, &stderr, env); code != 0 {
-		t.Errorf("flags over bad variables: exit code %d, want 0; stderr %q", code, stderr.String())
-	}
+	env := map[string]string{"AHP_BRIDGE_TIMEOUT_MS": "soon", "AHP_BRIDGE_STDIO": "maybe"}
+	runBridge([]string{"-timeout-ms", "500", "-stdio", "-log-level", "warn"}, env, "").Expect(t, "flags over bad variables", 0, "")
 }
 
 func TestHelpDocumentsEveryFlagAndItsEnvironmentVariable(t *testing.T) {
@@ -246,12 +245,10 @@ func TestHelpDocumentsEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"version"}, strings.NewReader(""), &stdout, &stderr, noEnv); code != 0 {
-		t.Errorf("exit code %d", code)
-	}
-	if strings.TrimSpace(stdout.String()) == "" {
-		t.Errorf("stdout %q, want a version", stdout.String())
+	r := runBridge([]string{"version"}, nil, "")
+	r.Expect(t, "version", 0, "")
+	if strings.TrimSpace(r.Stdout) == "" {
+		t.Errorf("stdout %q, want a version", r.Stdout)
 	}
 }
 
@@ -266,17 +263,9 @@ func TestStartupFailuresExitOne(t *testing.T) {
 		{[]string{"-upstream", "ftp://example", "-failure-policy", "fail-closed"}, "upstream URL"},
 	}
 	for _, tc := range cases {
-		var stdout, stderr bytes.Buffer
-		code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr, noEnv)
-		if code != 1 {
-			t.Errorf("%v: exit code %d, want 1; stderr %q", tc.args, code, stderr.String())
-		}
-		if !strings.Contains(stderr.String(), tc.stderr) {
-			t.Errorf("%v: stderr %q lacks %q", tc.args, stderr.String(), tc.stderr)
-		}
-		if stdout.Len() != 0 {
-			t.Errorf("%v: stdout %q", tc.args, stdout.String())
-		}
+		r := runBridge(tc.args, nil, "")
+		r.Expect(t, fmt.Sprint(tc.args), 1, tc.stderr)
+		r.ExpectNoStdout(t, fmt.Sprint(tc.args))
 	}
 }
 
@@ -287,14 +276,7 @@ func TestListenerFailureExitsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-http", taken.Addr().String()}, strings.NewReader(""), &stdout, &stderr, noEnv)
-	if code != 1 {
-		t.Errorf("exit code %d, want 1", code)
-	}
-	if !strings.Contains(stderr.String(), "cannot listen for HTTP") {
-		t.Errorf("stderr %q does not say the HTTP listener failed", stderr.String())
-	}
+	runBridge([]string{"-http", taken.Addr().String()}, nil, "").Expect(t, "-http on a taken port", 1, "cannot listen for HTTP")
 }
 
 func TestStdioInProcessUntilEOF(t *testing.T) {

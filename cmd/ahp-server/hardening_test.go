@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -117,9 +116,8 @@ func TestAuditHoldsEveryAcceptedEventAcrossShutdownAndNoSecretLeaks(t *testing.T
 	if lines := strings.Count(string(data), "\n"); lines < 2*n {
 		t.Fatalf("audit has %d records, want at least %d (every decision and observation)", lines, 2*n)
 	}
-	var out, errOut bytes.Buffer
-	if code := run(ctx, []string{"audit", "verify", auditFile}, &out, &errOut, noEnv); code != 0 {
-		t.Fatalf("audit verify: %d %s %s", code, out.String(), errOut.String())
+	if r := runServer([]string{"audit", "verify", auditFile}, nil); r.Code != 0 {
+		t.Fatalf("audit verify: %d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, secret := range planted {
 		for where, text := range map[string]string{"audit": string(data), "watch": streamed.String(), "log": stderr.String()} {
@@ -141,12 +139,6 @@ func TestRequiredAuditOnUnwritablePath(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-audit-required", "-audit-path", filepath.Join(blocker, "audit.jsonl")}, &stdout, &stderr, noEnv)
-	if code != 1 {
-		t.Errorf("code %d, want 1", code)
-	}
-	if !strings.Contains(stderr.String(), "audit log (required)") {
-		t.Errorf("stderr %q does not say the required audit log failed", stderr.String())
-	}
+	r := runServer([]string{"-addr", "127.0.0.1:0", "-audit-required", "-audit-path", filepath.Join(blocker, "audit.jsonl")}, nil)
+	r.Expect(t, "required audit log below a file", 1, "audit log (required)")
 }

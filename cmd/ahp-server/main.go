@@ -192,50 +192,34 @@ Flags:
 }
 
 func runPolicy(args []string, stdout, stderr io.Writer) int {
-	usage := func() int {
+	// The subcommands and how many arguments each takes, its own name included.
+	if len(args) == 0 || len(args) != map[string]int{"check": 2, "test": 3}[args[0]] {
 		fmt.Fprintln(stderr, "usage: ahp-server policy check FILE | ahp-server policy test FILE TESTS.yaml")
 		return 2
 	}
-	if len(args) == 0 {
-		return usage()
+	p, err := policy.LoadFile(args[1])
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
-	switch args[0] {
-	case "check":
-		if len(args) != 2 {
-			return usage()
-		}
-		p, err := policy.LoadFile(args[1])
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
+	if args[0] == "check" {
 		fmt.Fprintf(stdout, "%s: OK (%d rules, policy %q)\n", args[1], len(p.Rules()), p.Name())
 		return 0
-	case "test":
-		if len(args) != 3 {
-			return usage()
-		}
-		p, err := policy.LoadFile(args[1])
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		data, err := os.ReadFile(args[2])
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		suite, err := policy.ParseTests(data)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", args[2], err)
-			return 1
-		}
-		report := p.RunTests(suite)
-		fmt.Fprint(stdout, report.String())
-		if report.Failed() {
-			return 1
-		}
-		return 0
 	}
-	return usage()
+	data, err := os.ReadFile(args[2])
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	suite, err := policy.ParseTests(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", args[2], err)
+		return 1
+	}
+	report := p.RunTests(suite)
+	fmt.Fprint(stdout, report.String())
+	if report.Failed() {
+		return 1
+	}
+	return 0
 }

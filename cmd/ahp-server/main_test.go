@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +14,13 @@ import (
 )
 
 var noEnv = clitest.Env(nil)
+
+// runServer runs the command to completion with args and env.
+func runServer(args []string, env map[string]string) clitest.Result {
+	return clitest.Run(func(ctx context.Context, _ io.Reader, stdout, stderr io.Writer) int {
+		return run(ctx, args, stdout, stderr, clitest.Env(env))
+	}, "")
+}
 
 // listenURL is the URL of the one line a serving ahp-server prints on stdout.
 func listenURL(t *testing.T, c *clitest.Command) string {
@@ -96,31 +103,18 @@ rules:
 		{[]string{"-help"}, 0, "", "-policy"},
 	}
 	for _, tc := range cases {
-		var stdout, stderr bytes.Buffer
-		code := run(context.Background(), tc.args, &stdout, &stderr, noEnv)
-		if code != tc.code {
-			t.Errorf("%v: code %d, want %d; stderr %q", tc.args, code, tc.code, stderr.String())
-		}
-		if !strings.Contains(stdout.String(), tc.stdout) {
-			t.Errorf("%v: stdout %q lacks %q", tc.args, stdout.String(), tc.stdout)
-		}
-		if !strings.Contains(stderr.String(), tc.stderr) {
-			t.Errorf("%v: stderr %q lacks %q", tc.args, stderr.String(), tc.stderr)
+		r := runServer(tc.args, nil)
+		r.Expect(t, fmt.Sprint(tc.args), tc.code, tc.stderr)
+		if !strings.Contains(r.Stdout, tc.stdout) {
+			t.Errorf("%v: stdout %q lacks %q", tc.args, r.Stdout, tc.stdout)
 		}
 	}
 }
 
 func TestEnvironmentSetsDefaults(t *testing.T) {
 	t.Parallel()
-	var stdout, stderr bytes.Buffer
 	env := map[string]string{"AHP_ADDR": "127.0.0.1:0", "AHP_POLICY": "/nonexistent/policy.yaml"}
-	code := run(context.Background(), nil, &stdout, &stderr, clitest.Env(env))
-	if code != 1 {
-		t.Errorf("code %d, want 1", code)
-	}
-	if !strings.Contains(stderr.String(), "/nonexistent/policy.yaml") {
-		t.Errorf("stderr %q does not name the policy file from AHP_POLICY", stderr.String())
-	}
+	runServer(nil, env).Expect(t, "AHP_POLICY of a missing file", 1, "/nonexistent/policy.yaml")
 }
 
 // A value in the environment that does not parse is a usage error naming the variable; it used to
@@ -145,34 +139,20 @@ func TestBadEnvironmentValueIsAUsageError(t *testing.T) {
 		{"AHP_LOG_FORMAT", "xml", `environment variable AHP_LOG_FORMAT: -log-format: want text or json, got "xml"`},
 	}
 	for _, c := range cases {
-		var stdout, stderr bytes.Buffer
-		env := map[string]string{"AHP_ADDR": "127.0.0.1:0", "AHP_POLICY": "/nonexistent/policy.yaml", c.env: c.value}
-		code := run(context.Background(), nil, &stdout, &stderr, clitest.Env(env))
-		if code != 2 {
-			t.Errorf("%s=%s: exit code %d, want 2; stderr %q", c.env, c.value, code, stderr.String())
-		}
-		if want := "ahp-server: " + c.want; !strings.HasPrefix(stderr.String(), want) {
-			t.Errorf("%s=%s: stderr %q, want it to start with %q", c.env, c.value, stderr.String(), want)
-		}
-		if stdout.Len() != 0 {
-			t.Errorf("%s=%s: stdout %q", c.env, c.value, stdout.String())
-		}
+		what := c.env + "=" + c.value
+		r := runServer(nil, map[string]string{"AHP_ADDR": "127.0.0.1:0", "AHP_POLICY": "/nonexistent/policy.yaml", c.env: c.value})
+		r.Expect(t, what, 2, "ahp-server: "+c.want)
+		r.ExpectNoStdout(t, what)
 	}
 }
 
 // The command line wins over the environment, a bad value there included.
 func TestFlagWinsOverTheEnvironment(t *testing.T) {
 	t.Parallel()
-	var stdout, stderr bytes.Buffer
 	env := map[string]string{"AHP_ADDR": "127.0.0.1:0", "AHP_POLICY": "/nonexistent/env.yaml", "AHP_BATCH_SIZE": "lots", "AHP_LOG_LEVEL": "loud"}
-	code := run(context.Background(), []string{"-policy", "/nonexistent/flag.yaml", "-batch-size", "5", "-log-level", "warn"}, &stdout, &stderr, clitest.Env(env))
-	if code != 1 {
-		t.Errorf("exit code %d, want 1 (the policy file does not load); stderr %q", code, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "/nonexistent/flag.yaml") {
-		t.Errorf("stderr %q does not name the -policy file", stderr.String())
-	}
-	if strings.Contains(stderr.String(), "environment variable") {
-		t.Errorf("stderr %q complains about a variable the command line overrides", stderr.String())
+	r := runServer([]string{"-policy", "/nonexistent/flag.yaml", "-batch-size", "5", "-log-level", "warn"}, env)
+	r.Expect(t, "flags over the environment", 1, "/nonexistent/flag.yaml") // the policy file does not load
+	if strings.Contains(r.Stderr, "environment variable") {
+		t.Errorf("stderr %q complains about a variable the command line overrides", r.Stderr)
 	}
 }

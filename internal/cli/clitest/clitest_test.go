@@ -73,3 +73,43 @@ func (f *fatalRecorder) Fatalf(string, ...any) {
 	f.failed = true
 	runtime.Goexit()
 }
+
+func TestRunAndExpect(t *testing.T) {
+	t.Parallel()
+	r := clitest.Run(func(_ context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
+		in, _ := io.ReadAll(stdin)
+		fmt.Fprintf(stdout, "read %s", in)
+		fmt.Fprint(stderr, "warned")
+		return 4
+	}, "input")
+	if r != (clitest.Result{Code: 4, Stdout: "read input", Stderr: "warned"}) {
+		t.Fatalf("result %+v", r)
+	}
+	r.Expect(t, "matching", 4, "warn")
+	for _, c := range []struct {
+		name   string
+		check  func(testing.TB)
+		errors int
+	}{
+		{"wrong code", func(tb testing.TB) { r.Expect(tb, "x", 0, "warn") }, 1},
+		{"wrong stderr", func(tb testing.TB) { r.Expect(tb, "x", 4, "error") }, 1},
+		{"both", func(tb testing.TB) { r.Expect(tb, "x", 0, "error") }, 2},
+		{"stdout", func(tb testing.TB) { r.ExpectNoStdout(tb, "x") }, 1},
+	} {
+		rec := &errorCounter{TB: t}
+		c.check(rec)
+		if rec.errors != c.errors {
+			t.Errorf("%s: %d errors, want %d", c.name, rec.errors, c.errors)
+		}
+	}
+}
+
+// errorCounter counts Errorf calls instead of failing.
+type errorCounter struct {
+	testing.TB
+	errors int
+}
+
+func (e *errorCounter) Helper() {}
+
+func (e *errorCounter) Errorf(string, ...any) { e.errors++ }
