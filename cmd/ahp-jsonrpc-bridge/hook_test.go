@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -73,6 +74,37 @@ func parseHookOut(t testing.TB, stdout string) hookOut {
 	return o
 }
 
+// expectExit reports an exit status other than want, with stderr.
+func expectExit(t testing.TB, what string, exit, want int, stderr string) {
+	t.Helper()
+	if exit != want {
+		t.Errorf("%s: exit %d, want %d; stderr %q", what, exit, want, stderr)
+	}
+}
+
+// expectDecision reports a permission decision other than want (empty: none) and a reason that
+// lacks reason.
+func expectDecision(t testing.TB, what string, o hookOut, want, reason string) {
+	t.Helper()
+	if got := o.HookSpecificOutput.PermissionDecision; got != want {
+		t.Errorf("%s: permission decision %q, want %q", what, got, want)
+	}
+	if got := o.HookSpecificOutput.PermissionDecisionReason; !strings.Contains(got, reason) {
+		t.Errorf("%s: permission decision reason %q lacks %q", what, got, reason)
+	}
+}
+
+// expectSilent reports anything a hook that has no opinion wrote.
+func expectSilent(t testing.TB, what, stdout, stderr string) {
+	t.Helper()
+	if stdout != "" {
+		t.Errorf("%s: stdout %q, want nothing", what, stdout)
+	}
+	if stderr != "" {
+		t.Errorf("%s: stderr %q, want nothing", what, stderr)
+	}
+}
+
 // runHookProc runs the built binary once with input on stdin.
 func runHookProc(t testing.TB, input string, args ...string) (stdout, stderr string, exit int) {
 	t.Helper()
@@ -102,18 +134,18 @@ func TestHookProcessClaudeCode(t *testing.T) {
 		t.Fatalf("rm -rf /: exit %d, stderr:\n%s", exit, stderr)
 	}
 	o := parseHookOut(t, stdout)
-	if o.HookSpecificOutput.HookEventName != "PreToolUse" || o.HookSpecificOutput.PermissionDecision != "deny" ||
-		!strings.Contains(o.HookSpecificOutput.PermissionDecisionReason, "Refusing to recursively delete") {
-		t.Errorf("rm -rf /: %s", stdout)
+	if o.HookSpecificOutput.HookEventName != "PreToolUse" {
+		t.Errorf("rm -rf /: hookEventName %q, want PreToolUse", o.HookSpecificOutput.HookEventName)
 	}
+	expectDecision(t, "rm -rf /", o, "deny", "Refusing to recursively delete")
 	if stderr != "" {
 		t.Errorf("rm -rf /: stderr %q", stderr)
 	}
 
+	// No opinion: exit 0, nothing written.
 	stdout, stderr, exit = runHookProc(t, claudePreToolUse("ls"), "claude-code")
-	if exit != 0 || stdout != "" || stderr != "" {
-		t.Errorf("ls: exit %d stdout %q stderr %q; want no opinion: exit 0, nothing written", exit, stdout, stderr)
-	}
+	expectExit(t, "ls", exit, 0, stderr)
+	expectSilent(t, "ls", stdout, stderr)
 }
 
 func TestHookProcessCodex(t *testing.T) {
@@ -124,19 +156,23 @@ func TestHookProcessCodex(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", exit, stderr)
 	}
 	o := parseHookOut(t, stdout)
-	if o.HookSpecificOutput.PermissionDecision != "deny" || !strings.HasPrefix(o.HookSpecificOutput.PermissionDecisionReason, "approval required: ") {
-		t.Errorf("force push: %s", stdout)
+	expectDecision(t, "force push", o, "deny", "")
+	if reason := o.HookSpecificOutput.PermissionDecisionReason; !strings.HasPrefix(reason, "approval required: ") {
+		t.Errorf("force push: reason %q, want it to begin with \"approval required: \"", reason)
 	}
 	// Recorded events say nothing.
 	stdout, stderr, exit = runHookProc(t, `{"session_id":"s","hook_event_name":"Stop","stop_hook_active":false}`, "codex")
-	if exit != 0 || stdout != "" || stderr != "" {
-		t.Errorf("Stop: exit %d stdout %q stderr %q", exit, stdout, stderr)
-	}
+	expectExit(t, "Stop", exit, 0, stderr)
+	expectSilent(t, "Stop", stdout, stderr)
 	// An input that cannot be read at all, under the embedded default fail-closed: exit 2 with
 	// the reason on stderr, the runtimes' blocking error.
 	stdout, stderr, exit = runHookProc(t, "{", "codex")
-	if exit != 2 || stdout != "" || !strings.Contains(stderr, "unreadable codex hook input") {
-		t.Errorf("unreadable: exit %d stdout %q stderr %q", exit, stdout, stderr)
+	expectExit(t, "unreadable", exit, 2, stderr)
+	if stdout != "" {
+		t.Errorf("unreadable: stdout %q", stdout)
+	}
+	if !strings.Contains(stderr, "unreadable codex hook input") {
+		t.Errorf("unreadable: stderr %q does not say why", stderr)
 	}
 }
 
@@ -144,9 +180,8 @@ func TestHookProcessUpstreamAndFailurePolicy(t *testing.T) {
 	t.Parallel()
 	up := startUpstream(t)
 	stdout, stderr, exit := runHookProc(t, claudePreToolUse("rm -rf ~"), "claude-code", "-upstream", up, "-failure-policy", "fail-open")
-	if o := parseHookOut(t, stdout); exit != 0 || o.HookSpecificOutput.PermissionDecision != "deny" {
-		t.Errorf("upstream: exit %d stdout %q stderr %q", exit, stdout, stderr)
-	}
+	expectExit(t, "upstream", exit, 0, stderr)
+	expectDecision(t, "upstream", parseHookOut(t, stdout), "deny", "")
 
 	dead, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -154,23 +189,30 @@ func TestHookProcessUpstreamAndFailurePolicy(t *testing.T) {
 	}
 	deadURL := "http://" + dead.Addr().String()
 	dead.Close()
-	stdout, _, exit = runHookProc(t, claudePreToolUse("ls"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-closed")
+	stdout, stderr, exit = runHookProc(t, claudePreToolUse("ls"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-closed")
+	expectExit(t, "fail-closed", exit, 0, stderr)
 	o := parseHookOut(t, stdout)
-	if exit != 0 || o.HookSpecificOutput.PermissionDecision != "deny" || o.HookSpecificOutput.PermissionDecisionReason != "Required policy backend unavailable." ||
-		!strings.Contains(o.SystemMessage, "(unavailable); fail-closed") {
-		t.Errorf("fail-closed: exit %d stdout %q", exit, stdout)
+	expectDecision(t, "fail-closed", o, "deny", "")
+	if reason := o.HookSpecificOutput.PermissionDecisionReason; reason != "Required policy backend unavailable." {
+		t.Errorf("fail-closed: reason %q", reason)
 	}
-	stdout, _, exit = runHookProc(t, claudePreToolUse("rm -rf /"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-open")
+	if !strings.Contains(o.SystemMessage, "(unavailable); fail-closed") {
+		t.Errorf("fail-closed: systemMessage %q does not say why", o.SystemMessage)
+	}
+	stdout, stderr, exit = runHookProc(t, claudePreToolUse("rm -rf /"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-open")
+	expectExit(t, "fail-open", exit, 0, stderr)
 	o = parseHookOut(t, stdout)
-	if exit != 0 || o.HookSpecificOutput.PermissionDecision != "" || !strings.Contains(o.SystemMessage, "fail-open") {
-		t.Errorf("fail-open: exit %d stdout %q", exit, stdout)
+	expectDecision(t, "fail-open", o, "", "")
+	if !strings.Contains(o.SystemMessage, "fail-open") {
+		t.Errorf("fail-open: systemMessage %q does not say fail-open", o.SystemMessage)
 	}
 	// A policy file that does not load is a backend that cannot start: the failure policy
 	// answers, in Claude Code's terms.
 	stdout, stderr, exit = runHookProc(t, claudePreToolUse("ls"), "claude-code", "-policy", "/nonexistent/policy.yaml")
-	o = parseHookOut(t, stdout)
-	if exit != 0 || o.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(stderr, "cannot start the policy backend") {
-		t.Errorf("broken policy: exit %d stdout %q stderr %q", exit, stdout, stderr)
+	expectExit(t, "broken policy", exit, 0, stderr)
+	expectDecision(t, "broken policy", parseHookOut(t, stdout), "deny", "")
+	if !strings.Contains(stderr, "cannot start the policy backend") {
+		t.Errorf("broken policy: stderr %q does not say the backend did not start", stderr)
 	}
 }
 
@@ -204,17 +246,21 @@ func TestHookProcessHTTP(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if o := parseHookOut(t, string(body)+"\n"); resp.StatusCode != http.StatusOK || o.HookSpecificOutput.PermissionDecision != "deny" {
-		t.Errorf("rm -rf /: %d %s", resp.StatusCode, body)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("rm -rf /: status %d, want 200; body %s", resp.StatusCode, body)
 	}
+	expectDecision(t, "rm -rf /", parseHookOut(t, string(body)+"\n"), "deny", "")
 	resp, err = client.Post(url, "application/json", strings.NewReader(claudePreToolUse("ls")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent || len(body) != 0 {
-		t.Errorf("ls: %d %q, want 204 and no body", resp.StatusCode, body)
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("ls: status %d, want 204", resp.StatusCode)
+	}
+	if len(body) != 0 {
+		t.Errorf("ls: body %q, want none", body)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -276,11 +322,7 @@ func TestHookUsageErrorOnRecordedEvents(t *testing.T) {
 		{``, 2},
 	}
 	for _, c := range cases {
-		var stderr bytes.Buffer
-		code := run(context.Background(), []string{"hook", "claude-code", "-timeout-ms", "0"}, strings.NewReader(c.input), io.Discard, &stderr, noEnv)
-		if code != c.want || !strings.Contains(stderr.String(), "-timeout-ms") {
-			t.Errorf("input %q: exit %d, want %d (stderr %q)", c.input, code, c.want, stderr.String())
-		}
+		runBridge([]string{"hook", "claude-code", "-timeout-ms", "0"}, nil, c.input).Expect(t, fmt.Sprintf("input %q", c.input), c.want, "-timeout-ms")
 	}
 }
 
@@ -293,8 +335,10 @@ func TestHookHelp(t *testing.T) {
 			t.Errorf("hook %v: exit %d", args, code)
 		}
 		help := stderr.String()
-		if !strings.Contains(help, "Usage: ahp-jsonrpc-bridge hook claude-code|codex") || !strings.Contains(help, "Exit status") {
-			t.Errorf("hook %v: usage head missing:\n%s", args, help)
+		for _, head := range []string{"Usage: ahp-jsonrpc-bridge hook claude-code|codex", "Exit status"} {
+			if !strings.Contains(help, head) {
+				t.Errorf("hook %v: usage lacks %q:\n%s", args, head, help)
+			}
 		}
 		for _, name := range []string{"http", "upstream", "upstream-token-env", "upstream-protocol", "timeout-ms", "failure-policy",
 			"policy", "policy-poll", "include-native", "max-message-bytes", "shutdown-timeout", "log-level", "log-format"} {
@@ -319,13 +363,24 @@ func TestHookEnvironment(t *testing.T) {
 		"AHP_BRIDGE_HOOK_HTTP":      "127.0.0.1:0",
 		"AHP_BRIDGE_LOG_LEVEL":      "debug",
 	}
-	cfg, code := parseHookFlags([]string{"codex"}, io.Discard, func(k string) string { return env[k] })
-	if cfg == nil || code != 0 {
+	cfg, code := parseHookFlags([]string{"codex"}, io.Discard, clitest.Env(env))
+	if cfg == nil {
 		t.Fatalf("exit %d", code)
 	}
-	if cfg.upstream != env["AHP_BRIDGE_UPSTREAM"] || cfg.failurePolicy.String() != "fail-open" || cfg.timeout != 250*time.Millisecond ||
-		!cfg.includeNative || cfg.httpAddr != "127.0.0.1:0" || cfg.logLevel != "debug" {
-		t.Errorf("config from the environment: %+v", cfg)
+	for _, c := range []struct {
+		field     string
+		got, want any
+	}{
+		{"upstream", cfg.upstream, env["AHP_BRIDGE_UPSTREAM"]},
+		{"failure policy", cfg.failurePolicy.String(), "fail-open"},
+		{"timeout", cfg.timeout, 250 * time.Millisecond},
+		{"include native", cfg.includeNative, true},
+		{"http address", cfg.httpAddr, "127.0.0.1:0"},
+		{"log level", cfg.logLevel, "debug"},
+	} {
+		if c.got != c.want {
+			t.Errorf("config from the environment: %s %v, want %v", c.field, c.got, c.want)
+		}
 	}
 	// Flags win over the environment; AHP_BRIDGE_HTTP (the bridge's own listener) is not the hook's.
 	cfg, _ = parseHookFlags([]string{"codex", "-timeout-ms", "300", "-http", ""}, io.Discard, func(k string) string {
@@ -334,24 +389,37 @@ func TestHookEnvironment(t *testing.T) {
 		}
 		return env[k]
 	})
-	if cfg == nil || cfg.timeout != 300*time.Millisecond || cfg.httpAddr != "" {
-		t.Errorf("flags over the environment: %+v", cfg)
+	if cfg == nil {
+		t.Fatal("flags over the environment: refused")
+	}
+	if cfg.timeout != 300*time.Millisecond {
+		t.Errorf("flags over the environment: timeout %v, want 300ms", cfg.timeout)
+	}
+	if cfg.httpAddr != "" {
+		t.Errorf("flags over the environment: http address %q, want none", cfg.httpAddr)
 	}
 	// Defaults: embedded, fail-closed, warn per event.
 	cfg, _ = parseHookFlags([]string{"claude-code"}, io.Discard, noEnv)
-	if cfg == nil || cfg.failurePolicy.String() != "fail-closed" || cfg.logLevel != "warn" || cfg.upstream != "" {
-		t.Errorf("defaults: %+v", cfg)
+	if cfg == nil {
+		t.Fatal("defaults: refused")
+	}
+	if got := cfg.failurePolicy.String(); got != "fail-closed" {
+		t.Errorf("defaults: failure policy %s, want fail-closed", got)
+	}
+	if cfg.logLevel != "warn" {
+		t.Errorf("defaults: log level %s, want warn", cfg.logLevel)
+	}
+	if cfg.upstream != "" {
+		t.Errorf("defaults: upstream %q, want none (embedded)", cfg.upstream)
 	}
 }
 
 // In-process, through run: the wiring from the command line to the adapter.
 func TestHookInProcess(t *testing.T) {
 	t.Parallel()
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"hook", "claude-code", "-include-native"}, strings.NewReader(claudePreToolUse("mkfs.ext4 /dev/sda1")), &stdout, &stderr, noEnv)
-	if o := parseHookOut(t, stdout.String()); code != 0 || o.HookSpecificOutput.PermissionDecision != "deny" {
-		t.Errorf("exit %d stdout %q stderr %q", code, stdout.String(), stderr.String())
-	}
+	r := runBridge([]string{"hook", "claude-code", "-include-native"}, nil, claudePreToolUse("mkfs.ext4 /dev/sda1"))
+	r.Expect(t, "mkfs", 0, "")
+	expectDecision(t, "mkfs", parseHookOut(t, r.Stdout), "deny", "")
 }
 
 // BenchmarkHookStartAndAnswer is what a runtime pays per hook event with a command hook: start

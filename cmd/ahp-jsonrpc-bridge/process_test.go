@@ -95,8 +95,11 @@ func (p *proc) next(t *testing.T) string {
 		if !ok {
 			t.Fatalf("stdout ended; stderr:\n%s", p.stderr.String())
 		}
-		if !strings.HasSuffix(line, "\n") || !json.Valid([]byte(line)) {
-			t.Fatalf("stdout line is not one line of JSON: %q", line)
+		if !strings.HasSuffix(line, "\n") {
+			t.Fatalf("stdout ended within a line: %q", line)
+		}
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("stdout line is not JSON: %q", line)
 		}
 		return strings.TrimSuffix(line, "\n")
 	case <-time.After(testTimeout):
@@ -141,8 +144,11 @@ func TestProcessPersistentStdioBothDialects(t *testing.T) {
 	}
 	for _, w := range want {
 		line := p.next(t)
-		if a := decode(t, line); string(a.ID) != w.id || verdict(t, line) != w.verdict {
-			t.Errorf("answer %s: %s, want id %s: %s", a.ID, verdict(t, line), w.id, w.verdict)
+		if a := decode(t, line); string(a.ID) != w.id {
+			t.Errorf("answer id %s, want %s (%s)", a.ID, w.id, line)
+		}
+		if v := verdict(t, line); v != w.verdict {
+			t.Errorf("answer %s: %s, want %s", w.id, v, w.verdict)
 		}
 	}
 	p.finish(t)
@@ -183,11 +189,13 @@ func TestProcessStopsGracefullyOnSIGTERM(t *testing.T) {
 	sock := socketPath(t)
 	p := startProc(t, "-http", "127.0.0.1:0", "-unix", sock, "-log-format", "json")
 	addrs := listening(t, p.stderr, "http", "unix")
-	if status, body := post(t, "http://"+addrs["http"]+"/hooks", hooksIntercept("e1", "ls")); status != 200 || verdict(t, body) != "no-effect" {
-		t.Fatalf("HTTP: %d %s", status, body)
+	expectPost(t, "HTTP", "http://"+addrs["http"]+"/hooks", hooksIntercept("e1", "ls"), 200, "no-effect")
+	info, err := os.Lstat(sock)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if info, err := os.Lstat(sock); err != nil || info.Mode().Perm() != 0o600 {
-		t.Fatalf("socket file: %v, %v", info, err)
+	if perm := info.Mode().Perm(); perm != 0o600 {
+		t.Errorf("socket file mode %v, want 0600", perm)
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
