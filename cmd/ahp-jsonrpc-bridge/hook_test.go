@@ -125,15 +125,22 @@ func runHookProc(t testing.TB, input string, args ...string) (stdout, stderr str
 	return out.String(), errb.String(), 0
 }
 
+// runHookAnswer runs the built binary once with input, which must exit 0, and returns its hook
+// output and stderr.
+func runHookAnswer(t *testing.T, what, input string, args ...string) (hookOut, string) {
+	t.Helper()
+	stdout, stderr, exit := runHookProc(t, input, args...)
+	if exit != 0 {
+		t.Fatalf("%s: exit %d, stderr:\n%s", what, exit, stderr)
+	}
+	return parseHookOut(t, stdout), stderr
+}
+
 // The acceptance test of the issue: the built binary as Claude Code runs it, with the embedded
 // default policy. rm -rf / is denied in Claude Code's terms; ls gets no opinion.
 func TestHookProcessClaudeCode(t *testing.T) {
 	t.Parallel()
-	stdout, stderr, exit := runHookProc(t, claudePreToolUse("rm -rf /"), "claude-code")
-	if exit != 0 {
-		t.Fatalf("rm -rf /: exit %d, stderr:\n%s", exit, stderr)
-	}
-	o := parseHookOut(t, stdout)
+	o, stderr := runHookAnswer(t, "rm -rf /", claudePreToolUse("rm -rf /"), "claude-code")
 	if o.HookSpecificOutput.HookEventName != "PreToolUse" {
 		t.Errorf("rm -rf /: hookEventName %q, want PreToolUse", o.HookSpecificOutput.HookEventName)
 	}
@@ -143,7 +150,7 @@ func TestHookProcessClaudeCode(t *testing.T) {
 	}
 
 	// No opinion: exit 0, nothing written.
-	stdout, stderr, exit = runHookProc(t, claudePreToolUse("ls"), "claude-code")
+	stdout, stderr, exit := runHookProc(t, claudePreToolUse("ls"), "claude-code")
 	expectExit(t, "ls", exit, 0, stderr)
 	expectSilent(t, "ls", stdout, stderr)
 }
@@ -151,17 +158,13 @@ func TestHookProcessClaudeCode(t *testing.T) {
 func TestHookProcessCodex(t *testing.T) {
 	t.Parallel()
 	// Codex cannot ask from PreToolUse: the default policy's ask arrives as a denial that says so.
-	stdout, stderr, exit := runHookProc(t, codexPreToolUse("git push --force origin main"), "codex")
-	if exit != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", exit, stderr)
-	}
-	o := parseHookOut(t, stdout)
+	o, _ := runHookAnswer(t, "force push", codexPreToolUse("git push --force origin main"), "codex")
 	expectDecision(t, "force push", o, "deny", "")
 	if reason := o.HookSpecificOutput.PermissionDecisionReason; !strings.HasPrefix(reason, "approval required: ") {
 		t.Errorf("force push: reason %q, want it to begin with \"approval required: \"", reason)
 	}
 	// Recorded events say nothing.
-	stdout, stderr, exit = runHookProc(t, `{"session_id":"s","hook_event_name":"Stop","stop_hook_active":false}`, "codex")
+	stdout, stderr, exit := runHookProc(t, `{"session_id":"s","hook_event_name":"Stop","stop_hook_active":false}`, "codex")
 	expectExit(t, "Stop", exit, 0, stderr)
 	expectSilent(t, "Stop", stdout, stderr)
 	// An input that cannot be read at all, under the embedded default fail-closed: exit 2 with
@@ -179,9 +182,8 @@ func TestHookProcessCodex(t *testing.T) {
 func TestHookProcessUpstreamAndFailurePolicy(t *testing.T) {
 	t.Parallel()
 	up := startUpstream(t)
-	stdout, stderr, exit := runHookProc(t, claudePreToolUse("rm -rf ~"), "claude-code", "-upstream", up, "-failure-policy", "fail-open")
-	expectExit(t, "upstream", exit, 0, stderr)
-	expectDecision(t, "upstream", parseHookOut(t, stdout), "deny", "")
+	o, _ := runHookAnswer(t, "upstream", claudePreToolUse("rm -rf ~"), "claude-code", "-upstream", up, "-failure-policy", "fail-open")
+	expectDecision(t, "upstream", o, "deny", "")
 
 	dead, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -189,9 +191,7 @@ func TestHookProcessUpstreamAndFailurePolicy(t *testing.T) {
 	}
 	deadURL := "http://" + dead.Addr().String()
 	dead.Close()
-	stdout, stderr, exit = runHookProc(t, claudePreToolUse("ls"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-closed")
-	expectExit(t, "fail-closed", exit, 0, stderr)
-	o := parseHookOut(t, stdout)
+	o, _ = runHookAnswer(t, "fail-closed", claudePreToolUse("ls"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-closed")
 	expectDecision(t, "fail-closed", o, "deny", "")
 	if reason := o.HookSpecificOutput.PermissionDecisionReason; reason != "Required policy backend unavailable." {
 		t.Errorf("fail-closed: reason %q", reason)
@@ -199,18 +199,15 @@ func TestHookProcessUpstreamAndFailurePolicy(t *testing.T) {
 	if !strings.Contains(o.SystemMessage, "(unavailable); fail-closed") {
 		t.Errorf("fail-closed: systemMessage %q does not say why", o.SystemMessage)
 	}
-	stdout, stderr, exit = runHookProc(t, claudePreToolUse("rm -rf /"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-open")
-	expectExit(t, "fail-open", exit, 0, stderr)
-	o = parseHookOut(t, stdout)
+	o, _ = runHookAnswer(t, "fail-open", claudePreToolUse("rm -rf /"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-open")
 	expectDecision(t, "fail-open", o, "", "")
 	if !strings.Contains(o.SystemMessage, "fail-open") {
 		t.Errorf("fail-open: systemMessage %q does not say fail-open", o.SystemMessage)
 	}
 	// A policy file that does not load is a backend that cannot start: the failure policy
 	// answers, in Claude Code's terms.
-	stdout, stderr, exit = runHookProc(t, claudePreToolUse("ls"), "claude-code", "-policy", "/nonexistent/policy.yaml")
-	expectExit(t, "broken policy", exit, 0, stderr)
-	expectDecision(t, "broken policy", parseHookOut(t, stdout), "deny", "")
+	o, stderr := runHookAnswer(t, "broken policy", claudePreToolUse("ls"), "claude-code", "-policy", "/nonexistent/policy.yaml")
+	expectDecision(t, "broken policy", o, "deny", "")
 	if !strings.Contains(stderr, "cannot start the policy backend") {
 		t.Errorf("broken policy: stderr %q does not say the backend did not start", stderr)
 	}
