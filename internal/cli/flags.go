@@ -47,44 +47,39 @@ func NewFlags(name string, stderr io.Writer, getenv func(string) string, usageHe
 // String defines a string flag; env, when not empty, is the variable bound to it and is named at
 // the end of the usage text.
 func (f *Flags) String(name, value, usage, env string) *string {
-	p := f.FlagSet.String(name, value, withEnv(usage, env))
-	f.bind(name, env, "a string")
-	return p
+	return bound(f, f.FlagSet.String(name, value, withEnv(usage, env)), name, env, "a string")
 }
 
 // Bool defines a boolean flag bound to env (see String); the variable takes the values
 // strconv.ParseBool accepts.
 func (f *Flags) Bool(name string, value bool, usage, env string) *bool {
-	p := f.FlagSet.Bool(name, value, withEnv(usage, env))
-	f.bind(name, env, "true or false")
-	return p
+	return bound(f, f.FlagSet.Bool(name, value, withEnv(usage, env)), name, env, "true or false")
 }
 
 // Int defines an integer flag bound to env (see String).
 func (f *Flags) Int(name string, value int, usage, env string) *int {
-	p := f.FlagSet.Int(name, value, withEnv(usage, env))
-	f.bind(name, env, "a whole number")
-	return p
+	return bound(f, f.FlagSet.Int(name, value, withEnv(usage, env)), name, env, "a whole number")
 }
 
 // Uint64 defines an unsigned integer flag bound to env (see String).
 func (f *Flags) Uint64(name string, value uint64, usage, env string) *uint64 {
-	p := f.FlagSet.Uint64(name, value, withEnv(usage, env))
-	f.bind(name, env, "a whole number, not negative")
-	return p
+	return bound(f, f.FlagSet.Uint64(name, value, withEnv(usage, env)), name, env, "a whole number, not negative")
 }
 
 // Float64 defines a floating-point flag bound to env (see String).
 func (f *Flags) Float64(name string, value float64, usage, env string) *float64 {
-	p := f.FlagSet.Float64(name, value, withEnv(usage, env))
-	f.bind(name, env, "a number")
-	return p
+	return bound(f, f.FlagSet.Float64(name, value, withEnv(usage, env)), name, env, "a number")
 }
 
 // Duration defines a duration flag bound to env (see String).
 func (f *Flags) Duration(name string, value time.Duration, usage, env string) *time.Duration {
-	p := f.FlagSet.Duration(name, value, withEnv(usage, env))
-	f.bind(name, env, "a duration such as 10s")
+	return bound(f, f.FlagSet.Duration(name, value, withEnv(usage, env)), name, env, "a duration such as 10s")
+}
+
+// bound binds the flag just defined, whose value p points to, to env; want says what the
+// variable must hold.
+func bound[T any](f *Flags, p *T, name, env, want string) *T {
+	f.bind(name, env, want)
 	return p
 }
 
