@@ -43,7 +43,7 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 	if cfg.stdio && cfg.listeners == 0 && cfg.concurrency == 1 && getenv("GOMAXPROCS") == "" {
 		// A persistent stdio bridge with nothing else to serve handles one message at a time.
 		// On one P every hand-off (stdin reader, upstream stream, answer) stays on one thread
-		// instead of waking a second one each time: the stdio round trip p50 drops by a fifth
+		// instead of waking a second one each time, which shortens the round trip
 		// (docs/performance.md). Set after the decision core started, which uses every core.
 		runtime.GOMAXPROCS(1)
 	}
