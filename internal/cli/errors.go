@@ -19,13 +19,12 @@ func (e *ValueError) Error() string { return e.Err.Error() }
 // Unwrap returns the reason.
 func (e *ValueError) Unwrap() error { return e.Err }
 
-// EnvError is a value from the environment that the command refuses: the variable and why.
-type EnvError struct {
+// envError is a value from the environment that the command refuses: the variable and why.
+type envError struct {
 	Env string // the variable's name
 	Err error
 }
 
-func (e *EnvError) Error() string { return "environment variable " + e.Env + ": " + e.Err.Error() }
+func (e *envError) Error() string { return "environment variable " + e.Env + ": " + e.Err.Error() }
 
-// Unwrap returns why the value was refused.
-func (e *EnvError) Unwrap() error { return e.Err }
+func (e *envError) Unwrap() error { return e.Err }

@@ -127,7 +127,7 @@ func (f *Flags) Parse(args []string) (status int, ok bool) {
 		if f.isSet(b.flag) {
 			continue
 		}
-		f.report(&EnvError{Env: b.env, Err: b.err})
+		f.report(&envError{Env: b.env, Err: b.err})
 		failed = true
 	}
 	if failed {
@@ -147,13 +147,12 @@ func (f *Flags) isSet(name string) bool {
 func (f *Flags) Env(name string) string { return f.fromEnv[name] }
 
 // Fail reports a usage error on stderr, after the command's name, and returns UsageStatus. A
-// *ValueError about a flag whose value came from the environment is reported as an *EnvError
-// naming the variable.
+// *ValueError about a flag whose value came from the environment also names the variable.
 func (f *Flags) Fail(err error) int {
 	var ve *ValueError
 	if errors.As(err, &ve) {
 		if env := f.Env(ve.Flag); env != "" {
-			err = &EnvError{Env: env, Err: err}
+			err = &envError{Env: env, Err: err}
 		}
 	}
 	f.report(err)
