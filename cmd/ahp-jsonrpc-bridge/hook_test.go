@@ -62,8 +62,11 @@ type hookOut struct {
 // parseHookOut checks that stdout is exactly one line of JSON and decodes it.
 func parseHookOut(t testing.TB, stdout string) hookOut {
 	t.Helper()
-	if !strings.HasSuffix(stdout, "}\n") || strings.Count(stdout, "\n") != 1 {
-		t.Fatalf("stdout is not one line of JSON: %q", stdout)
+	if n := strings.Count(stdout, "\n"); n != 1 {
+		t.Fatalf("stdout has %d lines, want 1: %q", n, stdout)
+	}
+	if !strings.HasSuffix(stdout, "}\n") {
+		t.Fatalf("stdout is not a JSON object and a line feed: %q", stdout)
 	}
 	var o hookOut
 	dec := json.NewDecoder(strings.NewReader(stdout))
