@@ -54,8 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	return serve(ctx, args, stdout, stderr, getenv)
 }
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := cli.NewFlags("ahp-server", stderr, getenv, `Usage: ahp-server [flags]
+const usageHead = `Usage: ahp-server [flags]
        ahp-server policy check FILE
        ahp-server policy test FILE TESTS.yaml
        ahp-server audit verify FILE...
@@ -66,7 +65,10 @@ Connect, gRPC and gRPC-Web (HTTP/1.1 and h2c, or TLS), with gRPC health and refl
 Every flag can also be set with the environment variable shown.
 
 Flags:
-`)
+`
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := cli.NewFlags("ahp-server", stderr, getenv, usageHead)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address", "AHP_ADDR")
 	policyFile := fs.String("policy", "", "policy YAML file; empty uses the embedded default policy", "AHP_POLICY")
 	poll := fs.Duration("policy-poll", time.Second, "how often the policy file is checked for changes; 0 disables hot reload", "AHP_POLICY_POLL")
@@ -91,9 +93,9 @@ Flags:
 		return status
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ahp-server: unexpected argument %q\n", fs.Arg(0))
+		status := fs.Failf("unexpected argument %q", fs.Arg(0))
 		fs.Usage()
-		return 2
+		return status
 	}
 	logger, err := cli.NewLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
