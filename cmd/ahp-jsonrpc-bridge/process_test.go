@@ -320,3 +320,27 @@ func TestProcessUpstreamAndFailurePolicy(t *testing.T) {
 		})
 	}
 }
+
+// The built binary reads its environment: a bad value exits 2 before anything is served.
+func TestProcessBadEnvironmentValueExitsTwo(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, needBinary(t), "-once")
+	cmd.Env = append(childEnv(), "AHP_BRIDGE_TIMEOUT_MS=soon")
+	cmd.Stdin = strings.NewReader(hooksIntercept("e1", "ls") + "\n")
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("exit: %v, want status 2", err)
+	}
+	if code := exit.ExitCode(); code != 2 {
+		t.Errorf("exit status %d, want 2", code)
+	}
+	if want := "environment variable AHP_BRIDGE_TIMEOUT_MS: -timeout-ms: "; !strings.Contains(string(exit.Stderr), want) {
+		t.Errorf("stderr %q lacks %q", exit.Stderr, want)
+	}
+	if len(out) != 0 {
+		t.Errorf("stdout %q, want nothing", out)
+	}
+}
