@@ -16,7 +16,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,6 +27,7 @@ import (
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bench"
+	"github.com/ahp-gateway/ahp/internal/cli"
 )
 
 func main() {
@@ -82,53 +82,42 @@ Flags:
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("ahp-bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageHead)
-		fs.PrintDefaults()
+	fs := cli.NewFlags("ahp-bench", stderr, getenv, usageHead)
+	mode := fs.String("mode", bench.ModeIntercept, "what to measure: "+strings.Join(bench.Transports, ", ")+", noop or noop:MODE", "")
+	concurrency := fs.Int("concurrency", 1, "workers, each with one request in flight (observe-stream: one stream each)", "")
+	duration := fs.Duration("duration", 0, "how long to measure (default 10s unless -requests is given; with both, whichever ends first)", "")
+	requests := fs.Uint64("requests", 0, "how many requests (events) to measure", "")
+	rate := fs.Float64("rate", 0, "fixed arrival rate in requests per second across all workers (open loop); 0 sends as fast as answers come back", "")
+	batch := fs.Int("batch", 0, "observe-stream modes: events per ObserveStream message (up to 1000; 0 or 1: one each)", "")
+	payload := fs.Int("payload-bytes", 0, "size of each tool input as JSON: the command padded with a description field (0: the bare command)", "")
+	baseline := fs.Bool("baseline", false, "also run the matching noop mode (noop:MODE) and report the ratio of the p50 latencies", "")
+	baselineMode := fs.String("baseline-mode", "", "run this mode as the baseline instead, e.g. intercept for the bridge against a direct Connect call (implies -baseline)", "")
+	rounds := fs.Int("rounds", 1, "split the measurement into this many slices, alternating the mode and the baseline so both see the same machine load", "")
+	warmup := fs.Duration("warmup", time.Second, "unmeasured warm-up per mode before measuring", "")
+	timeout := fs.Duration("timeout", 10*time.Second, "per-request timeout; a request that takes longer is an error", "")
+	policyFile := fs.String("policy", "", "policy YAML for the in-process ahp-server (and -bridge-embedded); empty uses the built-in 50-rule policy. Verdicts are then checked for consistency only", "")
+	auditOn := fs.Bool("audit", false, "turn on the in-process ahp-server's audit log (required mode); afterwards verify its hash chain and that it holds one record per decision and accepted observation", "")
+	auditPath := fs.String("audit-path", "", "keep the audit log at this file instead of a temporary directory (implies -audit)", "")
+	auditFsync := fs.String("audit-fsync", "", "audit durability: always, interval or never (default interval, as ahp-server; implies -audit)", "")
+	target := fs.String("target", "", "use the ahp-server at this URL (http://127.0.0.1:PORT; loopback only) instead of starting one", "")
+	protocol := fs.String("protocol", "connect", "client protocol for the Connect modes: connect, grpc or grpcweb", "")
+	acceptGzip := fs.Bool("accept-gzip", true, "Connect modes: accept gzip-compressed answers, as connect-go clients do by default (the server then compresses them); -accept-gzip=false measures without", "")
+	serverProcess := fs.Bool("server-process", false, "run ahp-server as a child process (loopback, the same policy and audit settings) instead of in-process", "")
+	serverBin := fs.String("server-bin", "", "ahp-server binary for -server-process; empty builds it with the go command into a temporary directory", "AHP_SERVER_BIN")
+	bridgeBin := fs.String("bridge-bin", "", "ahp-jsonrpc-bridge binary for the bridge modes; empty builds it with the go command into a temporary directory", "AHP_BRIDGE_BIN")
+	once := fs.Bool("once", false, "bridge-stdio: start one ahp-jsonrpc-bridge --once process per request (per_event) instead of one persistent process", "")
+	embedded := fs.Bool("bridge-embedded", false, "bridge modes: run the bridge's embedded decision core (with -policy) instead of pointing it at ahp-server", "")
+	watchers := fs.Int("watchers", 0, "Watch subscribers on the ahp-server during each phase of the mode, each on its own connection; each must receive every decision (observe-stream: event) answered while it was subscribed", "")
+	baselineWatchers := fs.Int("baseline-watchers", -1, "Watch subscribers during the baseline's phases; without -baseline or -baseline-mode the baseline is the same mode on the same server (e.g. -watchers 100 -baseline-watchers 0); -1 leaves the baseline as it is", "")
+	watchConns := fs.Int("watch-connections", 0, "HTTP/2 connections the Watch subscribers share, round robin: 0 gives each its own (independent clients), 1 puts all on one (the streams of one client process, as Connect and gRPC clients multiplex them)", "")
+	watchFilter := fs.String("watch-filter", "", "filter of every Watch request, comma-separated: decisions, type=EVENT_TYPE (tool.before), tool=TOOL_KIND (shell), session=WORKER|ID (default: everything)", "")
+	jsonOut := fs.Bool("json", false, "write the report as JSON instead of a table", "")
+	quiet := fs.Bool("quiet", false, "no progress lines on stderr", "")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole process (load generator and in-process servers; not bridge processes) to this file", "")
+	if status, ok := fs.Parse(args); !ok {
+		return status
 	}
-	mode := fs.String("mode", bench.ModeIntercept, "what to measure: "+strings.Join(bench.Transports, ", ")+", noop or noop:MODE")
-	concurrency := fs.Int("concurrency", 1, "workers, each with one request in flight (observe-stream: one stream each)")
-	duration := fs.Duration("duration", 0, "how long to measure (default 10s unless -requests is given; with both, whichever ends first)")
-	requests := fs.Uint64("requests", 0, "how many requests (events) to measure")
-	rate := fs.Float64("rate", 0, "fixed arrival rate in requests per second across all workers (open loop); 0 sends as fast as answers come back")
-	batch := fs.Int("batch", 0, "observe-stream modes: events per ObserveStream message (up to 1000; 0 or 1: one each)")
-	payload := fs.Int("payload-bytes", 0, "size of each tool input as JSON: the command padded with a description field (0: the bare command)")
-	baseline := fs.Bool("baseline", false, "also run the matching noop mode (noop:MODE) and report the ratio of the p50 latencies")
-	baselineMode := fs.String("baseline-mode", "", "run this mode as the baseline instead, e.g. intercept for the bridge against a direct Connect call (implies -baseline)")
-	rounds := fs.Int("rounds", 1, "split the measurement into this many slices, alternating the mode and the baseline so both see the same machine load")
-	warmup := fs.Duration("warmup", time.Second, "unmeasured warm-up per mode before measuring")
-	timeout := fs.Duration("timeout", 10*time.Second, "per-request timeout; a request that takes longer is an error")
-	policyFile := fs.String("policy", "", "policy YAML for the in-process ahp-server (and -bridge-embedded); empty uses the built-in 50-rule policy. Verdicts are then checked for consistency only")
-	auditOn := fs.Bool("audit", false, "turn on the in-process ahp-server's audit log (required mode); afterwards verify its hash chain and that it holds one record per decision and accepted observation")
-	auditPath := fs.String("audit-path", "", "keep the audit log at this file instead of a temporary directory (implies -audit)")
-	auditFsync := fs.String("audit-fsync", "", "audit durability: always, interval or never (default interval, as ahp-server; implies -audit)")
-	target := fs.String("target", "", "use the ahp-server at this URL (http://127.0.0.1:PORT; loopback only) instead of starting one")
-	protocol := fs.String("protocol", "connect", "client protocol for the Connect modes: connect, grpc or grpcweb")
-	acceptGzip := fs.Bool("accept-gzip", true, "Connect modes: accept gzip-compressed answers, as connect-go clients do by default (the server then compresses them); -accept-gzip=false measures without")
-	serverProcess := fs.Bool("server-process", false, "run ahp-server as a child process (loopback, the same policy and audit settings) instead of in-process")
-	serverBin := fs.String("server-bin", getenv("AHP_SERVER_BIN"), "ahp-server binary for -server-process; empty builds it with the go command into a temporary directory (env AHP_SERVER_BIN)")
-	bridgeBin := fs.String("bridge-bin", getenv("AHP_BRIDGE_BIN"), "ahp-jsonrpc-bridge binary for the bridge modes; empty builds it with the go command into a temporary directory (env AHP_BRIDGE_BIN)")
-	once := fs.Bool("once", false, "bridge-stdio: start one ahp-jsonrpc-bridge --once process per request (per_event) instead of one persistent process")
-	embedded := fs.Bool("bridge-embedded", false, "bridge modes: run the bridge's embedded decision core (with -policy) instead of pointing it at ahp-server")
-	watchers := fs.Int("watchers", 0, "Watch subscribers on the ahp-server during each phase of the mode, each on its own connection; each must receive every decision (observe-stream: event) answered while it was subscribed")
-	baselineWatchers := fs.Int("baseline-watchers", -1, "Watch subscribers during the baseline's phases; without -baseline or -baseline-mode the baseline is the same mode on the same server (e.g. -watchers 100 -baseline-watchers 0); -1 leaves the baseline as it is")
-	watchConns := fs.Int("watch-connections", 0, "HTTP/2 connections the Watch subscribers share, round robin: 0 gives each its own (independent clients), 1 puts all on one (the streams of one client process, as Connect and gRPC clients multiplex them)")
-	watchFilter := fs.String("watch-filter", "", "filter of every Watch request, comma-separated: decisions, type=EVENT_TYPE (tool.before), tool=TOOL_KIND (shell), session=WORKER|ID (default: everything)")
-	jsonOut := fs.Bool("json", false, "write the report as JSON instead of a table")
-	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole process (load generator and in-process servers; not bridge processes) to this file")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "ahp-bench: "+format+"\n", a...)
-		return 2
-	}
+	fail := fs.Failf
 	if fs.NArg() > 0 {
 		return fail("unexpected argument %q (see -help)", fs.Arg(0))
 	}

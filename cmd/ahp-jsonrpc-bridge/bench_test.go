@@ -17,6 +17,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 )
 
 // BenchmarkOnceStartAndAnswer is the per_event cost a harness pays per tool call: start the
@@ -24,22 +25,32 @@ import (
 // ns/op runs to the answer; exit-ns/op to the process's exit, which a harness may also wait for.
 // The goal is 10 ms.
 func BenchmarkOnceStartAndAnswer(b *testing.B) {
+	benchStartAndAnswer(b, []string{"-once"}, hooksIntercept("bench", "ls -la")+"\n", `"effects":[]`)
+}
+
+// benchStartAndAnswer measures per-event processes: start the binary with args, write input, read
+// the one line of answer, which must contain want (ns/op), and wait for the exit (exit-ns/op).
+func benchStartAndAnswer(b *testing.B, args []string, input, want string) {
 	bin := needBinary(b)
 	var exitTotal time.Duration
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		cmd := exec.Command(bin, "-once")
+		cmd := exec.Command(bin, args...)
 		cmd.Env = childEnv()
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
-		io.WriteString(stdin, hooksIntercept(fmt.Sprintf("bench-%d", i), "ls -la")+"\n")
+		io.WriteString(stdin, input)
 		stdin.Close()
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if err != nil || !strings.Contains(line, `"effects":[]`) {
-			b.Fatalf("answer %q: %v", line, err)
+		// The answer is one line; the process may still be stopping the decision core.
+		answer, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil {
+			b.Fatalf("answer %q: %v", answer, err)
+		}
+		if !strings.Contains(answer, want) {
+			b.Fatalf("answer %q lacks %s", answer, want)
 		}
 		b.StopTimer()
 		if err := cmd.Wait(); err != nil {
@@ -83,7 +94,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		})
 		b.Run("http-"+m.name, func(b *testing.B) {
 			p := startBenchProc(b, append([]string{"-http", "127.0.0.1:0", "-log-format", "json", "-log-level", "info"}, m.args...)...)
-			addr := listening(b, p.stderr.String, "http")["http"]
+			addr := listening(b, p.stderr, "http")["http"]
 			client := &http.Client{Timeout: testTimeout}
 			url := "http://" + addr + "/hooks"
 			i := 0
@@ -131,7 +142,7 @@ func BenchmarkDirectConnect(b *testing.B) {
 type benchProc struct {
 	stdin  io.WriteCloser
 	stdout io.Reader
-	stderr *syncBuffer
+	stderr *clitest.Output
 }
 
 func startBenchProc(b *testing.B, args ...string) *benchProc {
@@ -139,7 +150,7 @@ func startBenchProc(b *testing.B, args ...string) *benchProc {
 	bin := needBinary(b)
 	cmd := exec.Command(bin, append([]string{"-log-level", "warn"}, args...)...)
 	cmd.Env = childEnv()
-	p := &benchProc{stderr: &syncBuffer{}}
+	p := &benchProc{stderr: &clitest.Output{}}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {

@@ -8,6 +8,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/cli"
 	configfile "github.com/ahp-gateway/ahp/internal/config"
 	"github.com/ahp-gateway/ahp/internal/metrics"
 )
@@ -27,7 +28,7 @@ func loadHardening(cfg *config, log *slog.Logger) (*hardening, error) {
 		if err != nil {
 			return nil, err
 		}
-		h.metrics = metrics.New(metrics.Options{Version: versionString(), Logger: log})
+		h.metrics = metrics.New(metrics.Options{Version: cli.Version(version), Logger: log})
 		a, err := auth.New(file.Auth, auth.Options{
 			Logger: log,
 			OnDeny: func(d auth.Denial) {
@@ -47,7 +48,7 @@ func loadHardening(cfg *config, log *slog.Logger) (*hardening, error) {
 	}
 	if cfg.metricsAddr != "" {
 		if h.metrics == nil {
-			h.metrics = metrics.New(metrics.Options{Version: versionString(), Logger: log})
+			h.metrics = metrics.New(metrics.Options{Version: cli.Version(version), Logger: log})
 		}
 		ln, err := net.Listen("tcp", cfg.metricsAddr)
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
 )
@@ -78,18 +77,15 @@ func TestBridgeClientAuthAndFailureMetrics(t *testing.T) {
 	// Upstream failures reach the metrics, by dialect and policy.
 	h.onFailure(bridge.FailureEvent{Dialect: "hooks", Failure: bridge.FailureDeadlineExceeded, Policy: bridge.FailClosed})
 	h.onFailure(bridge.FailureEvent{Dialect: "harness", Failure: bridge.FailureUnavailable, Policy: bridge.FailOpen})
+	// The listener is open, so the request waits in its backlog until Serve accepts it.
 	go func() { _ = h.metrics.Serve(t.Context(), h.metricsLn) }()
-	var text string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Get("http://" + h.metricsLn.Addr().String() + "/metrics")
-		if err != nil {
-			continue
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		text = string(b)
-		break
+	resp, err := http.Get("http://" + h.metricsLn.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
 	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := string(b)
 	for _, want := range []string{
 		`ahp_bridge_fail_closed_total{dialect="hooks",reason="deadline_exceeded"} 1`,
 		`ahp_bridge_fail_open_total{dialect="harness",reason="unavailable"} 1`,

@@ -3,19 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strconv"
 	"syscall"
 
 	"github.com/ahp-gateway/ahp/internal/adapter"
+	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/cli"
 	"github.com/ahp-gateway/ahp/internal/transport"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 )
@@ -32,6 +30,7 @@ type hookConfig struct {
 	includeNative bool
 	logLevel      string
 	logFormat     string
+	log           *slog.Logger // built from logLevel and logFormat
 }
 
 const hookUsageHead = `Usage: ahp-jsonrpc-bridge hook claude-code|codex [flags]
@@ -69,39 +68,23 @@ Flags:
 `
 
 func parseHookFlags(args []string, stderr io.Writer, getenv func(string) string) (*hookConfig, int) {
-	env := func(key, def string) string {
-		if v := getenv(key); v != "" {
-			return v
-		}
-		return def
-	}
-	fs := flag.NewFlagSet("ahp-jsonrpc-bridge hook", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, hookUsageHead)
-		fs.PrintDefaults()
-	}
-	httpAddr := fs.String("http", getenv("AHP_BRIDGE_HOOK_HTTP"), "serve the HTTP form on this `address` (e.g. 127.0.0.1:8788) instead of answering one event from stdin (env AHP_BRIDGE_HOOK_HTTP)")
-	upstream := fs.String("upstream", getenv("AHP_BRIDGE_UPSTREAM"), "ahp-server `URL`, http:// (h2c) or https://; empty runs the decision core in-process (env AHP_BRIDGE_UPSTREAM)")
-	tokenEnv := fs.String("upstream-token-env", getenv("AHP_BRIDGE_UPSTREAM_TOKEN_ENV"), "`name` of the environment variable holding a bearer token for the upstream (env AHP_BRIDGE_UPSTREAM_TOKEN_ENV)")
-	protocol := fs.String("upstream-protocol", env("AHP_BRIDGE_UPSTREAM_PROTOCOL", "connect"), "RPC `protocol` to the upstream: connect or grpc (env AHP_BRIDGE_UPSTREAM_PROTOCOL)")
-	timeoutMs := fs.String("timeout-ms", env("AHP_BRIDGE_TIMEOUT_MS", "2000"), "deadline of each decision or record in `milliseconds`, 100-30000, connection setup included; keep the runtime's own hook timeout above it (env AHP_BRIDGE_TIMEOUT_MS)")
-	failurePolicy := fs.String("failure-policy", getenv("AHP_BRIDGE_FAILURE_POLICY"), "failure `policy` when no decision can be had: fail-open or fail-closed; required with -upstream, fail-closed in embedded mode (env AHP_BRIDGE_FAILURE_POLICY)")
-	policyFile := fs.String("policy", getenv("AHP_BRIDGE_POLICY"), "embedded mode: policy YAML `file`; empty uses the built-in default policy (env AHP_BRIDGE_POLICY)")
-	policyPoll := fs.String("policy-poll", env("AHP_BRIDGE_POLICY_POLL", "1s"), "embedded mode with -http: `interval` at which the policy file is checked for changes; 0 disables (a per-event hook reads it once) (env AHP_BRIDGE_POLICY_POLL)")
-	includeNative := fs.Bool("include-native", envBool(getenv, "AHP_BRIDGE_INCLUDE_NATIVE"), "also send the whole hook input as the event's native payload (native.provider, native.event_name, native.payload) (env AHP_BRIDGE_INCLUDE_NATIVE)")
-	maxBytes := fs.String("max-message-bytes", env("AHP_BRIDGE_MAX_MESSAGE_BYTES", strconv.Itoa(adapter.DefaultMaxInputBytes)), "size limit of one hook input in `bytes` (env AHP_BRIDGE_MAX_MESSAGE_BYTES)")
-	shutdown := fs.String("shutdown-timeout", env("AHP_BRIDGE_SHUTDOWN_TIMEOUT", transport.DefaultShutdownTimeout.String()), "with -http: `duration` a stop waits for the requests in flight (env AHP_BRIDGE_SHUTDOWN_TIMEOUT)")
-	logLevel := fs.String("log-level", getenv("AHP_BRIDGE_LOG_LEVEL"), "log `level`: debug, info, warn or error; default warn per event, info with -http (env AHP_BRIDGE_LOG_LEVEL)")
-	logFormat := fs.String("log-format", env("AHP_BRIDGE_LOG_FORMAT", "text"), "log `format` on stderr: text or json (env AHP_BRIDGE_LOG_FORMAT)")
+	fs := cli.NewFlags("ahp-jsonrpc-bridge hook", stderr, getenv, hookUsageHead)
+	httpAddr := fs.String("http", "", "serve the HTTP form on this `address` (e.g. 127.0.0.1:8788) instead of answering one event from stdin", "AHP_BRIDGE_HOOK_HTTP")
+	upstream := defineUpstream(fs, upstreamUsage{
+		timeoutMs:       "deadline of each decision or record in `milliseconds`, 100-30000, connection setup included; keep the runtime's own hook timeout above it",
+		failurePolicy:   "failure `policy` when no decision can be had: fail-open or fail-closed; required with -upstream, fail-closed in embedded mode",
+		policyPoll:      "embedded mode with -http: `interval` at which the policy file is checked for changes; 0 disables (a per-event hook reads it once)",
+		maxBytes:        "size limit of one hook input in `bytes`",
+		maxBytesDefault: adapter.DefaultMaxInputBytes,
+		shutdown:        "with -http: `duration` a stop waits for the requests in flight",
+	})
+	includeNative := fs.Bool("include-native", false, "also send the whole hook input as the event's native payload (native.provider, native.event_name, native.payload)", "AHP_BRIDGE_INCLUDE_NATIVE")
+	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn or error; default warn per event, info with -http", "AHP_BRIDGE_LOG_LEVEL")
+	logFormat := fs.String("log-format", "text", "log `format` on stderr: text or json", "AHP_BRIDGE_LOG_FORMAT")
 
-	fail := func(format string, a ...any) (*hookConfig, int) {
-		fmt.Fprintf(stderr, "ahp-jsonrpc-bridge hook: "+format+"\n", a...)
-		return nil, 2
-	}
 	if len(args) == 0 {
 		fs.Usage()
-		return fail("name the runtime: claude-code or codex")
+		return nil, fs.Failf("name the runtime: claude-code or codex")
 	}
 	if a := args[0]; a == "-h" || a == "-help" || a == "--help" {
 		fs.Usage()
@@ -109,28 +92,21 @@ func parseHookFlags(args []string, stderr io.Writer, getenv func(string) string)
 	}
 	provider, err := adapter.ParseProvider(args[0])
 	if err != nil {
-		return fail("unknown runtime %q: want claude-code or codex (see -help)", args[0])
+		return nil, fs.Failf("unknown runtime %q: want claude-code or codex (see -help)", args[0])
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, 0
-		}
-		return nil, 2
+	if status, ok := fs.Parse(args[1:]); !ok {
+		return nil, status
 	}
 	if fs.NArg() > 0 {
-		return fail("unexpected argument %q (see -help)", fs.Arg(0))
+		return nil, fs.Failf("unexpected argument %q (see -help)", fs.Arg(0))
 	}
 
 	cfg := &hookConfig{
 		provider: provider, httpAddr: *httpAddr,
 		includeNative: *includeNative, logLevel: *logLevel, logFormat: *logFormat,
 	}
-	if cfg.upstreamConfig, err = parseUpstream(upstreamFlags{
-		upstream: *upstream, tokenEnv: *tokenEnv, protocol: *protocol, timeoutMs: *timeoutMs,
-		failurePolicy: *failurePolicy, policyFile: *policyFile, policyPoll: *policyPoll,
-		maxBytes: *maxBytes, shutdown: *shutdown,
-	}); err != nil {
-		return fail("%v", err)
+	if cfg.upstreamConfig, err = parseUpstream(upstream); err != nil {
+		return nil, fs.Fail(err)
 	}
 	if cfg.logLevel == "" {
 		// One process per event: an info line each time would fill the runtime's hook log.
@@ -138,6 +114,9 @@ func parseHookFlags(args []string, stderr io.Writer, getenv func(string) string)
 		if cfg.httpAddr != "" {
 			cfg.logLevel = "info"
 		}
+	}
+	if cfg.log, err = cli.NewLogger(stderr, cfg.logLevel, cfg.logFormat); err != nil {
+		return nil, fs.Fail(err)
 	}
 	return cfg, 0
 }
@@ -152,11 +131,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		return code
 	}
-	log, err := newLogger(stderr, cfg.logLevel, cfg.logFormat)
-	if err != nil {
-		fmt.Fprintln(stderr, "ahp-jsonrpc-bridge hook:", err)
-		return 2
-	}
+	log := cfg.log
 	if cfg.httpAddr != "" {
 		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -204,13 +179,20 @@ func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, 
 	if startErr != nil {
 		log.Error("cannot start the policy backend; every event meets the failure policy", "error", startErr)
 	} else {
-		defer func() {
-			if err := closer.Close(); err != nil {
-				log.Warn("stopping the decision core", "error", err)
-			}
-		}()
+		defer closeBackend(log, closer)
 	}
-	a, err := adapter.New(adapter.Config{
+	a, err := cfg.adapter(clients, startErr, log)
+	if err != nil {
+		log.Error("cannot start the hook adapter", "error", err)
+		return 1
+	}
+	return a.Run(ctx, stdin, stdout, stderr)
+}
+
+// adapter builds the hook adapter over clients; startErr is why there are none (see
+// adapter.Config).
+func (cfg *hookConfig) adapter(clients bridge.Clients, startErr error, log *slog.Logger) (*adapter.Adapter, error) {
+	return adapter.New(adapter.Config{
 		Provider:      cfg.provider,
 		Clients:       clients,
 		StartErr:      startErr,
@@ -220,11 +202,6 @@ func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, 
 		MaxInputBytes: cfg.maxMessageBytes,
 		Logger:        log,
 	})
-	if err != nil {
-		log.Error("cannot start the hook adapter", "error", err)
-		return 1
-	}
-	return a.Run(ctx, stdin, stdout, stderr)
 }
 
 // serveHookHTTP serves the HTTP form until ctx is done. Unlike a per-event hook, a server whose
@@ -235,20 +212,8 @@ func serveHookHTTP(ctx context.Context, cfg *hookConfig, log *slog.Logger, geten
 		log.Error("cannot start the policy backend", "error", err)
 		return 1
 	}
-	defer func() {
-		if err := closer.Close(); err != nil {
-			log.Warn("stopping the decision core", "error", err)
-		}
-	}()
-	a, err := adapter.New(adapter.Config{
-		Provider:      cfg.provider,
-		Clients:       clients,
-		Timeout:       cfg.timeout,
-		FailurePolicy: cfg.failurePolicy,
-		IncludeNative: cfg.includeNative,
-		MaxInputBytes: cfg.maxMessageBytes,
-		Logger:        log,
-	})
+	defer closeBackend(log, closer)
+	a, err := cfg.adapter(clients, nil, log)
 	if err != nil {
 		log.Error("cannot start the hook adapter", "error", err)
 		return 1

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 )
 
 // Native hook inputs as Claude Code and Codex write them on a command hook's stdin.
@@ -60,8 +62,11 @@ type hookOut struct {
 // parseHookOut checks that stdout is exactly one line of JSON and decodes it.
 func parseHookOut(t testing.TB, stdout string) hookOut {
 	t.Helper()
-	if !strings.HasSuffix(stdout, "}\n") || strings.Count(stdout, "\n") != 1 {
-		t.Fatalf("stdout is not one line of JSON: %q", stdout)
+	if n := strings.Count(stdout, "\n"); n != 1 {
+		t.Fatalf("stdout has %d lines, want 1: %q", n, stdout)
+	}
+	if !strings.HasSuffix(stdout, "}\n") {
+		t.Fatalf("stdout is not a JSON object and a line feed: %q", stdout)
 	}
 	var o hookOut
 	dec := json.NewDecoder(strings.NewReader(stdout))
@@ -70,6 +75,37 @@ func parseHookOut(t testing.TB, stdout string) hookOut {
 		t.Fatalf("stdout %q: %v", stdout, err)
 	}
 	return o
+}
+
+// expectExit reports an exit status other than want, with stderr.
+func expectExit(t testing.TB, what string, exit, want int, stderr string) {
+	t.Helper()
+	if exit != want {
+		t.Errorf("%s: exit %d, want %d; stderr %q", what, exit, want, stderr)
+	}
+}
+
+// expectDecision reports a permission decision other than want (empty: none) and a reason that
+// lacks reason.
+func expectDecision(t testing.TB, what string, o hookOut, want, reason string) {
+	t.Helper()
+	if got := o.HookSpecificOutput.PermissionDecision; got != want {
+		t.Errorf("%s: permission decision %q, want %q", what, got, want)
+	}
+	if got := o.HookSpecificOutput.PermissionDecisionReason; !strings.Contains(got, reason) {
+		t.Errorf("%s: permission decision reason %q lacks %q", what, got, reason)
+	}
+}
+
+// expectSilent reports anything a hook that has no opinion wrote.
+func expectSilent(t testing.TB, what, stdout, stderr string) {
+	t.Helper()
+	if stdout != "" {
+		t.Errorf("%s: stdout %q, want nothing", what, stdout)
+	}
+	if stderr != "" {
+		t.Errorf("%s: stderr %q, want nothing", what, stderr)
+	}
 }
 
 // runHookProc runs the built binary once with input on stdin.
@@ -92,60 +128,65 @@ func runHookProc(t testing.TB, input string, args ...string) (stdout, stderr str
 	return out.String(), errb.String(), 0
 }
 
+// runHookAnswer runs the built binary once with input, which must exit 0, and returns its hook
+// output and stderr.
+func runHookAnswer(t *testing.T, what, input string, args ...string) (hookOut, string) {
+	t.Helper()
+	stdout, stderr, exit := runHookProc(t, input, args...)
+	if exit != 0 {
+		t.Fatalf("%s: exit %d, stderr:\n%s", what, exit, stderr)
+	}
+	return parseHookOut(t, stdout), stderr
+}
+
 // The acceptance test of the issue: the built binary as Claude Code runs it, with the embedded
 // default policy. rm -rf / is denied in Claude Code's terms; ls gets no opinion.
 func TestHookProcessClaudeCode(t *testing.T) {
 	t.Parallel()
-	stdout, stderr, exit := runHookProc(t, claudePreToolUse("rm -rf /"), "claude-code")
-	if exit != 0 {
-		t.Fatalf("rm -rf /: exit %d, stderr:\n%s", exit, stderr)
+	o, stderr := runHookAnswer(t, "rm -rf /", claudePreToolUse("rm -rf /"), "claude-code")
+	if o.HookSpecificOutput.HookEventName != "PreToolUse" {
+		t.Errorf("rm -rf /: hookEventName %q, want PreToolUse", o.HookSpecificOutput.HookEventName)
 	}
-	o := parseHookOut(t, stdout)
-	if o.HookSpecificOutput.HookEventName != "PreToolUse" || o.HookSpecificOutput.PermissionDecision != "deny" ||
-		!strings.Contains(o.HookSpecificOutput.PermissionDecisionReason, "Refusing to recursively delete") {
-		t.Errorf("rm -rf /: %s", stdout)
-	}
+	expectDecision(t, "rm -rf /", o, "deny", "Refusing to recursively delete")
 	if stderr != "" {
 		t.Errorf("rm -rf /: stderr %q", stderr)
 	}
 
-	stdout, stderr, exit = runHookProc(t, claudePreToolUse("ls"), "claude-code")
-	if exit != 0 || stdout != "" || stderr != "" {
-		t.Errorf("ls: exit %d stdout %q stderr %q; want no opinion: exit 0, nothing written", exit, stdout, stderr)
-	}
+	// No opinion: exit 0, nothing written.
+	stdout, stderr, exit := runHookProc(t, claudePreToolUse("ls"), "claude-code")
+	expectExit(t, "ls", exit, 0, stderr)
+	expectSilent(t, "ls", stdout, stderr)
 }
 
 func TestHookProcessCodex(t *testing.T) {
 	t.Parallel()
 	// Codex cannot ask from PreToolUse: the default policy's ask arrives as a denial that says so.
-	stdout, stderr, exit := runHookProc(t, codexPreToolUse("git push --force origin main"), "codex")
-	if exit != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", exit, stderr)
-	}
-	o := parseHookOut(t, stdout)
-	if o.HookSpecificOutput.PermissionDecision != "deny" || !strings.HasPrefix(o.HookSpecificOutput.PermissionDecisionReason, "approval required: ") {
-		t.Errorf("force push: %s", stdout)
+	o, _ := runHookAnswer(t, "force push", codexPreToolUse("git push --force origin main"), "codex")
+	expectDecision(t, "force push", o, "deny", "")
+	if reason := o.HookSpecificOutput.PermissionDecisionReason; !strings.HasPrefix(reason, "approval required: ") {
+		t.Errorf("force push: reason %q, want it to begin with \"approval required: \"", reason)
 	}
 	// Recorded events say nothing.
-	stdout, stderr, exit = runHookProc(t, `{"session_id":"s","hook_event_name":"Stop","stop_hook_active":false}`, "codex")
-	if exit != 0 || stdout != "" || stderr != "" {
-		t.Errorf("Stop: exit %d stdout %q stderr %q", exit, stdout, stderr)
-	}
+	stdout, stderr, exit := runHookProc(t, `{"session_id":"s","hook_event_name":"Stop","stop_hook_active":false}`, "codex")
+	expectExit(t, "Stop", exit, 0, stderr)
+	expectSilent(t, "Stop", stdout, stderr)
 	// An input that cannot be read at all, under the embedded default fail-closed: exit 2 with
 	// the reason on stderr, the runtimes' blocking error.
 	stdout, stderr, exit = runHookProc(t, "{", "codex")
-	if exit != 2 || stdout != "" || !strings.Contains(stderr, "unreadable codex hook input") {
-		t.Errorf("unreadable: exit %d stdout %q stderr %q", exit, stdout, stderr)
+	expectExit(t, "unreadable", exit, 2, stderr)
+	if stdout != "" {
+		t.Errorf("unreadable: stdout %q", stdout)
+	}
+	if !strings.Contains(stderr, "unreadable codex hook input") {
+		t.Errorf("unreadable: stderr %q does not say why", stderr)
 	}
 }
 
 func TestHookProcessUpstreamAndFailurePolicy(t *testing.T) {
 	t.Parallel()
 	up := startUpstream(t)
-	stdout, stderr, exit := runHookProc(t, claudePreToolUse("rm -rf ~"), "claude-code", "-upstream", up, "-failure-policy", "fail-open")
-	if o := parseHookOut(t, stdout); exit != 0 || o.HookSpecificOutput.PermissionDecision != "deny" {
-		t.Errorf("upstream: exit %d stdout %q stderr %q", exit, stdout, stderr)
-	}
+	o, _ := runHookAnswer(t, "upstream", claudePreToolUse("rm -rf ~"), "claude-code", "-upstream", up, "-failure-policy", "fail-open")
+	expectDecision(t, "upstream", o, "deny", "")
 
 	dead, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -153,23 +194,25 @@ func TestHookProcessUpstreamAndFailurePolicy(t *testing.T) {
 	}
 	deadURL := "http://" + dead.Addr().String()
 	dead.Close()
-	stdout, _, exit = runHookProc(t, claudePreToolUse("ls"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-closed")
-	o := parseHookOut(t, stdout)
-	if exit != 0 || o.HookSpecificOutput.PermissionDecision != "deny" || o.HookSpecificOutput.PermissionDecisionReason != "Required policy backend unavailable." ||
-		!strings.Contains(o.SystemMessage, "(unavailable); fail-closed") {
-		t.Errorf("fail-closed: exit %d stdout %q", exit, stdout)
+	o, _ = runHookAnswer(t, "fail-closed", claudePreToolUse("ls"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-closed")
+	expectDecision(t, "fail-closed", o, "deny", "")
+	if reason := o.HookSpecificOutput.PermissionDecisionReason; reason != "Required policy backend unavailable." {
+		t.Errorf("fail-closed: reason %q", reason)
 	}
-	stdout, _, exit = runHookProc(t, claudePreToolUse("rm -rf /"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-open")
-	o = parseHookOut(t, stdout)
-	if exit != 0 || o.HookSpecificOutput.PermissionDecision != "" || !strings.Contains(o.SystemMessage, "fail-open") {
-		t.Errorf("fail-open: exit %d stdout %q", exit, stdout)
+	if !strings.Contains(o.SystemMessage, "(unavailable); fail-closed") {
+		t.Errorf("fail-closed: systemMessage %q does not say why", o.SystemMessage)
+	}
+	o, _ = runHookAnswer(t, "fail-open", claudePreToolUse("rm -rf /"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-open")
+	expectDecision(t, "fail-open", o, "", "")
+	if !strings.Contains(o.SystemMessage, "fail-open") {
+		t.Errorf("fail-open: systemMessage %q does not say fail-open", o.SystemMessage)
 	}
 	// A policy file that does not load is a backend that cannot start: the failure policy
 	// answers, in Claude Code's terms.
-	stdout, stderr, exit = runHookProc(t, claudePreToolUse("ls"), "claude-code", "-policy", "/nonexistent/policy.yaml")
-	o = parseHookOut(t, stdout)
-	if exit != 0 || o.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(stderr, "cannot start the policy backend") {
-		t.Errorf("broken policy: exit %d stdout %q stderr %q", exit, stdout, stderr)
+	o, stderr := runHookAnswer(t, "broken policy", claudePreToolUse("ls"), "claude-code", "-policy", "/nonexistent/policy.yaml")
+	expectDecision(t, "broken policy", o, "deny", "")
+	if !strings.Contains(stderr, "cannot start the policy backend") {
+		t.Errorf("broken policy: stderr %q does not say the backend did not start", stderr)
 	}
 }
 
@@ -179,18 +222,22 @@ func TestHookProcessHTTP(t *testing.T) {
 	bin := needBinary(t)
 	cmd := exec.Command(bin, "hook", "claude-code", "-http", "127.0.0.1:0", "-log-format", "json")
 	cmd.Env = childEnv()
-	logs := &syncBuffer{}
+	logs := &clitest.Output{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		logs.Close()
+		done <- err
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-done
 	})
-	url := "http://" + listening(t, logs.String, "http")["http"] + "/claude-code"
+	url := "http://" + listening(t, logs, "http")["http"] + "/claude-code"
 
 	client := &http.Client{Timeout: testTimeout}
 	resp, err := client.Post(url, "application/json", strings.NewReader(claudePreToolUse("rm -rf /")))
@@ -199,17 +246,21 @@ func TestHookProcessHTTP(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if o := parseHookOut(t, string(body)+"\n"); resp.StatusCode != http.StatusOK || o.HookSpecificOutput.PermissionDecision != "deny" {
-		t.Errorf("rm -rf /: %d %s", resp.StatusCode, body)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("rm -rf /: status %d, want 200; body %s", resp.StatusCode, body)
 	}
+	expectDecision(t, "rm -rf /", parseHookOut(t, string(body)+"\n"), "deny", "")
 	resp, err = client.Post(url, "application/json", strings.NewReader(claudePreToolUse("ls")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent || len(body) != 0 {
-		t.Errorf("ls: %d %q, want 204 and no body", resp.StatusCode, body)
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("ls: status %d, want 204", resp.StatusCode)
+	}
+	if len(body) != 0 {
+		t.Errorf("ls: body %q, want none", body)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -228,11 +279,7 @@ func TestHookProcessHTTP(t *testing.T) {
 
 func TestHookUsageErrors(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		args   []string
-		env    map[string]string
-		stderr string
-	}{
+	cases := []usageCase{
 		{nil, nil, "name the runtime: claude-code or codex"},
 		{[]string{"cursor"}, nil, `unknown runtime "cursor"`},
 		{[]string{"-http", ":0"}, nil, `unknown runtime "-http"`},
@@ -244,6 +291,8 @@ func TestHookUsageErrors(t *testing.T) {
 		{[]string{"claude-code", "-timeout-ms", "99"}, nil, "-timeout-ms: want a whole number of milliseconds from 100 to 30000"},
 		{[]string{"claude-code"}, map[string]string{"AHP_BRIDGE_TIMEOUT_MS": "soon"}, `got "soon"`},
 		{[]string{"claude-code"}, map[string]string{"AHP_BRIDGE_FAILURE_POLICY": "maybe"}, "-failure-policy: want fail-open or fail-closed"},
+		{[]string{"claude-code"}, map[string]string{"AHP_BRIDGE_INCLUDE_NATIVE": "maybe"}, `ahp-jsonrpc-bridge hook: environment variable AHP_BRIDGE_INCLUDE_NATIVE: invalid value "maybe" for -include-native: want true or false`},
+		{[]string{"claude-code"}, map[string]string{"AHP_BRIDGE_SHUTDOWN_TIMEOUT": "soon"}, "ahp-jsonrpc-bridge hook: environment variable AHP_BRIDGE_SHUTDOWN_TIMEOUT: -shutdown-timeout: "},
 		{[]string{"claude-code", "-max-message-bytes", "10"}, nil, "-max-message-bytes"},
 		{[]string{"claude-code", "-policy-poll", "-1s"}, nil, "-policy-poll"},
 		{[]string{"claude-code", "-shutdown-timeout", "0s"}, nil, "-shutdown-timeout"},
@@ -251,12 +300,8 @@ func TestHookUsageErrors(t *testing.T) {
 		{[]string{"claude-code", "-no-such-flag"}, nil, "flag provided but not defined"},
 	}
 	for _, c := range cases {
-		var stdout, stderr bytes.Buffer
-		getenv := func(k string) string { return c.env[k] }
-		code := run(context.Background(), append([]string{"hook"}, c.args...), strings.NewReader(claudePreToolUse("ls")), &stdout, &stderr, getenv)
-		if code != 2 || !strings.Contains(stderr.String(), c.stderr) || stdout.Len() != 0 {
-			t.Errorf("hook %v (env %v): exit %d, stdout %q, stderr %q; want 2 and %q", c.args, c.env, code, stdout.String(), stderr.String(), c.stderr)
-		}
+		c.args = append([]string{"hook"}, c.args...)
+		c.check(t, claudePreToolUse("ls"))
 	}
 }
 
@@ -277,11 +322,7 @@ func TestHookUsageErrorOnRecordedEvents(t *testing.T) {
 		{``, 2},
 	}
 	for _, c := range cases {
-		var stderr bytes.Buffer
-		code := run(context.Background(), []string{"hook", "claude-code", "-timeout-ms", "0"}, strings.NewReader(c.input), io.Discard, &stderr, noEnv)
-		if code != c.want || !strings.Contains(stderr.String(), "-timeout-ms") {
-			t.Errorf("input %q: exit %d, want %d (stderr %q)", c.input, code, c.want, stderr.String())
-		}
+		runBridge([]string{"hook", "claude-code", "-timeout-ms", "0"}, nil, c.input).Expect(t, fmt.Sprintf("input %q", c.input), c.want, "-timeout-ms")
 	}
 }
 
@@ -294,8 +335,10 @@ func TestHookHelp(t *testing.T) {
 			t.Errorf("hook %v: exit %d", args, code)
 		}
 		help := stderr.String()
-		if !strings.Contains(help, "Usage: ahp-jsonrpc-bridge hook claude-code|codex") || !strings.Contains(help, "Exit status") {
-			t.Errorf("hook %v: usage head missing:\n%s", args, help)
+		for _, head := range []string{"Usage: ahp-jsonrpc-bridge hook claude-code|codex", "Exit status"} {
+			if !strings.Contains(help, head) {
+				t.Errorf("hook %v: usage lacks %q:\n%s", args, head, help)
+			}
 		}
 		for _, name := range []string{"http", "upstream", "upstream-token-env", "upstream-protocol", "timeout-ms", "failure-policy",
 			"policy", "policy-poll", "include-native", "max-message-bytes", "shutdown-timeout", "log-level", "log-format"} {
@@ -320,13 +363,24 @@ func TestHookEnvironment(t *testing.T) {
 		"AHP_BRIDGE_HOOK_HTTP":      "127.0.0.1:0",
 		"AHP_BRIDGE_LOG_LEVEL":      "debug",
 	}
-	cfg, code := parseHookFlags([]string{"codex"}, io.Discard, func(k string) string { return env[k] })
-	if cfg == nil || code != 0 {
+	cfg, code := parseHookFlags([]string{"codex"}, io.Discard, clitest.Env(env))
+	if cfg == nil {
 		t.Fatalf("exit %d", code)
 	}
-	if cfg.upstream != env["AHP_BRIDGE_UPSTREAM"] || cfg.failurePolicy.String() != "fail-open" || cfg.timeout != 250*time.Millisecond ||
-		!cfg.includeNative || cfg.httpAddr != "127.0.0.1:0" || cfg.logLevel != "debug" {
-		t.Errorf("config from the environment: %+v", cfg)
+	for _, c := range []struct {
+		field     string
+		got, want any
+	}{
+		{"upstream", cfg.upstream, env["AHP_BRIDGE_UPSTREAM"]},
+		{"failure policy", cfg.failurePolicy.String(), "fail-open"},
+		{"timeout", cfg.timeout, 250 * time.Millisecond},
+		{"include native", cfg.includeNative, true},
+		{"http address", cfg.httpAddr, "127.0.0.1:0"},
+		{"log level", cfg.logLevel, "debug"},
+	} {
+		if c.got != c.want {
+			t.Errorf("config from the environment: %s %v, want %v", c.field, c.got, c.want)
+		}
 	}
 	// Flags win over the environment; AHP_BRIDGE_HTTP (the bridge's own listener) is not the hook's.
 	cfg, _ = parseHookFlags([]string{"codex", "-timeout-ms", "300", "-http", ""}, io.Discard, func(k string) string {
@@ -335,24 +389,37 @@ func TestHookEnvironment(t *testing.T) {
 		}
 		return env[k]
 	})
-	if cfg == nil || cfg.timeout != 300*time.Millisecond || cfg.httpAddr != "" {
-		t.Errorf("flags over the environment: %+v", cfg)
+	if cfg == nil {
+		t.Fatal("flags over the environment: refused")
+	}
+	if cfg.timeout != 300*time.Millisecond {
+		t.Errorf("flags over the environment: timeout %v, want 300ms", cfg.timeout)
+	}
+	if cfg.httpAddr != "" {
+		t.Errorf("flags over the environment: http address %q, want none", cfg.httpAddr)
 	}
 	// Defaults: embedded, fail-closed, warn per event.
 	cfg, _ = parseHookFlags([]string{"claude-code"}, io.Discard, noEnv)
-	if cfg == nil || cfg.failurePolicy.String() != "fail-closed" || cfg.logLevel != "warn" || cfg.upstream != "" {
-		t.Errorf("defaults: %+v", cfg)
+	if cfg == nil {
+		t.Fatal("defaults: refused")
+	}
+	if got := cfg.failurePolicy.String(); got != "fail-closed" {
+		t.Errorf("defaults: failure policy %s, want fail-closed", got)
+	}
+	if cfg.logLevel != "warn" {
+		t.Errorf("defaults: log level %s, want warn", cfg.logLevel)
+	}
+	if cfg.upstream != "" {
+		t.Errorf("defaults: upstream %q, want none (embedded)", cfg.upstream)
 	}
 }
 
 // In-process, through run: the wiring from the command line to the adapter.
 func TestHookInProcess(t *testing.T) {
 	t.Parallel()
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"hook", "claude-code", "-include-native"}, strings.NewReader(claudePreToolUse("mkfs.ext4 /dev/sda1")), &stdout, &stderr, noEnv)
-	if o := parseHookOut(t, stdout.String()); code != 0 || o.HookSpecificOutput.PermissionDecision != "deny" {
-		t.Errorf("exit %d stdout %q stderr %q", code, stdout.String(), stderr.String())
-	}
+	r := runBridge([]string{"hook", "claude-code", "-include-native"}, nil, claudePreToolUse("mkfs.ext4 /dev/sda1"))
+	r.Expect(t, "mkfs", 0, "")
+	expectDecision(t, "mkfs", parseHookOut(t, r.Stdout), "deny", "")
 }
 
 // BenchmarkHookStartAndAnswer is what a runtime pays per hook event with a command hook: start
@@ -360,7 +427,7 @@ func TestHookInProcess(t *testing.T) {
 // "embedded" runs the decision core in the hook process (default policy); "upstream" asks an
 // ahp-server on loopback. The goal is 10 ms; it is measured, not asserted (docs/performance.md).
 func BenchmarkHookStartAndAnswer(b *testing.B) {
-	bin := needBinary(b)
+	needBinary(b) // before starting the upstream
 	up := startUpstream(b)
 	modes := []struct {
 		name string
@@ -369,34 +436,9 @@ func BenchmarkHookStartAndAnswer(b *testing.B) {
 		{"embedded", []string{"hook", "claude-code"}},
 		{"upstream", []string{"hook", "claude-code", "-upstream", up, "-failure-policy", "fail-closed"}},
 	}
-	input := claudePreToolUse("rm -rf /")
 	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
-			var exitTotal time.Duration
-			for i := 0; i < b.N; i++ {
-				start := time.Now()
-				cmd := exec.Command(bin, m.args...)
-				cmd.Env = childEnv()
-				stdin, _ := cmd.StdinPipe()
-				stdout, _ := cmd.StdoutPipe()
-				if err := cmd.Start(); err != nil {
-					b.Fatal(err)
-				}
-				io.WriteString(stdin, input)
-				stdin.Close()
-				// The answer is one line; the process may still be stopping the decision core.
-				answer, err := bufio.NewReader(stdout).ReadString('\n')
-				if err != nil || !strings.Contains(answer, `"permissionDecision":"deny"`) {
-					b.Fatalf("answer %q: %v", answer, err)
-				}
-				b.StopTimer()
-				if err := cmd.Wait(); err != nil {
-					b.Fatal(err)
-				}
-				exitTotal += time.Since(start)
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(exitTotal.Nanoseconds())/float64(b.N), "exit-ns/op")
+			benchStartAndAnswer(b, m.args, claudePreToolUse("rm -rf /"), `"permissionDecision":"deny"`)
 		})
 	}
 }

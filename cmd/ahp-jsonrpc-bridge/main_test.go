@@ -10,35 +10,27 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 	"github.com/coder/websocket"
 )
 
 // testTimeout bounds every wait in these tests.
-const testTimeout = 20 * time.Second
+const testTimeout = clitest.Timeout
 
 // binary is the ahp-jsonrpc-bridge built once for the process-level tests and benchmarks; buildErr
 // says why there is none.
 var binary, buildErr = "", error(nil)
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ahp-bridge-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "ahp-jsonrpc-bridge")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-	}
+	var remove func()
+	binary, remove, buildErr = clitest.Build("ahp-jsonrpc-bridge")
 	code := m.Run()
-	os.RemoveAll(dir)
+	remove()
 	os.Exit(code)
 }
 
@@ -127,33 +119,46 @@ func verdict(t testing.TB, line string) string {
 	return "unrecognised: " + line
 }
 
-// syncBuffer is a bytes.Buffer safe for a server goroutine to write while the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+var noEnv = clitest.Env(nil)
+
+// runBridge runs the command to completion with args, env and stdin.
+func runBridge(args []string, env map[string]string, stdin string) clitest.Result {
+	return clitest.Run(func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int {
+		return run(ctx, args, stdin, stdout, stderr, clitest.Env(env))
+	}, stdin)
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
+// usageCase is a command line and environment that are a usage error, and what stderr says.
+type usageCase struct {
+	args   []string
+	env    map[string]string
+	stderr string
 }
 
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+// check runs the command with stdin and checks that it exits 2 with nothing on stdout.
+func (c usageCase) check(t *testing.T, stdin string) {
+	t.Helper()
+	what := fmt.Sprint(c.args, c.env)
+	r := runBridge(c.args, c.env, stdin)
+	r.Expect(t, what, 2, c.stderr)
+	r.ExpectNoStdout(t, what)
 }
 
-func noEnv(string) string { return "" }
+// socketPath is a Unix socket path in a new directory that is removed when the test ends. The
+// directory is not t.TempDir(), whose long names can pass the limit of a socket path.
+func socketPath(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ahp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "b.sock")
+}
 
 func TestFlagErrorsAreUsageErrors(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		args   []string
-		env    map[string]string
-		stderr string
-	}{
+	cases := []usageCase{
 		{[]string{"-timeout-ms", "99"}, nil, "-timeout-ms: want a whole number of milliseconds from 100 to 30000"},
 		{[]string{"-timeout-ms", "30001"}, nil, "-timeout-ms"},
 		{nil, map[string]string{"AHP_BRIDGE_TIMEOUT_MS": "soon"}, `got "soon"`},
@@ -176,19 +181,46 @@ func TestFlagErrorsAreUsageErrors(t *testing.T) {
 		{[]string{"stray"}, nil, `unexpected argument "stray"`},
 		{[]string{"-no-such-flag"}, nil, "no-such-flag"},
 	}
-	for _, tc := range cases {
-		var stdout, stderr syncBuffer
-		getenv := func(k string) string { return tc.env[k] }
-		code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr, getenv)
-		if code != 2 || !strings.Contains(stderr.String(), tc.stderr) || stdout.String() != "" {
-			t.Errorf("%v %v: code %d, stdout %q, stderr %q; want 2 and %q", tc.args, tc.env, code, stdout.String(), stderr.String(), tc.stderr)
-		}
+	for _, c := range cases {
+		c.check(t, "")
 	}
+}
+
+// A value in the environment that does not parse is a usage error naming the variable. Booleans
+// used to count as unset, so that the bridge served stdio until EOF and exited 0.
+func TestBadEnvironmentValueIsAUsageError(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		env, value, want string
+	}{
+		{"AHP_BRIDGE_STDIO", "maybe", `ahp-jsonrpc-bridge: environment variable AHP_BRIDGE_STDIO: invalid value "maybe" for -stdio: want true or false`},
+		{"AHP_BRIDGE_ONCE", "yes", "environment variable AHP_BRIDGE_ONCE: "},
+		{"AHP_BRIDGE_UPSTREAM_UNARY", "on", "environment variable AHP_BRIDGE_UPSTREAM_UNARY: "},
+		{"AHP_BRIDGE_TIMEOUT_MS", "soon", `ahp-jsonrpc-bridge: environment variable AHP_BRIDGE_TIMEOUT_MS: -timeout-ms: want a whole number of milliseconds from 100 to 30000, got "soon"`},
+		{"AHP_BRIDGE_CONCURRENCY", "many", "environment variable AHP_BRIDGE_CONCURRENCY: -concurrency: "},
+		{"AHP_BRIDGE_UNIX_MODE", "rw", "environment variable AHP_BRIDGE_UNIX_MODE: -unix-mode: "},
+		{"AHP_BRIDGE_UNIX_ALLOW_UID", "root", "environment variable AHP_BRIDGE_UNIX_ALLOW_UID: -unix-allow-uid: "},
+		{"AHP_BRIDGE_HOOKS_PATH", "hooks", "environment variable AHP_BRIDGE_HOOKS_PATH: -hooks-path must start with /"},
+		{"AHP_BRIDGE_DIALECT", "mcp", "environment variable AHP_BRIDGE_DIALECT: -dialect: "},
+		{"AHP_BRIDGE_UPSTREAM_PROTOCOL", "soap", "environment variable AHP_BRIDGE_UPSTREAM_PROTOCOL: -upstream-protocol: "},
+		{"AHP_BRIDGE_FAILURE_POLICY", "maybe", "environment variable AHP_BRIDGE_FAILURE_POLICY: -failure-policy: "},
+		{"AHP_BRIDGE_POLICY_POLL", "often", "environment variable AHP_BRIDGE_POLICY_POLL: -policy-poll: "},
+		{"AHP_BRIDGE_MAX_MESSAGE_BYTES", "10", "environment variable AHP_BRIDGE_MAX_MESSAGE_BYTES: -max-message-bytes: "},
+		{"AHP_BRIDGE_SHUTDOWN_TIMEOUT", "0s", "environment variable AHP_BRIDGE_SHUTDOWN_TIMEOUT: -shutdown-timeout: "},
+		{"AHP_BRIDGE_LOG_LEVEL", "loud", "environment variable AHP_BRIDGE_LOG_LEVEL: -log-level: "},
+		{"AHP_BRIDGE_LOG_FORMAT", "xml", "environment variable AHP_BRIDGE_LOG_FORMAT: -log-format: "},
+	}
+	for _, c := range cases {
+		usageCase{env: map[string]string{c.env: c.value}, stderr: c.want}.check(t, "")
+	}
+	// The command line wins over the environment, a bad value there included.
+	env := map[string]string{"AHP_BRIDGE_TIMEOUT_MS": "soon", "AHP_BRIDGE_STDIO": "maybe"}
+	runBridge([]string{"-timeout-ms", "500", "-stdio", "-log-level", "warn"}, env, "").Expect(t, "flags over bad variables", 0, "")
 }
 
 func TestHelpDocumentsEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 	t.Parallel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"-help"}, strings.NewReader(""), &stdout, &stderr, noEnv); code != 0 {
 		t.Fatalf("-help exit code %d", code)
 	}
@@ -213,9 +245,10 @@ func TestHelpDocumentsEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	var stdout, stderr syncBuffer
-	if code := run(context.Background(), []string{"version"}, strings.NewReader(""), &stdout, &stderr, noEnv); code != 0 || strings.TrimSpace(stdout.String()) == "" {
-		t.Fatalf("code %d, stdout %q", code, stdout.String())
+	r := runBridge([]string{"version"}, nil, "")
+	r.Expect(t, "version", 0, "")
+	if strings.TrimSpace(r.Stdout) == "" {
+		t.Errorf("stdout %q, want a version", r.Stdout)
 	}
 }
 
@@ -230,11 +263,9 @@ func TestStartupFailuresExitOne(t *testing.T) {
 		{[]string{"-upstream", "ftp://example", "-failure-policy", "fail-closed"}, "upstream URL"},
 	}
 	for _, tc := range cases {
-		var stdout, stderr syncBuffer
-		code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr, noEnv)
-		if code != 1 || !strings.Contains(stderr.String(), tc.stderr) || stdout.String() != "" {
-			t.Errorf("%v: code %d, stdout %q, stderr %q", tc.args, code, stdout.String(), stderr.String())
-		}
+		r := runBridge(tc.args, nil, "")
+		r.Expect(t, fmt.Sprint(tc.args), 1, tc.stderr)
+		r.ExpectNoStdout(t, fmt.Sprint(tc.args))
 	}
 }
 
@@ -245,11 +276,7 @@ func TestListenerFailureExitsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	var stdout, stderr syncBuffer
-	code := run(context.Background(), []string{"-http", taken.Addr().String()}, strings.NewReader(""), &stdout, &stderr, noEnv)
-	if code != 1 || !strings.Contains(stderr.String(), "cannot listen for HTTP") {
-		t.Fatalf("code %d, stderr %q", code, stderr.String())
-	}
+	runBridge([]string{"-http", taken.Addr().String()}, nil, "").Expect(t, "-http on a taken port", 1, "cannot listen for HTTP")
 }
 
 func TestStdioInProcessUntilEOF(t *testing.T) {
@@ -261,20 +288,13 @@ func TestStdioInProcessUntilEOF(t *testing.T) {
 		harnessNotification(),
 		hooksIntercept("e3", "ls"),
 	}, "\n") + "\n"
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(context.Background(), []string{"-log-level", "warn"}, strings.NewReader(in), &stdout, &stderr, noEnv)
-	}()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit code %d; stderr %s", code, stderr.String())
-		}
-	case <-time.After(testTimeout):
-		t.Fatal("run did not return at EOF")
+	c := clitest.Start(t, func(ctx context.Context, stdout, stderr io.Writer) int {
+		return run(ctx, []string{"-log-level", "warn"}, strings.NewReader(in), stdout, stderr, noEnv)
+	})
+	if code := c.Wait(t); code != 0 {
+		t.Fatalf("exit code %d; stderr %s", code, c.Stderr.String())
 	}
-	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(c.Stdout.String(), "\n"), "\n")
 	var got []string
 	for _, l := range lines {
 		got = append(got, verdict(t, l))
@@ -291,25 +311,17 @@ func TestStdioInProcessUntilEOF(t *testing.T) {
 
 // listening reads the JSON logs of a running bridge until every transport in want has logged its
 // address, and returns the addresses by transport.
-func listening(t testing.TB, logs func() string, want ...string) map[string]string {
+func listening(t testing.TB, logs *clitest.Output, want ...string) map[string]string {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for {
-		addrs := map[string]string{}
-		for line := range strings.SplitSeq(logs(), "\n") {
-			var rec struct{ Msg, Transport, Addr string }
-			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" {
-				addrs[rec.Transport] = rec.Addr
-			}
+	addrs := map[string]string{}
+	logs.Wait(t, func(line string) bool {
+		var rec struct{ Msg, Transport, Addr string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" {
+			addrs[rec.Transport] = rec.Addr
 		}
-		if len(addrs) == len(want) {
-			return addrs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("listeners %v, want %v; logs:\n%s", addrs, want, logs())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return len(addrs) == len(want)
+	})
+	return addrs
 }
 
 func post(t testing.TB, url, body string) (int, string) {
@@ -324,35 +336,45 @@ func post(t testing.TB, url, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// expectPost posts body to url and reports a status other than status and, for an answer, a
+// verdict other than want, or one that does not begin with a want ending in ": " (any reason);
+// with want "" it reports any body.
+func expectPost(t testing.TB, what, url, body string, status int, want string) {
+	t.Helper()
+	gotStatus, got := post(t, url, body)
+	if gotStatus != status {
+		t.Errorf("%s: status %d, want %d; body %s", what, gotStatus, status, got)
+	}
+	if want == "" {
+		if got != "" {
+			t.Errorf("%s: body %q, want none", what, got)
+		}
+		return
+	}
+	if v := verdict(t, got); v != want && !(strings.HasSuffix(want, ": ") && strings.HasPrefix(v, want)) {
+		t.Errorf("%s: answer %s, want %s", what, v, want)
+	}
+}
+
 func TestAllTransportsAtOnceInProcess(t *testing.T) {
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "ahp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "b.sock")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
+	sock := socketPath(t)
+	ctx := context.Background()
 	args := []string{"-http", "127.0.0.1:0", "-ws", "127.0.0.1:0", "-unix", sock, "-log-format", "json"}
-	go func() { done <- run(ctx, args, strings.NewReader(""), &stdout, &stderr, noEnv) }()
-	addrs := listening(t, stderr.String, "http", "websocket", "unix")
+	bridge := clitest.Start(t, func(ctx context.Context, stdout, stderr io.Writer) int {
+		return run(ctx, args, strings.NewReader(""), stdout, stderr, noEnv)
+	})
+	addrs := listening(t, bridge.Stderr, "http", "websocket", "unix")
 
 	// HTTP, both dialects on one listener.
-	if status, body := post(t, "http://"+addrs["http"]+"/hooks", hooksIntercept("h1", "rm -rf /")); status != 200 || !strings.HasPrefix(verdict(t, body), "deny: ") {
-		t.Errorf("HTTP hooks/intercept: %d %s", status, body)
+	expectPost(t, "HTTP hooks/intercept", "http://"+addrs["http"]+"/hooks", hooksIntercept("h1", "rm -rf /"), 200, "deny: ")
+	if status, body := post(t, "http://"+addrs["http"]+"/hooks", hooksObserve("h2")); status != 204 && status != 202 {
+		t.Errorf("HTTP hooks/observe: status %d, want 204 or 202", status)
+	} else if body != "" {
+		t.Errorf("HTTP hooks/observe: body %q, want none", body)
 	}
-	if status, body := post(t, "http://"+addrs["http"]+"/hooks", hooksObserve("h2")); status != 204 && status != 202 || body != "" {
-		t.Errorf("HTTP hooks/observe: %d %q", status, body)
-	}
-	if status, body := post(t, "http://"+addrs["http"]+"/ahp", harnessEvent("r1", "ls")); status != 200 || verdict(t, body) != "allow" {
-		t.Errorf("HTTP ahp/event: %d %s", status, body)
-	}
-	if status, body := post(t, "http://"+addrs["http"]+"/ahp", harnessNotification()); status != 204 || body != "" {
-		t.Errorf("HTTP notification: %d %q", status, body)
-	}
+	expectPost(t, "HTTP ahp/event", "http://"+addrs["http"]+"/ahp", harnessEvent("r1", "ls"), 200, "allow")
+	expectPost(t, "HTTP notification", "http://"+addrs["http"]+"/ahp", harnessNotification(), 204, "")
 
 	// WebSocket.
 	wctx, wcancel := context.WithTimeout(ctx, testTimeout)
@@ -396,19 +418,13 @@ func TestAllTransportsAtOnceInProcess(t *testing.T) {
 		}
 	}
 
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit code %d; stderr %s", code, stderr.String())
-		}
-	case <-time.After(testTimeout):
-		t.Fatal("run did not stop")
+	if code := bridge.Stop(t); code != 0 {
+		t.Fatalf("exit code %d; stderr %s", code, bridge.Stderr.String())
 	}
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
 		t.Fatalf("socket file left: %v", err)
 	}
-	if stdout.String() != "" {
-		t.Fatalf("stdout without stdio: %q", stdout.String())
+	if bridge.Stdout.String() != "" {
+		t.Fatalf("stdout without stdio: %q", bridge.Stdout.String())
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 	"github.com/ahp-gateway/ahp/internal/server"
 )
 
@@ -24,7 +25,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string // stdout, line by line; closed at EOF
-	stderr *syncBuffer
+	stderr *clitest.Output
 }
 
 // childEnv is the test's environment without AHP_BRIDGE_* settings, so the flags alone decide.
@@ -44,7 +45,7 @@ func startProc(t *testing.T, args ...string) *proc {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = childEnv()
-	p := &proc{cmd: cmd, lines: make(chan string, 64), stderr: &syncBuffer{}}
+	p := &proc{cmd: cmd, lines: make(chan string, 64), stderr: &clitest.Output{}}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -94,8 +95,11 @@ func (p *proc) next(t *testing.T) string {
 		if !ok {
 			t.Fatalf("stdout ended; stderr:\n%s", p.stderr.String())
 		}
-		if !strings.HasSuffix(line, "\n") || !json.Valid([]byte(line)) {
-			t.Fatalf("stdout line is not one line of JSON: %q", line)
+		if !strings.HasSuffix(line, "\n") {
+			t.Fatalf("stdout ended within a line: %q", line)
+		}
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("stdout line is not JSON: %q", line)
 		}
 		return strings.TrimSuffix(line, "\n")
 	case <-time.After(testTimeout):
@@ -140,8 +144,11 @@ func TestProcessPersistentStdioBothDialects(t *testing.T) {
 	}
 	for _, w := range want {
 		line := p.next(t)
-		if a := decode(t, line); string(a.ID) != w.id || verdict(t, line) != w.verdict {
-			t.Errorf("answer %s: %s, want id %s: %s", a.ID, verdict(t, line), w.id, w.verdict)
+		if a := decode(t, line); string(a.ID) != w.id {
+			t.Errorf("answer id %s, want %s (%s)", a.ID, w.id, line)
+		}
+		if v := verdict(t, line); v != w.verdict {
+			t.Errorf("answer %s: %s, want %s", w.id, v, w.verdict)
 		}
 	}
 	p.finish(t)
@@ -179,19 +186,16 @@ func TestProcessOnceAnswersExactlyOnceAndExitsZero(t *testing.T) {
 
 func TestProcessStopsGracefullyOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "ahp")
+	sock := socketPath(t)
+	p := startProc(t, "-http", "127.0.0.1:0", "-unix", sock, "-log-format", "json")
+	addrs := listening(t, p.stderr, "http", "unix")
+	expectPost(t, "HTTP", "http://"+addrs["http"]+"/hooks", hooksIntercept("e1", "ls"), 200, "no-effect")
+	info, err := os.Lstat(sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "b.sock")
-	p := startProc(t, "-http", "127.0.0.1:0", "-unix", sock, "-log-format", "json")
-	addrs := listening(t, p.stderr.String, "http", "unix")
-	if status, body := post(t, "http://"+addrs["http"]+"/hooks", hooksIntercept("e1", "ls")); status != 200 || verdict(t, body) != "no-effect" {
-		t.Fatalf("HTTP: %d %s", status, body)
-	}
-	if info, err := os.Lstat(sock); err != nil || info.Mode().Perm() != 0o600 {
-		t.Fatalf("socket file: %v, %v", info, err)
+	if perm := info.Mode().Perm(); perm != 0o600 {
+		t.Errorf("socket file mode %v, want 0600", perm)
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -224,7 +228,7 @@ func TestProcessHooksRequestFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startProc(t, "-http", "127.0.0.1:0", "-log-format", "json")
-	addr := listening(t, p.stderr.String, "http")["http"]
+	addr := listening(t, p.stderr, "http")["http"]
 	tested := 0
 	for _, c := range manifest.Cases {
 		if !strings.Contains(c.Schema, "request") {
@@ -277,19 +281,7 @@ func TestProcessHooksRequestFixtures(t *testing.T) {
 // startUpstream runs an ahp-server with the default policy on loopback for the test.
 func startUpstream(tb testing.TB) string {
 	tb.Helper()
-	srv, err := server.New(server.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	tb.Cleanup(func() { cancel(); <-served })
-	return "http://" + ln.Addr().String()
+	return clitest.Serve(tb, server.Config{Logger: slog.New(slog.DiscardHandler)})
 }
 
 func TestProcessUpstreamAndFailurePolicy(t *testing.T) {
@@ -326,5 +318,29 @@ func TestProcessUpstreamAndFailurePolicy(t *testing.T) {
 			}
 			p.finish(t)
 		})
+	}
+}
+
+// The built binary reads its environment: a bad value exits 2 before anything is served.
+func TestProcessBadEnvironmentValueExitsTwo(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, needBinary(t), "-once")
+	cmd.Env = append(childEnv(), "AHP_BRIDGE_TIMEOUT_MS=soon")
+	cmd.Stdin = strings.NewReader(hooksIntercept("e1", "ls") + "\n")
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("exit: %v, want status 2", err)
+	}
+	if code := exit.ExitCode(); code != 2 {
+		t.Errorf("exit status %d, want 2", code)
+	}
+	if want := "environment variable AHP_BRIDGE_TIMEOUT_MS: -timeout-ms: "; !strings.Contains(string(exit.Stderr), want) {
+		t.Errorf("stderr %q lacks %q", exit.Stderr, want)
+	}
+	if len(out) != 0 {
+		t.Errorf("stdout %q, want nothing", out)
 	}
 }

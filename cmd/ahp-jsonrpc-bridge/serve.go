@@ -39,15 +39,11 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 		log.Error("cannot start the bridge", "error", err)
 		return 1
 	}
-	defer func() {
-		if err := closer.Close(); err != nil {
-			log.Warn("stopping the decision core", "error", err)
-		}
-	}()
+	defer closeBackend(log, closer)
 	if cfg.stdio && cfg.listeners == 0 && cfg.concurrency == 1 && getenv("GOMAXPROCS") == "" {
 		// A persistent stdio bridge with nothing else to serve handles one message at a time.
 		// On one P every hand-off (stdin reader, upstream stream, answer) stays on one thread
-		// instead of waking a second one each time: the stdio round trip p50 drops by a fifth
+		// instead of waking a second one each time, which shortens the round trip
 		// (docs/performance.md). Set after the decision core started, which uses every core.
 		runtime.GOMAXPROCS(1)
 	}
@@ -68,43 +64,41 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 
 	var servers []func(context.Context) error
 	var listeners []io.Closer
-	closeAll := func() {
-		for _, l := range listeners {
-			_ = l.Close()
+	// bound keeps a new listener; when there is none it closes the ones before and logs failure.
+	bound := func(ln io.Closer, err error, failure string) bool {
+		if err != nil {
+			for _, l := range listeners {
+				_ = l.Close()
+			}
+			log.Error(failure, "error", err)
+			return false
 		}
+		listeners = append(listeners, ln)
+		return true
 	}
 	if cfg.httpAddr != "" {
 		ln, err := net.Listen("tcp", cfg.httpAddr)
-		if err != nil {
-			closeAll()
-			log.Error("cannot listen for HTTP", "error", err)
+		if !bound(ln, err, "cannot listen for HTTP") {
 			return 1
 		}
-		listeners = append(listeners, ln)
 		logListening(log, "http", ln.Addr(), hardening.auth != nil, "hooks_path", cfg.hooksPath, "harness_path", cfg.harnessPath)
 		opts := httprpc.Options{HooksPath: cfg.hooksPath, HarnessPath: cfg.harnessPath, MaxMessageBytes: cfg.maxMessageBytes, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: hardening.requireHTTP}
 		servers = append(servers, func(ctx context.Context) error { return httprpc.Serve(ctx, ln, h, opts) })
 	}
 	if cfg.wsAddr != "" {
 		ln, err := net.Listen("tcp", cfg.wsAddr)
-		if err != nil {
-			closeAll()
-			log.Error("cannot listen for WebSocket", "error", err)
+		if !bound(ln, err, "cannot listen for WebSocket") {
 			return 1
 		}
-		listeners = append(listeners, ln)
 		logListening(log, "websocket", ln.Addr(), hardening.auth != nil)
 		srv := ws.NewServer(h, ws.Options{MaxMessageBytes: cfg.maxMessageBytes, Concurrency: cfg.concurrency, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: hardening.requireWebSocket})
 		servers = append(servers, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 	}
 	if cfg.unixPath != "" {
 		ln, err := unixsock.Listen(cfg.unixPath, cfg.unixMode)
-		if err != nil {
-			closeAll()
-			log.Error("cannot listen on the Unix socket", "error", err)
+		if !bound(ln, err, "cannot listen on the Unix socket") {
 			return 1
 		}
-		listeners = append(listeners, ln)
 		logListening(log, "unix", ln.Addr(), true, "mode", cfg.unixMode.String())
 		opts := unixsock.Options{Stream: stream, ShutdownTimeout: cfg.shutdownTimeout, AllowUIDs: cfg.unixAllowUIDs}
 		servers = append(servers, func(ctx context.Context) error { return unixsock.Serve(ctx, ln, h, opts) })
@@ -146,6 +140,13 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 		return 1
 	}
 	return 0
+}
+
+// closeBackend stops the decision core or the upstream clients that newBridge or clients started.
+func closeBackend(log *slog.Logger, closer io.Closer) {
+	if err := closer.Close(); err != nil {
+		log.Warn("stopping the decision core", "error", err)
+	}
 }
 
 func logListening(log *slog.Logger, transport string, addr net.Addr, authOn bool, attrs ...any) {

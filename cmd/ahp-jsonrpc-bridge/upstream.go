@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/cli"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/transport"
 )
 
 // upstreamConfig is how the bridge and the hook adapters reach a decision core: an ahp-server
@@ -29,28 +31,51 @@ type upstreamConfig struct {
 
 // upstreamFlags are the raw flag values behind an upstreamConfig.
 type upstreamFlags struct {
-	upstream, tokenEnv, protocol, timeoutMs, failurePolicy string
-	policyFile, policyPoll, maxBytes, shutdown             string
+	upstream, tokenEnv, protocol, timeoutMs, failurePolicy *string
+	policyFile, policyPoll, maxBytes, shutdown             *string
 }
 
-// parseUpstream checks the flags; the error names the flag and what it wants.
+// upstreamUsage is what the bridge and the hook adapters say differently about the upstream flags.
+type upstreamUsage struct {
+	timeoutMs, failurePolicy, policyPoll, maxBytes, shutdown string
+	maxBytesDefault                                          int
+}
+
+// defineUpstream declares the flags behind an upstreamConfig, bound to the same AHP_BRIDGE_*
+// variables in both commands.
+func defineUpstream(fs *cli.Flags, usage upstreamUsage) upstreamFlags {
+	return upstreamFlags{
+		upstream:      fs.String("upstream", "", "ahp-server `URL`, http:// (h2c) or https://; empty runs the decision core in-process", "AHP_BRIDGE_UPSTREAM"),
+		tokenEnv:      fs.String("upstream-token-env", "", "`name` of the environment variable holding a bearer token for the upstream", "AHP_BRIDGE_UPSTREAM_TOKEN_ENV"),
+		protocol:      fs.String("upstream-protocol", "connect", "RPC `protocol` to the upstream: connect or grpc", "AHP_BRIDGE_UPSTREAM_PROTOCOL"),
+		timeoutMs:     fs.String("timeout-ms", "2000", usage.timeoutMs, "AHP_BRIDGE_TIMEOUT_MS"),
+		failurePolicy: fs.String("failure-policy", "", usage.failurePolicy, "AHP_BRIDGE_FAILURE_POLICY"),
+		policyFile:    fs.String("policy", "", "embedded mode: policy YAML `file`; empty uses the built-in default policy", "AHP_BRIDGE_POLICY"),
+		policyPoll:    fs.String("policy-poll", "1s", usage.policyPoll, "AHP_BRIDGE_POLICY_POLL"),
+		maxBytes:      fs.String("max-message-bytes", strconv.Itoa(usage.maxBytesDefault), usage.maxBytes, "AHP_BRIDGE_MAX_MESSAGE_BYTES"),
+		shutdown:      fs.String("shutdown-timeout", transport.DefaultShutdownTimeout.String(), usage.shutdown, "AHP_BRIDGE_SHUTDOWN_TIMEOUT"),
+	}
+}
+
+// parseUpstream checks the flags; the error names the flag and what it wants, as a
+// *cli.ValueError when it is about one flag's value.
 func parseUpstream(f upstreamFlags) (upstreamConfig, error) {
-	u := upstreamConfig{upstream: f.upstream, tokenEnv: f.tokenEnv, policyFile: f.policyFile}
-	switch f.protocol {
+	u := upstreamConfig{upstream: *f.upstream, tokenEnv: *f.tokenEnv, policyFile: *f.policyFile}
+	switch *f.protocol {
 	case "connect":
 		u.upstreamProtocol = bridge.ProtocolConnect
 	case "grpc":
 		u.upstreamProtocol = bridge.ProtocolGRPC
 	default:
-		return u, fmt.Errorf("-upstream-protocol: want connect or grpc, got %q", f.protocol)
+		return u, cli.BadValue("upstream-protocol", "-upstream-protocol: want connect or grpc, got %q", *f.protocol)
 	}
-	ms, err := strconv.Atoi(f.timeoutMs)
+	ms, err := strconv.Atoi(*f.timeoutMs)
 	if err != nil || ms < int(bridge.MinTimeout/time.Millisecond) || ms > int(bridge.MaxTimeout/time.Millisecond) {
-		return u, fmt.Errorf("-timeout-ms: want a whole number of milliseconds from %d to %d, got %q",
-			bridge.MinTimeout/time.Millisecond, bridge.MaxTimeout/time.Millisecond, f.timeoutMs)
+		return u, cli.BadValue("timeout-ms", "-timeout-ms: want a whole number of milliseconds from %d to %d, got %q",
+			bridge.MinTimeout/time.Millisecond, bridge.MaxTimeout/time.Millisecond, *f.timeoutMs)
 	}
 	u.timeout = time.Duration(ms) * time.Millisecond
-	policy := f.failurePolicy
+	policy := *f.failurePolicy
 	if u.upstream != "" {
 		// The Agent Hooks Protocol gives an interception no implicit failure policy (AHP-FAIL-001),
 		// and a bridge in front of a remote decision point is where that choice matters.
@@ -70,16 +95,16 @@ func parseUpstream(f upstreamFlags) (upstreamConfig, error) {
 		}
 	}
 	if u.failurePolicy, err = bridge.ParseFailurePolicy(policy); err != nil {
-		return u, fmt.Errorf("-failure-policy: want fail-open or fail-closed, got %q", policy)
+		return u, cli.BadValue("failure-policy", "-failure-policy: want fail-open or fail-closed, got %q", policy)
 	}
-	if u.policyPoll, err = time.ParseDuration(f.policyPoll); err != nil || u.policyPoll < 0 {
-		return u, fmt.Errorf("-policy-poll: want a duration such as 1s, or 0 to disable, got %q", f.policyPoll)
+	if u.policyPoll, err = time.ParseDuration(*f.policyPoll); err != nil || u.policyPoll < 0 {
+		return u, cli.BadValue("policy-poll", "-policy-poll: want a duration such as 1s, or 0 to disable, got %q", *f.policyPoll)
 	}
-	if u.maxMessageBytes, err = strconv.Atoi(f.maxBytes); err != nil || u.maxMessageBytes < 1024 || u.maxMessageBytes > 1<<30 {
-		return u, fmt.Errorf("-max-message-bytes: want a number of bytes from 1024 to 1073741824, got %q", f.maxBytes)
+	if u.maxMessageBytes, err = strconv.Atoi(*f.maxBytes); err != nil || u.maxMessageBytes < 1024 || u.maxMessageBytes > 1<<30 {
+		return u, cli.BadValue("max-message-bytes", "-max-message-bytes: want a number of bytes from 1024 to 1073741824, got %q", *f.maxBytes)
 	}
-	if u.shutdownTimeout, err = time.ParseDuration(f.shutdown); err != nil || u.shutdownTimeout <= 0 {
-		return u, fmt.Errorf("-shutdown-timeout: want a positive duration such as 10s, got %q", f.shutdown)
+	if u.shutdownTimeout, err = time.ParseDuration(*f.shutdown); err != nil || u.shutdownTimeout <= 0 {
+		return u, cli.BadValue("shutdown-timeout", "-shutdown-timeout: want a positive duration such as 10s, got %q", *f.shutdown)
 	}
 	return u, nil
 }
@@ -111,7 +136,7 @@ func (u upstreamConfig) clients(log *slog.Logger, getenv func(string) string, lo
 		// the JSON text; leave it room.
 		MaxRequestBytes: 2 * u.maxMessageBytes,
 		ShutdownTimeout: u.shutdownTimeout,
-		Version:         versionString(),
+		Version:         cli.Version(version),
 		Logger:          log,
 	})
 }

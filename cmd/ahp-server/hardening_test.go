@@ -3,60 +3,29 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // startServer runs the command in-process and returns its base URL and a stop function that
 // cancels it (like SIGTERM) and returns its exit code.
-func startServer(t *testing.T, args []string, env map[string]string) (url string, stderr *syncBuffer, stop func() int) {
+func startServer(t *testing.T, args []string, env map[string]string) (url string, stderr *clitest.Output, stop func() int) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout syncBuffer
-	stderr = &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), &stdout, stderr, func(k string) string { return env[k] })
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(stdout.String(), "\n") {
-		select {
-		case code := <-done:
-			t.Fatalf("server exited %d: %s", code, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no listen line; stderr: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	url, _ = strings.CutPrefix(strings.TrimSpace(stdout.String()), "ahp-server listening on ")
-	stopped := false
-	var code int
-	stop = func() int {
-		if !stopped {
-			stopped = true
-			cancel()
-			select {
-			case code = <-done:
-			case <-time.After(30 * time.Second):
-				t.Fatal("server did not stop")
-			}
-		}
-		return code
-	}
-	t.Cleanup(func() { stop() })
-	return url, stderr, stop
+	c := clitest.Start(t, func(ctx context.Context, stdout, stderr io.Writer) int {
+		return run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), stdout, stderr, clitest.Env(env))
+	})
+	return listenURL(t, c), c.Stderr, func() int { return c.Stop(t) }
 }
 
 func h2c() *http.Client {
@@ -147,9 +116,8 @@ func TestAuditHoldsEveryAcceptedEventAcrossShutdownAndNoSecretLeaks(t *testing.T
 	if lines := strings.Count(string(data), "\n"); lines < 2*n {
 		t.Fatalf("audit has %d records, want at least %d (every decision and observation)", lines, 2*n)
 	}
-	var out, errOut syncBuffer
-	if code := run(ctx, []string{"audit", "verify", auditFile}, &out, &errOut, noEnv); code != 0 {
-		t.Fatalf("audit verify: %d %s %s", code, out.String(), errOut.String())
+	if r := runServer([]string{"audit", "verify", auditFile}, nil); r.Code != 0 {
+		t.Fatalf("audit verify: %d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, secret := range planted {
 		for where, text := range map[string]string{"audit": string(data), "watch": streamed.String(), "log": stderr.String()} {
@@ -171,9 +139,6 @@ func TestRequiredAuditOnUnwritablePath(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr syncBuffer
-	code := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-audit-required", "-audit-path", filepath.Join(blocker, "audit.jsonl")}, &stdout, &stderr, noEnv)
-	if code != 1 || !strings.Contains(stderr.String(), "audit log (required)") {
-		t.Fatalf("code %d, stderr %q", code, stderr.String())
-	}
+	r := runServer([]string{"-addr", "127.0.0.1:0", "-audit-required", "-audit-path", filepath.Join(blocker, "audit.jsonl")}, nil)
+	r.Expect(t, "required audit log below a file", 1, "audit log (required)")
 }

@@ -10,21 +10,17 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/cli"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/server"
@@ -45,7 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		case "policy":
 			return runPolicy(args[1:], stdout, stderr)
 		case "version":
-			fmt.Fprintln(stdout, versionString())
+			fmt.Fprintln(stdout, cli.Version(version))
 			return 0
 		case "audit":
 			if len(args) > 1 && args[1] == "verify" {
@@ -58,35 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	return serve(ctx, args, stdout, stderr, getenv)
 }
 
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
-func envOr(getenv func(string) string, key, def string) string {
-	if v := getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
-func envInt(getenv func(string) string, key string, def int) int {
-	if v, err := strconv.Atoi(getenv(key)); err == nil {
-		return v
-	}
-	return def
-}
-
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("ahp-server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: ahp-server [flags]
+const usageHead = `Usage: ahp-server [flags]
        ahp-server policy check FILE
        ahp-server policy test FILE TESTS.yaml
        ahp-server audit verify FILE...
@@ -97,63 +65,44 @@ Connect, gRPC and gRPC-Web (HTTP/1.1 and h2c, or TLS), with gRPC health and refl
 Every flag can also be set with the environment variable shown.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	addr := fs.String("addr", envOr(getenv, "AHP_ADDR", "127.0.0.1:8080"), "listen address (env AHP_ADDR)")
-	policyFile := fs.String("policy", getenv("AHP_POLICY"), "policy YAML file; empty uses the embedded default policy (env AHP_POLICY)")
-	poll := fs.Duration("policy-poll", time.Second, "how often the policy file is checked for changes; 0 disables hot reload (env AHP_POLICY_POLL)")
-	tlsCert := fs.String("tls-cert", getenv("AHP_TLS_CERT"), "TLS certificate file; with -tls-key enables TLS (env AHP_TLS_CERT)")
-	tlsKey := fs.String("tls-key", getenv("AHP_TLS_KEY"), "TLS private key file (env AHP_TLS_KEY)")
-	tlsClientCA := fs.String("tls-client-ca", getenv("AHP_TLS_CLIENT_CA"), "with TLS, require client certificates signed by these CAs (mTLS); files are re-read when they change (env AHP_TLS_CLIENT_CA)")
-	batchSize := fs.Int("batch-size", envInt(getenv, "AHP_BATCH_SIZE", 100), "maximum events per InterceptBatch / ahp/batch (env AHP_BATCH_SIZE)")
-	maxDepth := fs.Int("max-depth", envInt(getenv, "AHP_MAX_DEPTH", 10), "maximum Harness event depth (env AHP_MAX_DEPTH)")
-	timeoutMs := fs.Int("timeout-ms", envInt(getenv, "AHP_TIMEOUT_MS", 10000), "per-request timeout advertised to Harness clients in the handshake (env AHP_TIMEOUT_MS)")
-	watchBuffer := fs.Int("watch-buffer", envInt(getenv, "AHP_WATCH_BUFFER", 1024), "items a Watch subscriber may fall behind before it is cut off (env AHP_WATCH_BUFFER)")
-	logLevel := fs.String("log-level", envOr(getenv, "AHP_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env AHP_LOG_LEVEL)")
-	logFormat := fs.String("log-format", envOr(getenv, "AHP_LOG_FORMAT", "text"), "log format on stderr: text or json (env AHP_LOG_FORMAT)")
-	configFile := fs.String("config", getenv("AHP_CONFIG"), "YAML file for auth, audit, redaction, metrics and tracing (docs/security.md) (env AHP_CONFIG)")
-	metricsAddr := fs.String("metrics-addr", getenv("AHP_METRICS_ADDR"), "serve Prometheus GET /metrics on this address, e.g. 127.0.0.1:9464; empty: off (env AHP_METRICS_ADDR)")
-	auditOn := fs.Bool("audit", envBool(getenv, "AHP_AUDIT"), "write the tamper-evident audit log (default path under $XDG_STATE_HOME/ahp-server/audit) (env AHP_AUDIT)")
-	auditPath := fs.String("audit-path", getenv("AHP_AUDIT_PATH"), "audit log file; implies -audit (env AHP_AUDIT_PATH)")
-	auditRequired := fs.Bool("audit-required", envBool(getenv, "AHP_AUDIT_REQUIRED"), "fail closed when the audit log cannot be written; implies -audit (env AHP_AUDIT_REQUIRED)")
-	shutdownTimeout := fs.Duration("shutdown-timeout", 15*time.Second, "how long in-flight calls may take to finish on SIGTERM (env AHP_SHUTDOWN_TIMEOUT)")
-	maxStream := fs.Duration("max-stream-duration", time.Hour, "streams (InterceptStream, ObserveStream, Watch) end after this long; clients reconnect; negative: no limit (env AHP_MAX_STREAM_DURATION)")
-	streamRate := fs.Float64("stream-rate", 0, "messages per second read from one client stream (events for ObserveStream batches); faster clients are slowed down; 0: unlimited (env AHP_STREAM_RATE)")
-	for key, d := range map[string]*time.Duration{"AHP_SHUTDOWN_TIMEOUT": shutdownTimeout, "AHP_MAX_STREAM_DURATION": maxStream} {
-		if v := getenv(key); v != "" {
-			if parsed, err := time.ParseDuration(v); err == nil {
-				*d = parsed
-			}
-		}
-	}
-	if v, err := strconv.ParseFloat(getenv("AHP_STREAM_RATE"), 64); err == nil {
-		*streamRate = v
-	}
-	if v := getenv("AHP_POLICY_POLL"); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			*poll = d
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+`
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := cli.NewFlags("ahp-server", stderr, getenv, usageHead)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address", "AHP_ADDR")
+	policyFile := fs.String("policy", "", "policy YAML file; empty uses the embedded default policy", "AHP_POLICY")
+	poll := fs.Duration("policy-poll", time.Second, "how often the policy file is checked for changes; 0 disables hot reload", "AHP_POLICY_POLL")
+	tlsCert := fs.String("tls-cert", "", "TLS certificate file; with -tls-key enables TLS", "AHP_TLS_CERT")
+	tlsKey := fs.String("tls-key", "", "TLS private key file", "AHP_TLS_KEY")
+	tlsClientCA := fs.String("tls-client-ca", "", "with TLS, require client certificates signed by these CAs (mTLS); files are re-read when they change", "AHP_TLS_CLIENT_CA")
+	batchSize := fs.Int("batch-size", 100, "maximum events per InterceptBatch / ahp/batch", "AHP_BATCH_SIZE")
+	maxDepth := fs.Int("max-depth", 10, "maximum Harness event depth", "AHP_MAX_DEPTH")
+	timeoutMs := fs.Int("timeout-ms", 10000, "per-request timeout advertised to Harness clients in the handshake", "AHP_TIMEOUT_MS")
+	watchBuffer := fs.Int("watch-buffer", 1024, "items a Watch subscriber may fall behind before it is cut off", "AHP_WATCH_BUFFER")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error", "AHP_LOG_LEVEL")
+	logFormat := fs.String("log-format", "text", "log format on stderr: text or json", "AHP_LOG_FORMAT")
+	configFile := fs.String("config", "", "YAML file for auth, audit, redaction, metrics and tracing (docs/security.md)", "AHP_CONFIG")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus GET /metrics on this address, e.g. 127.0.0.1:9464; empty: off", "AHP_METRICS_ADDR")
+	auditOn := fs.Bool("audit", false, "write the tamper-evident audit log (default path under $XDG_STATE_HOME/ahp-server/audit)", "AHP_AUDIT")
+	auditPath := fs.String("audit-path", "", "audit log file; implies -audit", "AHP_AUDIT_PATH")
+	auditRequired := fs.Bool("audit-required", false, "fail closed when the audit log cannot be written; implies -audit", "AHP_AUDIT_REQUIRED")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 15*time.Second, "how long in-flight calls may take to finish on SIGTERM", "AHP_SHUTDOWN_TIMEOUT")
+	maxStream := fs.Duration("max-stream-duration", time.Hour, "streams (InterceptStream, ObserveStream, Watch) end after this long; clients reconnect; negative: no limit", "AHP_MAX_STREAM_DURATION")
+	streamRate := fs.Float64("stream-rate", 0, "messages per second read from one client stream (events for ObserveStream batches); faster clients are slowed down; 0: unlimited", "AHP_STREAM_RATE")
+	if status, ok := fs.Parse(args); !ok {
+		return status
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ahp-server: unexpected argument %q\n", fs.Arg(0))
+		status := fs.Failf("unexpected argument %q", fs.Arg(0))
 		fs.Usage()
-		return 2
+		return status
 	}
-	logger, err := newLogger(stderr, *logLevel, *logFormat)
+	logger, err := cli.NewLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
-		fmt.Fprintln(stderr, "ahp-server:", err)
-		return 2
+		return fs.Fail(err)
 	}
 	if *batchSize < 1 || *maxDepth < 1 || *timeoutMs < 1 {
-		fmt.Fprintln(stderr, "ahp-server: -batch-size, -max-depth and -timeout-ms must be positive")
-		return 2
+		return fs.Failf("-batch-size, -max-depth and -timeout-ms must be positive")
 	}
 	pollInterval := *poll
 	if pollInterval == 0 {
@@ -162,7 +111,7 @@ Flags:
 	ext, err := loadExtensions(ctx, extensionFlags{
 		configFile: *configFile, metricsAddr: *metricsAddr,
 		audit: *auditOn, auditPath: *auditPath, auditRequired: *auditRequired,
-		version: versionString(),
+		version: cli.Version(version),
 	}, logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-server:", err)
@@ -182,7 +131,7 @@ Flags:
 		MaxStreamDuration: *maxStream,
 		StreamRate:        *streamRate,
 		ShutdownTimeout:   *shutdownTimeout,
-		Version:           versionString(),
+		Version:           cli.Version(version),
 		Logger:            logger,
 		Auth:              ext.auth,
 		Metrics:           ext.metrics,
@@ -244,71 +193,35 @@ Flags:
 	return 0
 }
 
-func envBool(getenv func(string) string, key string) bool {
-	v, err := strconv.ParseBool(getenv(key))
-	return err == nil && v
-}
-
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("-log-level: %w", err)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("-log-format: want text or json, got %q", format)
-}
-
 func runPolicy(args []string, stdout, stderr io.Writer) int {
-	usage := func() int {
+	// The subcommands and how many arguments each takes, its own name included.
+	if len(args) == 0 || len(args) != map[string]int{"check": 2, "test": 3}[args[0]] {
 		fmt.Fprintln(stderr, "usage: ahp-server policy check FILE | ahp-server policy test FILE TESTS.yaml")
 		return 2
 	}
-	if len(args) == 0 {
-		return usage()
+	p, err := policy.LoadFile(args[1])
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
-	switch args[0] {
-	case "check":
-		if len(args) != 2 {
-			return usage()
-		}
-		p, err := policy.LoadFile(args[1])
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
+	if args[0] == "check" {
 		fmt.Fprintf(stdout, "%s: OK (%d rules, policy %q)\n", args[1], len(p.Rules()), p.Name())
 		return 0
-	case "test":
-		if len(args) != 3 {
-			return usage()
-		}
-		p, err := policy.LoadFile(args[1])
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		data, err := os.ReadFile(args[2])
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		suite, err := policy.ParseTests(data)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", args[2], err)
-			return 1
-		}
-		report := p.RunTests(suite)
-		fmt.Fprint(stdout, report.String())
-		if report.Failed() {
-			return 1
-		}
-		return 0
 	}
-	return usage()
+	data, err := os.ReadFile(args[2])
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	suite, err := policy.ParseTests(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", args[2], err)
+		return 1
+	}
+	report := p.RunTests(suite)
+	fmt.Fprint(stdout, report.String())
+	if report.Failed() {
+		return 1
+	}
+	return 0
 }

@@ -1,55 +1,44 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 )
 
-// syncBuffer is a bytes.Buffer safe for the server goroutine to write while the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+var noEnv = clitest.Env(nil)
+
+// runServer runs the command to completion with args and env.
+func runServer(args []string, env map[string]string) clitest.Result {
+	return clitest.Run(func(ctx context.Context, _ io.Reader, stdout, stderr io.Writer) int {
+		return run(ctx, args, stdout, stderr, clitest.Env(env))
+	}, "")
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
+// listenURL is the URL of the one line a serving ahp-server prints on stdout.
+func listenURL(t *testing.T, c *clitest.Command) string {
+	t.Helper()
+	line := c.WaitStdout(t, func(string) bool { return true })
+	url, ok := strings.CutPrefix(line, "ahp-server listening on ")
+	if !ok {
+		t.Fatalf("stdout line %q does not say where the server listens", line)
+	}
+	return url
 }
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func noEnv(string) string { return "" }
 
 func TestServePrintsOneLineAndStopsOnCancel(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, &stdout, &stderr, noEnv) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stdout.String(), "\n") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no listen line; stderr: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	line := stdout.String()
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "ahp-server listening on ")
-	if !ok || strings.Count(line, "\n") != 1 {
-		t.Fatalf("stdout = %q", line)
-	}
+	c := clitest.Start(t, func(ctx context.Context, stdout, stderr io.Writer) int {
+		return run(ctx, []string{"-addr", "127.0.0.1:0"}, stdout, stderr, noEnv)
+	})
+	url := listenURL(t, c)
 	req, _ := http.NewRequest(http.MethodPost, url+"/ahp.v1.HarnessService/GetCapabilities", strings.NewReader("{}"))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -60,14 +49,11 @@ func TestServePrintsOneLineAndStopsOnCancel(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GetCapabilities status %d", resp.StatusCode)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit code %d; stderr: %s", code, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("server did not stop")
+	if code := c.Stop(t); code != 0 {
+		t.Fatalf("exit code %d; stderr: %s", code, c.Stderr.String())
+	}
+	if out := c.Stdout.String(); out != "ahp-server listening on "+url+"\n" {
+		t.Fatalf("stdout %q, want the one listening line", out)
 	}
 }
 
@@ -117,20 +103,56 @@ rules:
 		{[]string{"-help"}, 0, "", "-policy"},
 	}
 	for _, tc := range cases {
-		var stdout, stderr syncBuffer
-		code := run(context.Background(), tc.args, &stdout, &stderr, noEnv)
-		if code != tc.code || !strings.Contains(stdout.String(), tc.stdout) || !strings.Contains(stderr.String(), tc.stderr) {
-			t.Errorf("%v: code %d, stdout %q, stderr %q", tc.args, code, stdout.String(), stderr.String())
+		r := runServer(tc.args, nil)
+		r.Expect(t, fmt.Sprint(tc.args), tc.code, tc.stderr)
+		if !strings.Contains(r.Stdout, tc.stdout) {
+			t.Errorf("%v: stdout %q lacks %q", tc.args, r.Stdout, tc.stdout)
 		}
 	}
 }
 
 func TestEnvironmentSetsDefaults(t *testing.T) {
 	t.Parallel()
-	var stdout, stderr syncBuffer
 	env := map[string]string{"AHP_ADDR": "127.0.0.1:0", "AHP_POLICY": "/nonexistent/policy.yaml"}
-	code := run(context.Background(), nil, &stdout, &stderr, func(k string) string { return env[k] })
-	if code != 1 || !strings.Contains(stderr.String(), "/nonexistent/policy.yaml") {
-		t.Fatalf("code %d, stderr %q", code, stderr.String())
+	runServer(nil, env).Expect(t, "AHP_POLICY of a missing file", 1, "/nonexistent/policy.yaml")
+}
+
+// A value in the environment that does not parse is a usage error naming the variable; it used to
+// be ignored, so that the server started with the default instead. Every case also points
+// AHP_POLICY at a missing file: a server that ignored the bad value would exit 1 instead of serving.
+func TestBadEnvironmentValueIsAUsageError(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		env, value, want string
+	}{
+		{"AHP_BATCH_SIZE", "lots", `environment variable AHP_BATCH_SIZE: invalid value "lots" for -batch-size: want a whole number`},
+		{"AHP_MAX_DEPTH", "1.5", "environment variable AHP_MAX_DEPTH: "},
+		{"AHP_TIMEOUT_MS", "10s", "environment variable AHP_TIMEOUT_MS: "},
+		{"AHP_WATCH_BUFFER", "-", "environment variable AHP_WATCH_BUFFER: "},
+		{"AHP_AUDIT", "yes", `environment variable AHP_AUDIT: invalid value "yes" for -audit: want true or false`},
+		{"AHP_AUDIT_REQUIRED", "on", "environment variable AHP_AUDIT_REQUIRED: "},
+		{"AHP_POLICY_POLL", "5", `environment variable AHP_POLICY_POLL: invalid value "5" for -policy-poll: want a duration such as 10s`},
+		{"AHP_SHUTDOWN_TIMEOUT", "soon", "environment variable AHP_SHUTDOWN_TIMEOUT: "},
+		{"AHP_MAX_STREAM_DURATION", "forever", "environment variable AHP_MAX_STREAM_DURATION: "},
+		{"AHP_STREAM_RATE", "fast", `environment variable AHP_STREAM_RATE: invalid value "fast" for -stream-rate: want a number`},
+		{"AHP_LOG_LEVEL", "loud", `environment variable AHP_LOG_LEVEL: -log-level: slog: level string "loud": unknown name`},
+		{"AHP_LOG_FORMAT", "xml", `environment variable AHP_LOG_FORMAT: -log-format: want text or json, got "xml"`},
+	}
+	for _, c := range cases {
+		what := c.env + "=" + c.value
+		r := runServer(nil, map[string]string{"AHP_ADDR": "127.0.0.1:0", "AHP_POLICY": "/nonexistent/policy.yaml", c.env: c.value})
+		r.Expect(t, what, 2, "ahp-server: "+c.want)
+		r.ExpectNoStdout(t, what)
+	}
+}
+
+// The command line wins over the environment, a bad value there included.
+func TestFlagWinsOverTheEnvironment(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"AHP_ADDR": "127.0.0.1:0", "AHP_POLICY": "/nonexistent/env.yaml", "AHP_BATCH_SIZE": "lots", "AHP_LOG_LEVEL": "loud"}
+	r := runServer([]string{"-policy", "/nonexistent/flag.yaml", "-batch-size", "5", "-log-level", "warn"}, env)
+	r.Expect(t, "flags over the environment", 1, "/nonexistent/flag.yaml") // the policy file does not load
+	if strings.Contains(r.Stderr, "environment variable") {
+		t.Errorf("stderr %q complains about a variable the command line overrides", r.Stderr)
 	}
 }
