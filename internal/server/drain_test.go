@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -12,19 +11,20 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // TestShutdownEndsInterceptStreams: an open InterceptStream must not hold a shutdown up for its
 // grace period; it ends with Unavailable so that its client reconnects elsewhere.
 func TestShutdownEndsInterceptStreams(t *testing.T) {
 	t.Parallel()
-	addr, shutdown, served := serveOn(t, server.Config{Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: 30 * time.Second})
+	addr, shutdown, served := serveOn(t, server.Config{Logger: testkit.Discard(), ShutdownTimeout: 30 * time.Second})
 	defer shutdown()
 
 	cctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	stream := ahpv1connect.NewInterceptServiceClient(h2cClient(), "http://"+addr).InterceptStream(cctx)
-	if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: shell("drain-1", "ls"), RequestId: "r1"}); err != nil {
+	stream := ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), "http://"+addr).InterceptStream(cctx)
+	if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: testkit.ShellEvent("drain-1", "ls"), RequestId: "r1"}); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := stream.Receive()
@@ -55,7 +55,7 @@ func TestShutdownEndsInterceptStreams(t *testing.T) {
 func TestObserveStreamRateLimitCountsEvents(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, func(c *server.Config) { c.StreamRate = 20 })
-	client := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
+	client := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	batch := make([]*ahpv1.Event, 30)

@@ -3,10 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +12,8 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/metrics"
+	"github.com/ahp-gateway/ahp/internal/testkit"
+	"github.com/ahp-gateway/ahp/internal/testkit/memhttp"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -44,12 +42,10 @@ type httpClients struct {
 	ahpv1connect.HarnessServiceClient
 }
 
-func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-// newLocal builds a server with the built-in policy (cfg tweaks the config) and its Local.
-func newLocal(t *testing.T, opts LocalOptions, tweak func(*Config)) (*Server, *Local) {
+// newServer builds a server with the built-in policy; tweak, if any, adjusts the config.
+func newServer(t *testing.T, tweak func(*Config)) *Server {
 	t.Helper()
-	cfg := Config{Logger: quiet(), Version: "test"}
+	cfg := Config{Logger: testkit.Discard(), Version: "test"}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -57,6 +53,13 @@ func newLocal(t *testing.T, opts LocalOptions, tweak func(*Config)) (*Server, *L
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv
+}
+
+// newLocal builds a server (see newServer) and its Local, closed when the test ends.
+func newLocal(t *testing.T, opts LocalOptions, tweak func(*Config)) (*Server, *Local) {
+	t.Helper()
+	srv := newServer(t, tweak)
 	l, err := srv.Local(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -69,36 +72,17 @@ func newLocal(t *testing.T, opts LocalOptions, tweak func(*Config)) (*Server, *L
 	return srv, l
 }
 
-// newHTTP builds the same server behind its HTTP handler and returns clients for it.
+// newHTTP builds the same server behind its http.Server, in memory, and returns HTTP/1.1
+// clients for it.
 func newHTTP(t *testing.T, tweak func(*Config), opts ...connect.ClientOption) unaryClients {
 	t.Helper()
-	cfg := Config{Logger: quiet(), Version: "test"}
-	if tweak != nil {
-		tweak(&cfg)
-	}
-	srv, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewUnstartedServer(srv.Handler())
-	hs.Config = srv.HTTPServer()
-	hs.Start()
-	t.Cleanup(hs.Close)
-	hc := hs.Client()
+	mem := memhttp.Serve(t, newServer(t, tweak).HTTPServer())
+	hc, url := mem.HTTP1Client(), mem.URL()
 	return httpClients{
-		ahpv1connect.NewInterceptServiceClient(hc, hs.URL, opts...),
-		ahpv1connect.NewTypedDecisionServiceClient(hc, hs.URL, opts...),
-		ahpv1connect.NewObservationServiceClient(hc, hs.URL, opts...),
-		ahpv1connect.NewHarnessServiceClient(hc, hs.URL, opts...),
-	}
-}
-
-func shellEvent(id, command string) *ahpv1.Event {
-	input, _ := structpb.NewStruct(map[string]any{"command": command})
-	return &ahpv1.Event{
-		Id: id, Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE,
-		Session: &ahpv1.Session{Id: "s1"},
-		Tool:    &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
+		ahpv1connect.NewInterceptServiceClient(hc, url, opts...),
+		ahpv1connect.NewTypedDecisionServiceClient(hc, url, opts...),
+		ahpv1connect.NewObservationServiceClient(hc, url, opts...),
+		ahpv1connect.NewHarnessServiceClient(hc, url, opts...),
 	}
 }
 
@@ -119,15 +103,15 @@ func rpcCases() []rpcCase {
 		}
 	}
 	return []rpcCase{
-		{"intercept allowed", intercept(shellEvent("e-allow", "ls -la")), 0},
-		{"intercept denied", intercept(shellEvent("e-deny", "rm -rf /")), 0},
-		{"intercept asks", intercept(shellEvent("e-ask", "git push --force origin main")), 0},
-		{"intercept replayed", intercept(shellEvent("e-deny", "rm -rf /")), 0},
-		{"intercept conflicting replay", intercept(shellEvent("e-deny", "rm -rf /tmp/x")), 0},
+		{"intercept allowed", intercept(testkit.ShellEvent("e-allow", "ls -la")), 0},
+		{"intercept denied", intercept(testkit.ShellEvent("e-deny", "rm -rf /")), 0},
+		{"intercept asks", intercept(testkit.ShellEvent("e-ask", "git push --force origin main")), 0},
+		{"intercept replayed", intercept(testkit.ShellEvent("e-deny", "rm -rf /")), 0},
+		{"intercept conflicting replay", intercept(testkit.ShellEvent("e-deny", "rm -rf /tmp/x")), 0},
 		{"intercept invalid event", intercept(&ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE}), connect.CodeInvalidArgument},
 		{"intercept without event", intercept(nil), connect.CodeInvalidArgument},
 		{"batch", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{shellEvent("b1", "ls"), shellEvent("b2", "mkfs.ext4 /dev/sda1")}}))
+			r, err := c.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{testkit.ShellEvent("b1", "ls"), testkit.ShellEvent("b2", "mkfs.ext4 /dev/sda1")}}))
 			return msgOf(r, err)
 		}, 0},
 		{"typed idle without its payload", func(ctx context.Context, c unaryClients) (proto.Message, error) {
@@ -156,7 +140,7 @@ func rpcCases() []rpcCase {
 			return msgOf(r, err)
 		}, 0},
 		{"observe a decided type", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: shellEvent("o2", "ls")}))
+			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: testkit.ShellEvent("o2", "ls")}))
 			return msgOf(r, err)
 		}, 0},
 		{"handshake", func(ctx context.Context, c unaryClients) (proto.Message, error) {
@@ -260,7 +244,7 @@ func TestLocalAnswersAsOverHTTP(t *testing.T) {
 // The request limit is the server's (a wire error), the answer limit the client's (not one).
 func TestLocalSizeLimits(t *testing.T) {
 	t.Parallel()
-	big := shellEvent("big", strings.Repeat("x", 4096))
+	big := testkit.ShellEvent("big", strings.Repeat("x", 4096))
 	small := func(c *Config) { c.MaxRequestBytes = 1024 }
 	_, local := newLocal(t, LocalOptions{}, small)
 	remote := newHTTP(t, small)
@@ -286,7 +270,7 @@ func TestLocalCopiesRequestsAndAnswers(t *testing.T) {
 	t.Parallel()
 	_, local := newLocal(t, LocalOptions{}, nil)
 	ctx := context.Background()
-	req := &ahpv1.InterceptRequest{Event: shellEvent("copy", "rm -rf /")}
+	req := &ahpv1.InterceptRequest{Event: testkit.ShellEvent("copy", "rm -rf /")}
 	first, err := local.Intercept(ctx, connect.NewRequest(req))
 	if err != nil {
 		t.Fatal(err)
@@ -315,13 +299,13 @@ func TestLocalCallerContext(t *testing.T) {
 	_, local := newLocal(t, LocalOptions{}, nil)
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := local.Intercept(canceled, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("c1", "ls")}))
+	_, err := local.Intercept(canceled, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("c1", "ls")}))
 	if connect.CodeOf(err) != connect.CodeCanceled || connect.IsWireError(err) {
 		t.Errorf("canceled: %v", err)
 	}
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel2()
-	_, err = local.Intercept(expired, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("c2", "ls")}))
+	_, err = local.Intercept(expired, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("c2", "ls")}))
 	if connect.CodeOf(err) != connect.CodeDeadlineExceeded || connect.IsWireError(err) {
 		t.Errorf("expired: %v", err)
 	}
@@ -455,14 +439,14 @@ func TestLocalClose(t *testing.T) {
 		t.Errorf("the call in flight failed: %v", err)
 	}
 
-	_, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("late", "ls")}))
+	_, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("late", "ls")}))
 	if connect.CodeOf(err) != connect.CodeUnavailable || connect.IsWireError(err) || !errors.Is(err, ErrLocalClosed) {
 		t.Errorf("call after Close: %v", err)
 	}
 	if err := l.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln := memhttp.NewListener()
 	defer ln.Close()
 	if err := l.Serve(ln); !errors.Is(err, ErrLocalClosed) {
 		t.Errorf("Serve after Close: %v", err)
@@ -472,11 +456,10 @@ func TestLocalClose(t *testing.T) {
 // Close gives up on a call that outlives ShutdownTimeout and says so.
 func TestLocalCloseTimeout(t *testing.T) {
 	t.Parallel()
-	srv, err := New(Config{Logger: quiet(), ShutdownTimeout: 20 * time.Millisecond})
+	l, err := newServer(t, func(c *Config) { c.ShutdownTimeout = 20 * time.Millisecond }).Local(LocalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, _ := srv.Local(LocalOptions{})
 	entered, release := make(chan struct{}), make(chan struct{})
 	defer close(release)
 	go unary(context.Background(), l, "/test", connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}), func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
@@ -495,20 +478,14 @@ func TestLocalCloseTimeout(t *testing.T) {
 func TestLocalServeStreams(t *testing.T) {
 	t.Parallel()
 	_, l := newLocal(t, LocalOptions{}, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := memhttp.NewListener()
 	if err := l.Serve(ln); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Serve(ln); err == nil {
 		t.Error("a second Serve succeeded")
 	}
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	hc := &http.Client{Transport: &http.Transport{Protocols: &p}}
-	url := "http://" + ln.Addr().String()
+	hc, url := ln.Client(true), memhttp.URL
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
@@ -526,7 +503,7 @@ func TestLocalServeStreams(t *testing.T) {
 	}()
 	var seen *ahpv1.WatchResponse
 	for i := 0; seen == nil; i++ {
-		if _, err := l.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("w"+string(rune('a'+i%26))+time.Now().Format("150405.000000"), "ls")})); err != nil {
+		if _, err := l.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("w"+string(rune('a'+i%26))+time.Now().Format("150405.000000"), "ls")})); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -541,7 +518,7 @@ func TestLocalServeStreams(t *testing.T) {
 	}
 
 	stream := ahpv1connect.NewInterceptServiceClient(hc, url).InterceptStream(ctx)
-	if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: shellEvent("s1", "rm -rf /")}); err != nil {
+	if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: testkit.ShellEvent("s1", "rm -rf /")}); err != nil {
 		t.Fatal(err)
 	}
 	answer, err := stream.Receive()
@@ -565,7 +542,7 @@ func TestLocalServeStreams(t *testing.T) {
 func TestLocalRefusesInterceptorsItWouldSkip(t *testing.T) {
 	t.Parallel()
 	var tracing connect.UnaryInterceptorFunc = func(next connect.UnaryFunc) connect.UnaryFunc { return next }
-	srv, err := New(Config{Logger: quiet(), Tracing: tracing})
+	srv, err := New(Config{Logger: testkit.Discard(), Tracing: tracing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +554,7 @@ func TestLocalRefusesInterceptorsItWouldSkip(t *testing.T) {
 // The validation warm-up in New decides, records and counts nothing.
 func TestNewWarmsUpWithoutEffects(t *testing.T) {
 	t.Parallel()
-	m := metrics.New(metrics.Options{NoRuntimeMetrics: true, Logger: quiet()})
+	m := metrics.New(metrics.Options{NoRuntimeMetrics: true, Logger: testkit.Discard()})
 	_, l := newLocal(t, LocalOptions{}, func(c *Config) { c.Metrics = m })
 	count := func() float64 {
 		fams, err := m.Registry().Gather()
@@ -598,7 +575,7 @@ func TestNewWarmsUpWithoutEffects(t *testing.T) {
 	if n := count(); n != 0 {
 		t.Fatalf("%v decisions and events counted before any call", n)
 	}
-	if _, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("one", "ls")})); err != nil {
+	if _, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("one", "ls")})); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(); n != 1 {
@@ -609,7 +586,7 @@ func TestNewWarmsUpWithoutEffects(t *testing.T) {
 // The HTTP handler is built on first use, and only once.
 func TestHandlerIsBuiltOnFirstUse(t *testing.T) {
 	t.Parallel()
-	srv, err := New(Config{Logger: quiet()})
+	srv, err := New(Config{Logger: testkit.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 func observation(id string) *ahpv1.Event {
@@ -54,7 +54,7 @@ func auditedEventIDs(t *testing.T, path string) []string {
 func TestObserveStreamBatches(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	log, err := audit.Open(audit.Config{Path: path, Required: true, Logger: slog.New(slog.DiscardHandler)})
+	log, err := audit.Open(audit.Config{Path: path, Required: true, Logger: testkit.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestObserveStreamBatches(t *testing.T) {
 
 	for _, proto := range protocols {
 		t.Run(proto.name, func(t *testing.T) {
-			client := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url, proto.opts...)
+			client := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url, proto.opts...)
 			id := func(s string) string { return proto.name + "-" + s }
 
 			// A single event, a batch in order, a batch repeating one earlier event (a retry).
@@ -124,7 +124,7 @@ func TestObserveStreamBatches(t *testing.T) {
 func TestObserveStreamRejectsMalformedMessages(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	client := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
+	client := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url)
 	tooMany := make([]*ahpv1.Event, 1001)
 	for i := range tooMany {
 		tooMany[i] = observation(fmt.Sprintf("many-%d", i))

@@ -3,9 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +17,8 @@ import (
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/server/reflection"
+	"github.com/ahp-gateway/ahp/internal/testkit"
+	"github.com/ahp-gateway/ahp/internal/testkit/memhttp"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -42,10 +42,13 @@ rules:
     effect: {deny: {reason: "would block curl"}}
 `
 
-// testServer runs a full ahp-server over httptest with HTTP/1.1 and h2c, like production.
+// testServer runs a full ahp-server in memory with its production http.Server settings
+// (HTTP/1.1 and h2c).
 type testServer struct {
 	srv  *server.Server
 	url  string
+	hc   *http.Client // h2c
+	mem  *memhttp.Server
 	file string
 }
 
@@ -55,7 +58,7 @@ func start(t *testing.T, policyYAML string, tweak func(*server.Config)) *testSer
 	if err := os.WriteFile(file, []byte(policyYAML), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{PolicyFile: file, PolicyPollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+	cfg := server.Config{PolicyFile: file, PolicyPollInterval: 10 * time.Millisecond, Logger: testkit.Discard()}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -63,14 +66,12 @@ func start(t *testing.T, policyYAML string, tweak func(*server.Config)) *testSer
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewUnstartedServer(srv.Handler())
-	hs.Config = srv.HTTPServer()
-	hs.Start()
+	mem := memhttp.Serve(t, srv.HTTPServer())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); srv.WatchPolicy(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; hs.Close() })
-	return &testServer{srv: srv, url: hs.URL, file: file}
+	t.Cleanup(func() { cancel(); <-done })
+	return &testServer{srv: srv, url: mem.URL(), hc: mem.Client(), mem: mem, file: file}
 }
 
 // protocols are the three wire protocols every RPC is exercised over.
@@ -84,21 +85,6 @@ var protocols = []struct {
 	{"grpc-web", []connect.ClientOption{connect.WithGRPCWeb()}},
 }
 
-func h2cClient() *http.Client {
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &http.Transport{Protocols: &p}}
-}
-
-func shell(id, command string) *ahpv1.Event {
-	input, _ := structpb.NewStruct(map[string]any{"command": command})
-	return &ahpv1.Event{
-		Id: id, Source: "urn:server-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE,
-		Session: &ahpv1.Session{Id: "s1"},
-		Tool:    &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
-	}
-}
-
 func TestEveryRPCOverEveryProtocol(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
@@ -106,7 +92,7 @@ func TestEveryRPCOverEveryProtocol(t *testing.T) {
 		t.Run(proto.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			hc := h2cClient()
+			hc := ts.hc
 			intercept := ahpv1connect.NewInterceptServiceClient(hc, ts.url, proto.opts...)
 			typedc := ahpv1connect.NewTypedDecisionServiceClient(hc, ts.url, proto.opts...)
 			observe := ahpv1connect.NewObservationServiceClient(hc, ts.url, proto.opts...)
@@ -114,7 +100,7 @@ func TestEveryRPCOverEveryProtocol(t *testing.T) {
 			id := func(s string) string { return proto.name + "-" + s }
 
 			// Intercept (unary), with the decision id and rule ids.
-			resp, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shell(id("rm"), "rm -rf x")}))
+			resp, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent(id("rm"), "rm -rf x")}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +115,7 @@ func TestEveryRPCOverEveryProtocol(t *testing.T) {
 			}
 
 			// InterceptBatch.
-			batch, err := intercept.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{shell(id("b1"), "ls"), shell(id("b2"), "rm y")}}))
+			batch, err := intercept.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{testkit.ShellEvent(id("b1"), "ls"), testkit.ShellEvent(id("b2"), "rm y")}}))
 			if err != nil || len(batch.Msg.GetDecisions()) != 2 || batch.Msg.GetDecisions()[1].GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
 				t.Fatalf("InterceptBatch = %v, %v", batch, err)
 			}
@@ -184,7 +170,7 @@ func TestStreamingShapes(t *testing.T) {
 		t.Run(proto.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			hc := h2cClient()
+			hc := ts.hc
 			intercept := ahpv1connect.NewInterceptServiceClient(hc, ts.url, proto.opts...)
 			observe := ahpv1connect.NewObservationServiceClient(hc, ts.url, proto.opts...)
 
@@ -202,7 +188,7 @@ func TestStreamingShapes(t *testing.T) {
 			sent := map[string]string{}
 			i := 0
 			for cmd, want := range events {
-				ev := shell(fmt.Sprintf("%s-bidi-%d", proto.name, i), cmd)
+				ev := testkit.ShellEvent(fmt.Sprintf("%s-bidi-%d", proto.name, i), cmd)
 				ev.Session.Id = "stream-" + proto.name
 				sent[ev.GetId()] = want
 				if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: ev}); err != nil {
@@ -273,8 +259,8 @@ func TestWatchFilters(t *testing.T) {
 	ts := start(t, basePolicy, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	observe := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
-	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	observe := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url)
+	intercept := ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url)
 
 	decisionsOnly, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{DecisionsOnly: true, SessionId: "wf"}))
 	if err != nil {
@@ -289,7 +275,7 @@ func TestWatchFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ev := shell("wf-1", "ls")
+	ev := testkit.ShellEvent("wf-1", "ls")
 	ev.Session.Id = "wf"
 	if _, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev})); err != nil {
 		t.Fatal(err)
@@ -321,17 +307,17 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	ts := start(t, basePolicy, func(c *server.Config) { c.WatchBuffer = 4 })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	observe := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
+	observe := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url)
 	slow, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Never reading while many items are published overflows the tiny buffer (HTTP/2 flow control
 	// lets the server write ahead only so far). Intercepts keep succeeding meanwhile.
-	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	intercept := ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url)
 	payload := strings.Repeat("x", 16<<10)
 	for i := range 400 {
-		if _, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shell(fmt.Sprintf("slow-%d", i), "echo "+payload)})); err != nil {
+		if _, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent(fmt.Sprintf("slow-%d", i), "echo "+payload)})); err != nil {
 			t.Fatalf("intercept %d while a watcher lags: %v", i, err)
 		}
 	}
@@ -345,8 +331,8 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 func TestDryRunRecordsWithoutEffect(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
-	resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shell("dry", "curl example.com")}))
+	intercept := ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url)
+	resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("dry", "curl example.com")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,9 +345,9 @@ func TestDryRunRecordsWithoutEffect(t *testing.T) {
 func TestCapabilityNarrowing(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	intercept := ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url)
 	denyOnly := &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_DENY}}
-	resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shell("narrow", "git push origin main"), Capabilities: denyOnly}))
+	resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("narrow", "git push origin main"), Capabilities: denyOnly}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,10 +359,13 @@ func TestCapabilityNarrowing(t *testing.T) {
 
 func TestHotReload(t *testing.T) {
 	t.Parallel()
-	ts := start(t, basePolicy, nil)
-	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	// The server logs each reload after it has swapped the policy in (or kept the old one): the
+	// test waits for those lines.
+	var logs testkit.LogBuffer
+	ts := start(t, basePolicy, func(c *server.Config) { c.Logger = logs.Logger() })
+	intercept := ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url)
 	verdict := func(id, cmd string) ahpv1.Verdict {
-		resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shell(id, cmd)}))
+		resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent(id, cmd)}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,13 +381,16 @@ func TestHotReload(t *testing.T) {
     effect: {deny: {reason: "no touching"}}
 `
 	writeFile(t, ts.file, updated)
-	waitFor(t, func() bool { r, _ := ts.srv.ReloadStats(); return r >= 1 })
+	logs.WaitFor(t, `msg="policy reloaded"`, 1)
 	if v := verdict("hr-1", "touch f"); v != ahpv1.Verdict_VERDICT_DENY {
 		t.Fatalf("after good reload: %v", v)
 	}
 	// A broken file keeps the last good policy and is counted.
 	writeFile(t, ts.file, "rules: [this is: not valid")
-	waitFor(t, func() bool { _, f := ts.srv.ReloadStats(); return f >= 1 })
+	logs.WaitFor(t, `msg="policy reload failed`, 1)
+	if _, f := ts.srv.ReloadStats(); f == 0 {
+		t.Error("ReloadStats counts no failed reload after the log said one failed")
+	}
 	if v := verdict("hr-2", "touch f"); v != ahpv1.Verdict_VERDICT_DENY {
 		t.Fatalf("after broken reload: %v", v)
 	}
@@ -413,7 +405,7 @@ func TestHealthAndReflection(t *testing.T) {
 	// Health over the Connect protocol with JSON, as curl would call it.
 	req, _ := http.NewRequest(http.MethodPost, ts.url+"/grpc.health.v1.Health/Check", strings.NewReader("{}"))
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := ts.mem.HTTP1Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +416,7 @@ func TestHealthAndReflection(t *testing.T) {
 		t.Fatalf("health: %d %s", resp.StatusCode, body[:n])
 	}
 	// Reflection (v1; the client falls back to v1alpha on its own) lists every service.
-	stream := grpcreflect.NewClient(h2cClient(), ts.url, connect.WithGRPC()).NewStream(context.Background())
+	stream := grpcreflect.NewClient(ts.hc, ts.url, connect.WithGRPC()).NewStream(context.Background())
 	defer stream.Close()
 	names, err := stream.ListServices()
 	if err != nil {
@@ -446,12 +438,12 @@ func TestHealthAndReflection(t *testing.T) {
 func TestNoReflectionUnlessMounted(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	stream := grpcreflect.NewClient(h2cClient(), ts.url, connect.WithGRPC()).NewStream(context.Background())
+	stream := grpcreflect.NewClient(ts.hc, ts.url, connect.WithGRPC()).NewStream(context.Background())
 	defer stream.Close()
 	if names, err := stream.ListServices(); err == nil || connect.CodeOf(err) != connect.CodeUnimplemented {
 		t.Errorf("reflection without Config.Reflection: %v, %v; want unimplemented", names, err)
 	}
-	c := grpchealth.NewClient(h2cClient(), ts.url)
+	c := grpchealth.NewClient(ts.hc, ts.url)
 	if _, err := c.Check(context.Background(), &grpchealth.CheckRequest{}); err != nil {
 		t.Errorf("health: %v", err)
 	}
@@ -459,7 +451,7 @@ func TestNoReflectionUnlessMounted(t *testing.T) {
 
 func TestDefaultPolicyWhenNoFile(t *testing.T) {
 	t.Parallel()
-	srv, err := server.New(server.Config{Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(server.Config{Logger: testkit.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +464,7 @@ func TestBrokenPolicyFileFailsStartup(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "bad.yaml")
 	writeFile(t, file, "version: 1\nrules:\n  - id: x\n    when: 'nope('\n    effect: {deny: {reason: r}}\n")
-	_, err := server.New(server.Config{PolicyFile: file, Logger: slog.New(slog.DiscardHandler)})
+	_, err := server.New(server.Config{PolicyFile: file, Logger: testkit.Discard()})
 	if err == nil || !strings.Contains(err.Error(), `"x"`) {
 		t.Fatalf("err = %v", err)
 	}
@@ -490,21 +482,10 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestStreamsEndAtTheirMaximumDuration(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, func(c *server.Config) { c.MaxStreamDuration = 200 * time.Millisecond })
-	observe := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
+	observe := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	watch, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{}))

@@ -14,7 +14,7 @@ import (
 func TestEveryTypedDecision(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	c := ahpv1connect.NewTypedDecisionServiceClient(h2cClient(), ts.url)
+	c := ahpv1connect.NewTypedDecisionServiceClient(ts.hc, ts.url)
 	ctx := context.Background()
 	ev := func(id string) *ahpv1.Event {
 		return &ahpv1.Event{Id: id, Session: &ahpv1.Session{Id: "typed"}, Harness: &ahpv1.HarnessEnvelope{AgentId: "a1"}}

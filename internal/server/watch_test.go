@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // Watchers on every protocol, fed in batches with responses shared between them, each see every
@@ -28,7 +29,7 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 	}
 	var watchers []watcher
 	for _, proto := range protocols {
-		observe := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url, proto.opts...)
+		observe := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url, proto.opts...)
 		for i := range perProtocol {
 			s, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "order", DecisionsOnly: true}))
 			if err != nil {
@@ -40,7 +41,7 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 	}
 
 	// Concurrent callers: batches form, and the publish order is the hub's to choose.
-	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	intercept := ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url)
 	answered := make(map[string]string) // event id → decision id
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -48,7 +49,7 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := range perWorker {
-				ev := shell(fmt.Sprintf("order-%d-%03d", w, i), "ls")
+				ev := testkit.ShellEvent(fmt.Sprintf("order-%d-%03d", w, i), "ls")
 				ev.Session.Id = "order"
 				resp, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
 				if err != nil {
