@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/hub"
 	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/typed"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -61,24 +61,15 @@ func newFixture(t *testing.T) *fixture {
 		Hub:    f.hub,
 		NewID:  func() string { return "d" + string(rune('0'+f.ids.Add(1)%10)) },
 		Limits: core.HarnessLimits{BatchSize: 3, MaxDepth: 2},
-		Logger: slog.New(slog.DiscardHandler),
+		Logger: testkit.Discard(),
 	})
 	return f
-}
-
-func shell(id, command string) *ahpv1.Event {
-	input, _ := structpb.NewStruct(map[string]any{"command": command})
-	return &ahpv1.Event{
-		Id: id, Source: "urn:test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE,
-		Session: &ahpv1.Session{Id: "s1"},
-		Tool:    &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
-	}
 }
 
 func TestInterceptDeniesAndAllows(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	d, err := f.core.Intercept(context.Background(), shell("e1", "rm -rf build"), nil)
+	d, err := f.core.Intercept(context.Background(), testkit.ShellEvent("e1", "rm -rf build"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +79,7 @@ func TestInterceptDeniesAndAllows(t *testing.T) {
 	if d.GetDecisionId() == "" || len(d.GetMatchedRuleIds()) != 1 || d.GetMatchedRuleIds()[0] != "deny-rm" {
 		t.Fatalf("decision id / rules = %q %v", d.GetDecisionId(), d.GetMatchedRuleIds())
 	}
-	d, err = f.core.Intercept(context.Background(), shell("e2", "ls"), nil)
+	d, err = f.core.Intercept(context.Background(), testkit.ShellEvent("e2", "ls"), nil)
 	if err != nil || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW || len(d.GetEffects()) != 0 {
 		t.Fatalf("ls: %v %v", d, err)
 	}
@@ -97,18 +88,18 @@ func TestInterceptDeniesAndAllows(t *testing.T) {
 func TestRetriedEventReplaysSameDecision(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	first, err := f.core.Intercept(context.Background(), shell("e1", "rm x"), nil)
+	first, err := f.core.Intercept(context.Background(), testkit.ShellEvent("e1", "rm x"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := f.core.Intercept(context.Background(), shell("e1", "rm x"), nil)
+	again, err := f.core.Intercept(context.Background(), testkit.ShellEvent("e1", "rm x"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !again.GetReplayed() || again.GetDecisionId() != first.GetDecisionId() {
 		t.Fatalf("replay = %v, first = %v", again, first)
 	}
-	other := shell("e1", "rm x")
+	other := testkit.ShellEvent("e1", "rm x")
 	other.Source = "urn:other" // a different source is a different event
 	d, _ := f.core.Intercept(context.Background(), other, nil)
 	if d.GetReplayed() || d.GetDecisionId() == first.GetDecisionId() {
@@ -119,8 +110,7 @@ func TestRetriedEventReplaysSameDecision(t *testing.T) {
 func TestHooksCallerGetsDenyInsteadOfAsk(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ev := shell("e1", "git push origin main")
-	ev.Origin = &ahpv1.Origin{Dialect: ahpv1.Dialect_DIALECT_HOOKS, ProtocolVersion: "0.1"}
+	ev := testkit.ShellEvent("e1", "git push origin main", testkit.HooksOrigin())
 	d, err := f.core.Intercept(context.Background(), ev, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +124,7 @@ func TestHooksCallerGetsDenyInsteadOfAsk(t *testing.T) {
 		}
 	}
 	// A caller that can ask gets the ask.
-	ev2 := shell("e2", "git push origin main")
+	ev2 := testkit.ShellEvent("e2", "git push origin main")
 	d, err = f.core.Intercept(context.Background(), ev2, &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_ASK, ahpv1.EffectKind_EFFECT_KIND_DENY}})
 	if err != nil || d.GetVerdict() != ahpv1.Verdict_VERDICT_ASK {
 		t.Fatalf("ask-capable caller: %v %v", d, err)
@@ -144,7 +134,7 @@ func TestHooksCallerGetsDenyInsteadOfAsk(t *testing.T) {
 func TestRuleEvaluationErrorFailsClosed(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ev := shell("e1", "ls")
+	ev := testkit.ShellEvent("e1", "ls")
 	ev.Tool.Input.Fields["boom"] = structpb.NewStringValue("not a map")
 	d, err := f.core.Intercept(context.Background(), ev, nil)
 	if err != nil {
@@ -162,14 +152,14 @@ func (panicky) Settings() policy.Settings           { return policy.Settings{} }
 
 func TestPanicIsAnErrorForThatCallOnly(t *testing.T) {
 	t.Parallel()
-	c := core.New(core.Config{Policy: func() core.Policy { return panicky{} }, Typed: typed.Decide, Logger: slog.New(slog.DiscardHandler)})
-	_, err := c.Intercept(context.Background(), shell("e1", "ls"), nil)
+	c := core.New(core.Config{Policy: func() core.Policy { return panicky{} }, Typed: typed.Decide, Logger: testkit.Discard()})
+	_, err := c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
 	ce, ok := core.AsError(err)
 	if !ok || ce.Code != core.CodeInternal {
 		t.Fatalf("err = %v", err)
 	}
 	// The batch turns the same failure into a labelled block and carries on.
-	ds, err := c.Batch(context.Background(), []*ahpv1.Event{shell("e2", "ls"), shell("e3", "ls")}, nil)
+	ds, err := c.Batch(context.Background(), []*ahpv1.Event{testkit.ShellEvent("e2", "ls"), testkit.ShellEvent("e3", "ls")}, nil)
 	if err != nil || len(ds) != 2 {
 		t.Fatalf("batch: %v %v", ds, err)
 	}
@@ -209,25 +199,29 @@ func TestObserveCountsOnce(t *testing.T) {
 	f := newFixture(t)
 	sub := f.hub.Subscribe(hub.Filter{}, 16)
 	defer sub.Close()
-	ev := &ahpv1.Event{Id: "o1", Source: "urn:test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "s1"}}
+	ev := testkit.Event("o1", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER)
 	for i, wantDup := range []bool{false, true} {
 		dup, err := f.core.Observe(context.Background(), ev)
 		if err != nil || dup != wantDup {
 			t.Fatalf("observe #%d: dup=%v err=%v", i, dup, err)
 		}
 	}
-	select {
-	case it := <-sub.Items():
-		if it.Decision != nil || it.Event.GetId() != "o1" {
-			t.Fatalf("item = %v", it)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("observation not published")
+	// The hub keeps publish order: had the duplicate been published, it would come before o2.
+	if _, err := f.core.Observe(context.Background(), testkit.Event("o2", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER)); err != nil {
+		t.Fatal(err)
 	}
-	select {
-	case it := <-sub.Items():
-		t.Fatalf("duplicate published: %v", it)
-	case <-time.After(50 * time.Millisecond):
+	for _, want := range []string{"o1", "o2"} {
+		select {
+		case it := <-sub.Items():
+			if it.Event.GetId() != want {
+				t.Fatalf("published %s, want %s (a duplicate was published)", it.Event.GetId(), want)
+			}
+			if it.Decision != nil {
+				t.Fatalf("observation %s published with a decision: %v", want, it.Decision)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("observation %s not published", want)
+		}
 	}
 	if _, err := f.core.Observe(context.Background(), &ahpv1.Event{Id: "x", Type: ahpv1.EventType_EVENT_TYPE_RATE_LIMIT}); err == nil {
 		t.Fatal("a typed event must not be accepted as an observation")
@@ -241,17 +235,17 @@ func TestBatchLimits(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	_, err := f.core.Batch(ctx, []*ahpv1.Event{shell("a", "ls"), shell("b", "ls"), shell("c", "ls"), shell("d", "ls")}, nil)
+	_, err := f.core.Batch(ctx, []*ahpv1.Event{testkit.ShellEvent("a", "ls"), testkit.ShellEvent("b", "ls"), testkit.ShellEvent("c", "ls"), testkit.ShellEvent("d", "ls")}, nil)
 	if err == nil || !strings.Contains(err.Error(), "Batch size 4 exceeds configured limit 3") {
 		t.Fatalf("size: %v", err)
 	}
 	typedEv := &ahpv1.Event{Id: "t", Type: ahpv1.EventType_EVENT_TYPE_IDLE, Body: &ahpv1.Event_Idle{Idle: &ahpv1.IdlePayload{}}}
-	_, err = f.core.Batch(ctx, []*ahpv1.Event{shell("a", "rm x"), typedEv}, nil)
+	_, err = f.core.Batch(ctx, []*ahpv1.Event{testkit.ShellEvent("a", "rm x"), typedEv}, nil)
 	if err == nil || !strings.Contains(err.Error(), "events[1].type: Event type idle cannot be batched") {
 		t.Fatalf("typed in batch: %v", err)
 	}
 	// The invalid batch had no side effect: "a" was not decided, so deciding it now is not a replay.
-	d, _ := f.core.Intercept(ctx, shell("a", "rm x"), nil)
+	d, _ := f.core.Intercept(ctx, testkit.ShellEvent("a", "rm x"), nil)
 	if d.GetReplayed() {
 		t.Fatal("an invalid batch must not evaluate any event")
 	}
@@ -260,7 +254,7 @@ func TestBatchLimits(t *testing.T) {
 		t.Fatalf("empty batch: %v %v", ds, err)
 	}
 	after := &ahpv1.Event{Id: "p", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER}
-	ds, err = f.core.Batch(ctx, []*ahpv1.Event{shell("q", "rm y"), after}, nil)
+	ds, err = f.core.Batch(ctx, []*ahpv1.Event{testkit.ShellEvent("q", "rm y"), after}, nil)
 	if err != nil || ds[0].GetVerdict() != ahpv1.Verdict_VERDICT_DENY || ds[1].GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
 		t.Fatalf("mixed batch: %v %v", ds, err)
 	}
@@ -360,7 +354,7 @@ func TestCanceledContext(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := newFixture(t).core.Intercept(ctx, shell("e", "ls"), nil)
+	_, err := newFixture(t).core.Intercept(ctx, testkit.ShellEvent("e", "ls"), nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
@@ -369,9 +363,9 @@ func TestCanceledContext(t *testing.T) {
 func TestDecisionIsNotSharedWithReplay(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	d1, _ := f.core.Intercept(context.Background(), shell("e", "rm x"), nil)
+	d1, _ := f.core.Intercept(context.Background(), testkit.ShellEvent("e", "rm x"), nil)
 	d1.Effects = nil // a caller mutating its answer must not change what replays see
-	d2, _ := f.core.Intercept(context.Background(), shell("e", "rm x"), nil)
+	d2, _ := f.core.Intercept(context.Background(), testkit.ShellEvent("e", "rm x"), nil)
 	if len(d2.GetEffects()) != 1 || proto.Equal(d1, d2) {
 		t.Fatalf("replay = %v", d2)
 	}
@@ -392,8 +386,8 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: slog.New(slog.DiscardHandler)})
-	d, err := c.Intercept(context.Background(), shell("e", "ls"), nil)
+	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: testkit.Discard()})
+	d, err := c.Intercept(context.Background(), testkit.ShellEvent("e", "ls"), nil)
 	if err != nil || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW || d.GetSynthetic() {
 		t.Fatalf("decision = %v, %v", d, err)
 	}

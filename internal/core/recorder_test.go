@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/typed"
 )
 
@@ -61,7 +61,7 @@ func recordingCore(t *testing.T, r core.Recorder, o core.Observer) *core.Core {
 	p := policy.Default()
 	return core.New(core.Config{
 		Policy: func() core.Policy { return p }, Typed: typed.Decide,
-		Recorder: r, Observer: o, Logger: slog.New(slog.DiscardHandler),
+		Recorder: r, Observer: o, Logger: testkit.Discard(),
 	})
 }
 
@@ -69,7 +69,7 @@ func TestRequiredAuditFailureFailsClosed(t *testing.T) {
 	t.Parallel()
 	rec := &fakeRecorder{fail: true, required: true}
 	c := recordingCore(t, rec, nil)
-	d, err := c.Intercept(context.Background(), shell("e1", "ls"), nil)
+	d, err := c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestRequiredAuditFailureFailsClosed(t *testing.T) {
 	rec.mu.Lock()
 	rec.fail = false
 	rec.mu.Unlock()
-	d, err = c.Intercept(context.Background(), shell("e1", "ls"), nil)
+	d, err = c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
 	if err != nil || d.GetReplayed() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
 		t.Fatalf("after recovery: %v %v", d, err)
 	}
@@ -100,7 +100,7 @@ func TestRequiredAuditFailureFailsClosed(t *testing.T) {
 func TestOptionalAuditFailureDoesNotChangeDecisions(t *testing.T) {
 	t.Parallel()
 	c := recordingCore(t, &fakeRecorder{fail: true}, nil)
-	d, err := c.Intercept(context.Background(), shell("e1", "ls"), nil)
+	d, err := c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
 	if err != nil || d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
 		t.Fatalf("decision = %v %v", d, err)
 	}
@@ -134,7 +134,7 @@ func TestEveryDecisionIsRecordedAndCounted(t *testing.T) {
 	obs := &countingObserver{}
 	c := recordingCore(t, rec, obs)
 	for _, cmd := range []string{"ls", "rm -rf /", "ls"} {
-		if _, err := c.Intercept(context.Background(), shell("same-"+cmd, cmd), nil); err != nil {
+		if _, err := c.Intercept(context.Background(), testkit.ShellEvent("same-"+cmd, cmd), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
