@@ -73,15 +73,30 @@ func TestInterceptDeniesAndAllows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || d.GetEffects()[0].GetDeny().GetReason() != "no rm" {
-		t.Fatalf("decision = %v", d)
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_DENY; %v", d.GetVerdict(), d)
 	}
-	if d.GetDecisionId() == "" || len(d.GetMatchedRuleIds()) != 1 || d.GetMatchedRuleIds()[0] != "deny-rm" {
-		t.Fatalf("decision id / rules = %q %v", d.GetDecisionId(), d.GetMatchedRuleIds())
+	if d.GetEffects()[0].GetDeny().GetReason() != "no rm" {
+		t.Fatalf("decision: d.GetEffects()[0].GetDeny().GetReason() = %v, want \"no rm\"; %v", d.GetEffects()[0].GetDeny().GetReason(), d)
+	}
+	if d.GetDecisionId() == "" {
+		t.Fatalf("decision id / rules: d.GetDecisionId() = \"\"; %q %v", d.GetDecisionId(), d.GetMatchedRuleIds())
+	}
+	if len(d.GetMatchedRuleIds()) != 1 {
+		t.Fatalf("decision id / rules: len(d.GetMatchedRuleIds()) = %v, want 1; %q %v", len(d.GetMatchedRuleIds()), d.GetDecisionId(), d.GetMatchedRuleIds())
+	}
+	if d.GetMatchedRuleIds()[0] != "deny-rm" {
+		t.Fatalf("decision id / rules: d.GetMatchedRuleIds()[0] = %v, want \"deny-rm\"; %q %v", d.GetMatchedRuleIds()[0], d.GetDecisionId(), d.GetMatchedRuleIds())
 	}
 	d, err = f.core.Intercept(context.Background(), testkit.ShellEvent("e2", "ls"), nil)
-	if err != nil || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW || len(d.GetEffects()) != 0 {
-		t.Fatalf("ls: %v %v", d, err)
+	if err != nil {
+		t.Fatalf("ls: %v", err)
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("ls: d.GetVerdict() = %v, want VERDICT_ALLOW; %v", d.GetVerdict(), d)
+	}
+	if len(d.GetEffects()) != 0 {
+		t.Fatalf("ls: len(d.GetEffects()) = %v, want 0; %v", len(d.GetEffects()), d)
 	}
 }
 
@@ -96,14 +111,20 @@ func TestRetriedEventReplaysSameDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !again.GetReplayed() || again.GetDecisionId() != first.GetDecisionId() {
-		t.Fatalf("replay = %v, first = %v", again, first)
+	if !again.GetReplayed() {
+		t.Fatalf("replay: again.GetReplayed() is false; %v, first = %v", again, first)
+	}
+	if again.GetDecisionId() != first.GetDecisionId() {
+		t.Fatalf("replay: again.GetDecisionId() = %v, want first.GetDecisionId(); %v, first = %v", again.GetDecisionId(), again, first)
 	}
 	other := testkit.ShellEvent("e1", "rm x")
 	other.Source = "urn:other" // a different source is a different event
 	d, _ := f.core.Intercept(context.Background(), other, nil)
-	if d.GetReplayed() || d.GetDecisionId() == first.GetDecisionId() {
-		t.Fatal("a different source must not replay")
+	if d.GetReplayed() {
+		t.Fatalf("a different source must not replay: d.GetReplayed() is true")
+	}
+	if d.GetDecisionId() == first.GetDecisionId() {
+		t.Fatalf("a different source must not replay: d.GetDecisionId() = first.GetDecisionId()")
 	}
 }
 
@@ -115,8 +136,11 @@ func TestHooksCallerGetsDenyInsteadOfAsk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || len(d.GetFallbacks()) != 1 {
-		t.Fatalf("hooks caller: %v", d)
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("hooks caller: d.GetVerdict() = %v, want VERDICT_DENY; %v", d.GetVerdict(), d)
+	}
+	if len(d.GetFallbacks()) != 1 {
+		t.Fatalf("hooks caller: len(d.GetFallbacks()) = %v, want 1; %v", len(d.GetFallbacks()), d)
 	}
 	for _, e := range d.GetEffects() {
 		if e.GetDeny() == nil {
@@ -126,8 +150,11 @@ func TestHooksCallerGetsDenyInsteadOfAsk(t *testing.T) {
 	// A caller that can ask gets the ask.
 	ev2 := testkit.ShellEvent("e2", "git push origin main")
 	d, err = f.core.Intercept(context.Background(), ev2, &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_ASK, ahpv1.EffectKind_EFFECT_KIND_DENY}})
-	if err != nil || d.GetVerdict() != ahpv1.Verdict_VERDICT_ASK {
-		t.Fatalf("ask-capable caller: %v %v", d, err)
+	if err != nil {
+		t.Fatalf("ask-capable caller: %v", err)
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ASK {
+		t.Fatalf("ask-capable caller: d.GetVerdict() = %v, want VERDICT_ASK; %v", d.GetVerdict(), d)
 	}
 }
 
@@ -140,8 +167,14 @@ func TestRuleEvaluationErrorFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || !strings.Contains(d.GetEffects()[0].GetDeny().GetReason(), `"explode"`) {
-		t.Fatalf("decision = %v", d)
+	if !d.GetSynthetic() {
+		t.Fatalf("decision: d.GetSynthetic() is false; %v", d)
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_DENY; %v", d.GetVerdict(), d)
+	}
+	if !strings.Contains(d.GetEffects()[0].GetDeny().GetReason(), `"explode"`) {
+		t.Fatalf("decision: strings.Contains(d.GetEffects()[0].GetDeny().GetReason(), `\"explode\"`) is false; %v", d)
 	}
 }
 
@@ -155,17 +188,26 @@ func TestPanicIsAnErrorForThatCallOnly(t *testing.T) {
 	c := core.New(core.Config{Policy: func() core.Policy { return panicky{} }, Typed: typed.Decide, Logger: testkit.Discard()})
 	_, err := c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
 	ce, ok := core.AsError(err)
-	if !ok || ce.Code != core.CodeInternal {
-		t.Fatalf("err = %v", err)
+	if !ok {
+		t.Fatalf("err: ok is false; %v", err)
+	}
+	if ce.Code != core.CodeInternal {
+		t.Fatalf("err: ce.Code = %v, want core.CodeInternal; %v", ce.Code, err)
 	}
 	// The batch turns the same failure into a labelled block and carries on.
 	ds, err := c.Batch(context.Background(), []*ahpv1.Event{testkit.ShellEvent("e2", "ls"), testkit.ShellEvent("e3", "ls")}, nil)
-	if err != nil || len(ds) != 2 {
-		t.Fatalf("batch: %v %v", ds, err)
+	if err != nil {
+		t.Fatalf("batch: %v", err)
+	}
+	if len(ds) != 2 {
+		t.Fatalf("batch: len(ds) = %v, want 2; %v", len(ds), ds)
 	}
 	for _, d := range ds {
-		if !d.GetSynthetic() || !strings.HasPrefix(d.GetEffects()[0].GetDeny().GetReason(), "Handler error: ") {
-			t.Fatalf("batch decision = %v", d)
+		if !d.GetSynthetic() {
+			t.Fatalf("batch decision: d.GetSynthetic() is false; %v", d)
+		}
+		if !strings.HasPrefix(d.GetEffects()[0].GetDeny().GetReason(), "Handler error: ") {
+			t.Fatalf("batch decision: strings.HasPrefix(d.GetEffects()[0].GetDeny().GetReason(), \"Handler error: \") is false; %v", d)
 		}
 	}
 }
@@ -188,8 +230,12 @@ func TestInterceptRejectsObserveOnlyAndBadEvents(t *testing.T) {
 	for _, tc := range cases {
 		_, err := f.core.Intercept(context.Background(), tc.ev, nil)
 		ce, ok := core.AsError(err)
-		if !ok || ce.Code != core.CodeInvalidArgument || ce.Field != tc.field {
-			t.Errorf("%s: err = %v, want invalid argument on %s", tc.name, err, tc.field)
+		if !ok {
+			t.Errorf("%s: ok is false; err = %v, want invalid argument on %s", tc.name, err, tc.field)
+		} else if ce.Code != core.CodeInvalidArgument {
+			t.Errorf("%s: ce.Code = %v, want core.CodeInvalidArgument; err = %v, want invalid argument on %s", tc.name, ce.Code, err, tc.field)
+		} else if ce.Field != tc.field {
+			t.Errorf("%s: ce.Field = %v, want tc.field; err = %v, want invalid argument on %s", tc.name, ce.Field, err, tc.field)
 		}
 	}
 }
@@ -202,8 +248,11 @@ func TestObserveCountsOnce(t *testing.T) {
 	ev := testkit.Event("o1", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER)
 	for i, wantDup := range []bool{false, true} {
 		dup, err := f.core.Observe(context.Background(), ev)
-		if err != nil || dup != wantDup {
-			t.Fatalf("observe #%d: dup=%v err=%v", i, dup, err)
+		if err != nil {
+			t.Fatalf("observe #%d: %v", i, err)
+		}
+		if dup != wantDup {
+			t.Fatalf("observe #%d: dup = %v, want wantDup; dup=%v", i, dup, dup)
 		}
 	}
 	// The hub keeps publish order: had the duplicate been published, it would come before o2.
@@ -250,13 +299,22 @@ func TestBatchLimits(t *testing.T) {
 		t.Fatal("an invalid batch must not evaluate any event")
 	}
 	ds, err := f.core.Batch(ctx, []*ahpv1.Event{}, nil)
-	if err != nil || len(ds) != 0 {
-		t.Fatalf("empty batch: %v %v", ds, err)
+	if err != nil {
+		t.Fatalf("empty batch: %v", err)
+	}
+	if len(ds) != 0 {
+		t.Fatalf("empty batch: len(ds) = %v, want 0; %v", len(ds), ds)
 	}
 	after := &ahpv1.Event{Id: "p", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER}
 	ds, err = f.core.Batch(ctx, []*ahpv1.Event{testkit.ShellEvent("q", "rm y"), after}, nil)
-	if err != nil || ds[0].GetVerdict() != ahpv1.Verdict_VERDICT_DENY || ds[1].GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("mixed batch: %v %v", ds, err)
+	if err != nil {
+		t.Fatalf("mixed batch: %v", err)
+	}
+	if ds[0].GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("mixed batch: ds[0].GetVerdict() = %v, want VERDICT_DENY; %v", ds[0].GetVerdict(), ds)
+	}
+	if ds[1].GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("mixed batch: ds[1].GetVerdict() = %v, want VERDICT_ALLOW; %v", ds[1].GetVerdict(), ds)
 	}
 }
 
@@ -269,12 +327,18 @@ func TestTypedRuleAndBuiltIn(t *testing.T) {
 		}}}
 	}
 	d, err := f.core.Typed(context.Background(), confirm("c1", ahpv1.ConfirmationKind_CONFIRMATION_KIND_COST_CONFIRM), ahpv1.EventType_EVENT_TYPE_CONFIRMATION)
-	if err != nil || d.GetConfirmation().GetReject().GetReason() != "over budget" {
-		t.Fatalf("rule answer: %v %v", d, err)
+	if err != nil {
+		t.Fatalf("rule answer: %v", err)
+	}
+	if d.GetConfirmation().GetReject().GetReason() != "over budget" {
+		t.Fatalf("rule answer: d.GetConfirmation().GetReject().GetReason() = %v, want \"over budget\"; %v", d.GetConfirmation().GetReject().GetReason(), d)
 	}
 	d, err = f.core.Typed(context.Background(), confirm("c2", ahpv1.ConfirmationKind_CONFIRMATION_KIND_SAFETY_CONFIRM), ahpv1.EventType_EVENT_TYPE_CONFIRMATION)
-	if err != nil || d.GetConfirmation().GetEscalate() == nil {
-		t.Fatalf("built-in answer: %v %v", d, err)
+	if err != nil {
+		t.Fatalf("built-in answer: %v", err)
+	}
+	if d.GetConfirmation().GetEscalate() == nil {
+		t.Fatalf("built-in answer: d.GetConfirmation().GetEscalate() is nil; %v", d)
 	}
 	// The type may be left out; the call names it.
 	ev := confirm("c3", ahpv1.ConfirmationKind_CONFIRMATION_KIND_USER_CONFIRM)
@@ -283,8 +347,10 @@ func TestTypedRuleAndBuiltIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.core.Typed(context.Background(), confirm("c4", 0), ahpv1.EventType_EVENT_TYPE_PLANNING)
-	if ce, ok := core.AsError(err); !ok || ce.Field != "event.type" {
-		t.Fatalf("wrong type: %v", err)
+	if ce, ok := core.AsError(err); !ok {
+		t.Fatalf("wrong type: ok is false; %v", err)
+	} else if ce.Field != "event.type" {
+		t.Fatalf("wrong type: ce.Field = %v, want \"event.type\"; %v", ce.Field, err)
 	}
 }
 
@@ -293,15 +359,23 @@ func TestHandshakeVersions(t *testing.T) {
 	f := newFixture(t)
 	for _, v := range []string{"2", "2.0", "2.4", "2.99.1"} {
 		resp, err := f.core.Handshake(context.Background(), &ahpv1.HandshakeRequest{ProtocolVersion: v, AgentInfo: &ahpv1.AgentInfo{}})
-		if err != nil || resp.GetProtocolVersion() != "2.4" || resp.GetConfig().GetBatchSize() != 3 {
-			t.Errorf("%q: %v %v", v, resp, err)
+		if err != nil {
+			t.Errorf("%q: %v", v, err)
+		} else if resp.GetProtocolVersion() != "2.4" {
+			t.Errorf("%q: resp.GetProtocolVersion() = %v, want \"2.4\"; %v", v, resp.GetProtocolVersion(), resp)
+		} else if resp.GetConfig().GetBatchSize() != 3 {
+			t.Errorf("%q: resp.GetConfig().GetBatchSize() = %v, want 3; %v", v, resp.GetConfig().GetBatchSize(), resp)
 		}
 	}
 	for _, v := range []string{"3.0", "02.4", "", "1.9"} {
 		_, err := f.core.Handshake(context.Background(), &ahpv1.HandshakeRequest{ProtocolVersion: v})
 		ce, ok := core.AsError(err)
-		if !ok || ce.Code != core.CodeFailedPrecondition || ce.Reason != "Unsupported protocol version: "+v {
-			t.Errorf("%q: err = %v", v, err)
+		if !ok {
+			t.Errorf("%q: ok is false; err = %v", v, err)
+		} else if ce.Code != core.CodeFailedPrecondition {
+			t.Errorf("%q: ce.Code = %v, want core.CodeFailedPrecondition; err = %v", v, ce.Code, err)
+		} else if ce.Reason != "Unsupported protocol version: "+v {
+			t.Errorf("%q: ce.Reason = %v, want \"Unsupported protocol version: \"+v; err = %v", v, ce.Reason, err)
 		}
 	}
 }
@@ -314,25 +388,37 @@ func TestQueryUsesTheSameRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.GetAnswer().GetBoolValue() || resp.GetReason() != "no rm" {
-		t.Fatalf("should_i_proceed rm: %v", resp)
+	if resp.GetAnswer().GetBoolValue() {
+		t.Fatalf("should_i_proceed rm: resp.GetAnswer().GetBoolValue() is true; %v", resp)
+	}
+	if resp.GetReason() != "no rm" {
+		t.Fatalf("should_i_proceed rm: resp.GetReason() = %v, want \"no rm\"; %v", resp.GetReason(), resp)
 	}
 	payload, _ = structpb.NewValue(map[string]any{"question": "Should I delete this file?", "file_path": "/workspace/important.txt"})
 	resp, err = f.core.Query(context.Background(), &ahpv1.QueryRequest{QueryType: "should_i_proceed", Payload: payload})
-	if err != nil || !resp.GetAnswer().GetBoolValue() {
-		t.Fatalf("harmless question: %v %v", resp, err)
+	if err != nil {
+		t.Fatalf("harmless question: %v", err)
+	}
+	if !resp.GetAnswer().GetBoolValue() {
+		t.Fatalf("harmless question: resp.GetAnswer().GetBoolValue() is false; %v", resp)
 	}
 	resp, err = f.core.Query(context.Background(), &ahpv1.QueryRequest{QueryType: "policy_status", Payload: structpb.NewNullValue()})
-	if err != nil || resp.GetAnswer().GetStructValue().GetFields()["verdict"].GetStringValue() != "allow" {
-		t.Fatalf("other query: %v %v", resp, err)
+	if err != nil {
+		t.Fatalf("other query: %v", err)
+	}
+	if resp.GetAnswer().GetStructValue().GetFields()["verdict"].GetStringValue() != "allow" {
+		t.Fatalf("other query: resp.GetAnswer().GetStructValue().GetFields()[\"verdict\"].GetStringValue() = %v, want \"allow\"; %v", resp.GetAnswer().GetStructValue().GetFields()["verdict"].GetStringValue(), resp)
 	}
 }
 
 func TestCapabilitiesListTypes(t *testing.T) {
 	t.Parallel()
 	caps := newFixture(t).core.Capabilities()
-	if caps.GetHarnessProtocolVersion() != "2.4" || len(caps.GetHooksProtocolVersions()) != 1 {
-		t.Fatalf("caps = %v", caps)
+	if caps.GetHarnessProtocolVersion() != "2.4" {
+		t.Fatalf("caps: caps.GetHarnessProtocolVersion() = %v, want \"2.4\"; %v", caps.GetHarnessProtocolVersion(), caps)
+	}
+	if len(caps.GetHooksProtocolVersions()) != 1 {
+		t.Fatalf("caps: len(caps.GetHooksProtocolVersions()) = %v, want 1; %v", len(caps.GetHooksProtocolVersions()), caps)
 	}
 	has := func(list []ahpv1.EventType, t ahpv1.EventType) bool {
 		for _, x := range list {
@@ -342,8 +428,11 @@ func TestCapabilitiesListTypes(t *testing.T) {
 		}
 		return false
 	}
-	if !has(caps.GetInterceptableEventTypes(), ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE) || has(caps.GetInterceptableEventTypes(), ahpv1.EventType_EVENT_TYPE_TOOL_ERROR) {
-		t.Fatal("interceptable types wrong")
+	if !has(caps.GetInterceptableEventTypes(), ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE) {
+		t.Fatalf("interceptable types wrong: has(caps.GetInterceptableEventTypes(), EVENT_TYPE_TOOL_BEFORE) is false")
+	}
+	if has(caps.GetInterceptableEventTypes(), ahpv1.EventType_EVENT_TYPE_TOOL_ERROR) {
+		t.Fatalf("interceptable types wrong: has(caps.GetInterceptableEventTypes(), EVENT_TYPE_TOOL_ERROR) is true")
 	}
 	if !has(caps.GetObservableEventTypes(), ahpv1.EventType_EVENT_TYPE_VERIFICATION) {
 		t.Fatal("observable types wrong")
@@ -366,8 +455,11 @@ func TestDecisionIsNotSharedWithReplay(t *testing.T) {
 	d1, _ := f.core.Intercept(context.Background(), testkit.ShellEvent("e", "rm x"), nil)
 	d1.Effects = nil // a caller mutating its answer must not change what replays see
 	d2, _ := f.core.Intercept(context.Background(), testkit.ShellEvent("e", "rm x"), nil)
-	if len(d2.GetEffects()) != 1 || proto.Equal(d1, d2) {
-		t.Fatalf("replay = %v", d2)
+	if len(d2.GetEffects()) != 1 {
+		t.Fatalf("replay: len(d2.GetEffects()) = %v, want 1; %v", len(d2.GetEffects()), d2)
+	}
+	if proto.Equal(d1, d2) {
+		t.Fatalf("replay: proto.Equal(d1, d2) is true; %v", d2)
 	}
 }
 
@@ -388,7 +480,13 @@ rules:
 	}
 	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: testkit.Discard()})
 	d, err := c.Intercept(context.Background(), testkit.ShellEvent("e", "ls"), nil)
-	if err != nil || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW || d.GetSynthetic() {
-		t.Fatalf("decision = %v, %v", d, err)
+	if err != nil {
+		t.Fatalf("decision: %v", err)
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_ALLOW; %v", d.GetVerdict(), d)
+	}
+	if d.GetSynthetic() {
+		t.Fatalf("decision: d.GetSynthetic() is true; %v", d)
 	}
 }
