@@ -7,14 +7,12 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/session"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
+// toolEvent is a Bash call of agent in session sid.
 func toolEvent(typ ahpv1.EventType, sid, agent string) *ahpv1.Event {
-	return &ahpv1.Event{
-		Id: "e", Type: typ,
-		Session: &ahpv1.Session{Id: sid, Agent: &ahpv1.Agent{Id: agent}},
-		Tool:    &ahpv1.Tool{Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL},
-	}
+	return testkit.Event("e", typ, testkit.Session(sid), testkit.Agent(agent), testkit.Tool("Bash", ahpv1.ToolKind_TOOL_KIND_SHELL))
 }
 
 func TestCountsAndFacts(t *testing.T) {
@@ -25,24 +23,41 @@ func TestCountsAndFacts(t *testing.T) {
 	failed := toolEvent(ahpv1.EventType_EVENT_TYPE_TOOL_ERROR, "s1", "a1")
 	failed.Tool.Error = &ahpv1.ToolError{Message: "exit status 2"}
 	m.RecordEvent(failed, now.Add(time.Second))
-	m.RecordEvent(&ahpv1.Event{
-		Id: "v", Type: ahpv1.EventType_EVENT_TYPE_VERIFICATION, Session: &ahpv1.Session{Id: "s1"},
-		Body: &ahpv1.Event_Verification{Verification: &ahpv1.Verification{
-			RunId: "r1", Status: ahpv1.VerificationStatus_VERIFICATION_STATUS_FAILED,
-			Checks: []*ahpv1.VerificationCheck{{Subject: "unit tests", Status: ahpv1.VerificationStatus_VERIFICATION_STATUS_FAILED, Message: strp("3 failing")}},
-		}},
-	}, now.Add(2*time.Second))
+	verification := testkit.Event("v", ahpv1.EventType_EVENT_TYPE_VERIFICATION)
+	verification.Body = &ahpv1.Event_Verification{Verification: &ahpv1.Verification{
+		RunId: "r1", Status: ahpv1.VerificationStatus_VERIFICATION_STATUS_FAILED,
+		Checks: []*ahpv1.VerificationCheck{{Subject: "unit tests", Status: ahpv1.VerificationStatus_VERIFICATION_STATUS_FAILED, Message: strp("3 failing")}},
+	}}
+	m.RecordEvent(verification, now.Add(2*time.Second))
 	m.RecordDecision(failed, &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_DENY})
 
 	v := m.View("s1", "")
-	if v.EventCount != 3 || v.ToolCallCount != 1 || v.ErrorCount != 1 || v.DenyCount != 1 {
-		t.Fatalf("counters = %+v", v)
+	if v.EventCount != 3 {
+		t.Fatalf("counters: v.EventCount = %v, want 3; %+v", v.EventCount, v)
 	}
-	if v.AgentID != "a1" || v.VerificationStatus != "failed" || v.LastEventType != "verification" {
-		t.Fatalf("view = agent %q verification %q last %q", v.AgentID, v.VerificationStatus, v.LastEventType)
+	if v.ToolCallCount != 1 {
+		t.Fatalf("counters: v.ToolCallCount = %v, want 1; %+v", v.ToolCallCount, v)
 	}
-	if len(v.Facts) != 3 || !strings.Contains(v.Facts[0].GetContent(), "unit tests failed: 3 failing") {
-		t.Fatalf("facts (newest first) = %v", v.Facts)
+	if v.ErrorCount != 1 {
+		t.Fatalf("counters: v.ErrorCount = %v, want 1; %+v", v.ErrorCount, v)
+	}
+	if v.DenyCount != 1 {
+		t.Fatalf("counters: v.DenyCount = %v, want 1; %+v", v.DenyCount, v)
+	}
+	if v.AgentID != "a1" {
+		t.Fatalf("view: v.AgentID = %v, want \"a1\"; agent %q verification %q last %q", v.AgentID, v.AgentID, v.VerificationStatus, v.LastEventType)
+	}
+	if v.VerificationStatus != "failed" {
+		t.Fatalf("view: v.VerificationStatus = %v, want \"failed\"; agent %q verification %q last %q", v.VerificationStatus, v.AgentID, v.VerificationStatus, v.LastEventType)
+	}
+	if v.LastEventType != "verification" {
+		t.Fatalf("view: v.LastEventType = %v, want \"verification\"; agent %q verification %q last %q", v.LastEventType, v.AgentID, v.VerificationStatus, v.LastEventType)
+	}
+	if len(v.Facts) != 3 {
+		t.Fatalf("facts (newest first): len(v.Facts) = %v, want 3; %v", len(v.Facts), v.Facts)
+	}
+	if !strings.Contains(v.Facts[0].GetContent(), "unit tests failed: 3 failing") {
+		t.Fatalf("facts (newest first): strings.Contains(v.Facts[0].GetContent(), \"unit tests failed: 3 failing\") is false; %v", v.Facts)
 	}
 	if !strings.Contains(v.Facts[2].GetContent(), "tool Bash failed: exit status 2") {
 		t.Fatalf("oldest fact = %q", v.Facts[2].GetContent())
@@ -50,8 +65,11 @@ func TestCountsAndFacts(t *testing.T) {
 	if len(v.AgentFacts) != 1 {
 		t.Fatalf("agent facts = %v", v.AgentFacts)
 	}
-	if len(v.Recent) != 3 || v.Recent[2].ToolName != "Bash" {
-		t.Fatalf("recent = %+v", v.Recent)
+	if len(v.Recent) != 3 {
+		t.Fatalf("recent: len(v.Recent) = %v, want 3; %+v", len(v.Recent), v.Recent)
+	}
+	if v.Recent[2].ToolName != "Bash" {
+		t.Fatalf("recent: v.Recent[2].ToolName = %v, want \"Bash\"; %+v", v.Recent[2].ToolName, v.Recent)
 	}
 }
 
@@ -69,8 +87,14 @@ func TestBoundedRing(t *testing.T) {
 func TestUnknownSessionGivesEmptyView(t *testing.T) {
 	t.Parallel()
 	v := session.NewMemory(session.Options{}).View("nope", "")
-	if v == nil || v.EventCount != 0 || v.SessionID != "nope" {
-		t.Fatalf("view = %+v", v)
+	if v == nil {
+		t.Fatalf("view: v is nil; %+v", v)
+	}
+	if v.EventCount != 0 {
+		t.Fatalf("view: v.EventCount = %v, want 0; %+v", v.EventCount, v)
+	}
+	if v.SessionID != "nope" {
+		t.Fatalf("view: v.SessionID = %v, want \"nope\"; %+v", v.SessionID, v)
 	}
 }
 
