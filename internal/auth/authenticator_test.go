@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 func TestAuthenticate(t *testing.T) {
@@ -140,9 +142,35 @@ func TestFileReload(t *testing.T) {
 		}
 	}
 	write(agentToken + "\n")
-	logs := &logBuffer{}
+	logs := &testkit.LogBuffer{}
+	// Once Run runs, each of its reads waits until the test takes it from reads: the test counts
+	// Run's ticks instead of sleeping through them.
+	var running atomic.Bool
+	reads, stop := make(chan struct{}), make(chan struct{})
+	readFile := func(path string) ([]byte, error) {
+		b, err := os.ReadFile(path)
+		if running.Load() {
+			select {
+			case reads <- struct{}{}:
+			case <-stop:
+			}
+		}
+		return b, err
+	}
+	ticks := func(n int) {
+		t.Helper()
+		timeout := time.NewTimer(testkit.WaitTimeout)
+		defer timeout.Stop()
+		for i := range n {
+			select {
+			case <-reads:
+			case <-timeout.C:
+				t.Fatalf("Run read the token file %d times in %v, want %d", i, testkit.WaitTimeout, n)
+			}
+		}
+	}
 	a := newAuth(t, "reload_interval: 5ms\ntokens:\n  - {name: rotating, scopes: [agent], file: "+file+"}\n",
-		auth.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		auth.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), ReadFile: readFile})
 	valid := func(secret string) bool {
 		_, err := a.Authenticate(auth.Credential{Kind: auth.KindBearer, Secret: secret})
 		return err == nil
@@ -170,26 +198,28 @@ func TestFileReload(t *testing.T) {
 	}
 	assertEqual(t, "token kept after a failed reload", valid(watchToken), true)
 
-	// Run picks up the next rotation by itself.
+	// Run picks up the next rotation by itself. A read under way when the file is written may
+	// see the old content; the next read sees the new one, and the read after that begins once
+	// Run has applied it.
+	running.Store(true)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { a.Run(ctx); close(done) }()
 	write(adminToken)
-	deadline := time.Now().Add(5 * time.Second)
-	for !valid(adminToken) {
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not reload the rotated file")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	ticks(3)
+	assertEqual(t, "new token after Run's reload", valid(adminToken), true)
 	write("x") // broken for ten ticks: logged once, old secret stays
-	time.Sleep(50 * time.Millisecond)
+	ticks(1 + 10 + 1)
+	close(stop)
 	cancel()
 	<-done
 	assertEqual(t, "token kept while the file is broken", valid(adminToken), true)
 	out := logs.String()
-	if !strings.Contains(out, "auth: secret files reloaded") || strings.Count(out, "shorter than 16 characters") != 1 {
-		t.Errorf("logs = %s", out)
+	if !strings.Contains(out, "auth: secret files reloaded") {
+		t.Errorf("no reload logged; logs = %s", out)
+	}
+	if n := strings.Count(out, "shorter than 16 characters"); n != 1 {
+		t.Errorf("the broken file was logged %d times, want once; logs = %s", n, out)
 	}
 	assertNoSecret(t, "logs", out)
 }
