@@ -59,16 +59,20 @@ func TestAuthorizeScopes(t *testing.T) {
 	a := newAuth(t, testConfig, auth.Options{})
 	watch := "/ahp.v1.ObservationService/Watch"
 	agentCred := auth.Credential{Kind: auth.KindBearer, Secret: agentToken}
-	if _, err := a.Authorize(watch, agentCred, nil); !errors.Is(err, auth.ErrForbidden) || auth.Unauthenticated(err) {
+	if _, err := a.Authorize(watch, agentCred, nil); !errors.Is(err, auth.ErrForbidden) {
 		t.Errorf("agent token on Watch: %v, want ErrForbidden", err)
+	} else if auth.Unauthenticated(err) {
+		t.Errorf("agent token on Watch: %v counts as unauthenticated, want only forbidden", err)
 	} else {
 		assertEqual(t, "message", err.Error(), `permission denied: /ahp.v1.ObservationService/Watch needs the "watch" scope`)
 	}
 	if _, err := a.Authorize(watch, auth.Credential{}, auth.ErrMissing); auth.ReasonOf(err) != auth.ReasonMissing {
 		t.Errorf("no credential on Watch: %v", err)
 	}
-	if p, err := a.Authorize("/grpc.health.v1.Health/Check", auth.Credential{}, auth.ErrMissing); err != nil || p != nil {
-		t.Errorf("health: %v, %v; want public", p, err)
+	if p, err := a.Authorize("/grpc.health.v1.Health/Check", auth.Credential{}, auth.ErrMissing); err != nil {
+		t.Errorf("health without a credential: %v; want public", err)
+	} else if p != nil {
+		t.Errorf("health without a credential: principal %v, want none", p)
 	}
 	if _, err := a.Authorize("/ahp.v1.Nope/Nope", agentCred, nil); auth.ReasonOf(err) != auth.ReasonNoRule {
 		t.Errorf("unknown procedure: %v, want no_rule", err)
@@ -180,13 +184,18 @@ func TestFileReload(t *testing.T) {
 	}
 
 	changed, err := a.Reload()
-	if err != nil || changed {
-		t.Fatalf("Reload of an unchanged file = %v, %v", changed, err)
+	if err != nil {
+		t.Fatalf("Reload of an unchanged file: %v", err)
+	}
+	if changed {
+		t.Fatal("Reload of an unchanged file reports a change")
 	}
 
 	write(watchToken)
-	if changed, err := a.Reload(); err != nil || !changed {
-		t.Fatalf("Reload = %v, %v; want changed", changed, err)
+	if changed, err := a.Reload(); err != nil {
+		t.Fatalf("Reload of a rotated file: %v", err)
+	} else if !changed {
+		t.Fatal("Reload of a rotated file reports no change")
 	}
 	assertEqual(t, "old token after rotation", valid(agentToken), false)
 	assertEqual(t, "new token after rotation", valid(watchToken), true)
