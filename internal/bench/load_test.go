@@ -144,6 +144,9 @@ func TestRunLoadOpenLoopChargesStallsToEveryDelayedRequest(t *testing.T) {
 	const stall = 200 * time.Millisecond
 	st := bench.RunLoad(context.Background(), bench.Load{Concurrency: 1, Requests: 600, Rate: 1000}, func(_ context.Context, _ int, seq uint64) (time.Time, error) {
 		if seq == 100 {
+			// No signal can stand in for this sleep: RunLoad takes due times, send times and
+			// waits from the wall clock, so a stall must last in real time. A clock injected
+			// into Load (its now and its waiter) would let the test advance time instead.
 			time.Sleep(stall)
 		}
 		return time.Time{}, nil
@@ -200,7 +203,9 @@ func TestRunLoadMeasuresToTheAnswer(t *testing.T) {
 	t.Parallel()
 	st := bench.RunLoad(context.Background(), bench.Load{Concurrency: 1, Requests: 5}, func(context.Context, int, uint64) (time.Time, error) {
 		answered := time.Now()
-		time.Sleep(100 * time.Millisecond) // the "exit"
+		// The "exit". It must take real time for the same reason as the stall above: RunLoad
+		// measures completion with the wall clock and offers no clock to inject.
+		time.Sleep(100 * time.Millisecond)
 		return answered, nil
 	})
 	if st.Count != 5 || st.Completion.Count() != 5 {

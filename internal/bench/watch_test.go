@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/hub"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -114,20 +114,15 @@ func startFakeWatch(t *testing.T, f fakeWatch) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle(ahpv1connect.NewObservationServiceHandler(f))
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Config.Protocols = new(http.Protocols)
-	srv.Config.Protocols.SetHTTP1(true)
-	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: mux}
 	if f.accepted != nil {
-		srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		srv.ConnState = func(_ net.Conn, state http.ConnState) {
 			if state == http.StateNew {
 				f.accepted.Add(1)
 			}
 		}
 	}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return testkit.ServeLoopback(t, srv)
 }
 
 // TestWatchPhaseReportsWhatWentWrong: a watcher that misses items, gets one twice, gets a wrong
