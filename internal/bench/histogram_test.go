@@ -29,8 +29,20 @@ func tolerance(v uint64) float64 {
 func TestHistogramEmpty(t *testing.T) {
 	t.Parallel()
 	var h bench.Histogram
-	if h.Count() != 0 || h.Quantile(0.5) != 0 || h.Min() != 0 || h.Max() != 0 || h.Mean() != 0 {
-		t.Fatalf("empty histogram: count %d p50 %v min %v max %v mean %v", h.Count(), h.Quantile(0.5), h.Min(), h.Max(), h.Mean())
+	if h.Count() != 0 {
+		t.Fatalf("empty histogram: h.Count() = %v, want 0", h.Count())
+	}
+	if h.Quantile(0.5) != 0 {
+		t.Fatalf("empty histogram: h.Quantile(0.5) = %v, want 0", h.Quantile(0.5))
+	}
+	if h.Min() != 0 {
+		t.Fatalf("empty histogram: h.Min() = %v, want 0", h.Min())
+	}
+	if h.Max() != 0 {
+		t.Fatalf("empty histogram: h.Max() = %v, want 0", h.Max())
+	}
+	if h.Mean() != 0 {
+		t.Fatalf("empty histogram: h.Mean() = %v, want 0", h.Mean())
 	}
 }
 
