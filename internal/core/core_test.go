@@ -74,29 +74,29 @@ func TestInterceptDeniesAndAllows(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_DENY; %v", d.GetVerdict(), d)
+		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
 	}
 	if d.GetEffects()[0].GetDeny().GetReason() != "no rm" {
-		t.Fatalf("decision: d.GetEffects()[0].GetDeny().GetReason() = %v, want \"no rm\"; %v", d.GetEffects()[0].GetDeny().GetReason(), d)
+		t.Fatalf("decision: d.GetEffects()[0].GetDeny().GetReason() = %v, want \"no rm\" in %v", d.GetEffects()[0].GetDeny().GetReason(), d)
 	}
 	if d.GetDecisionId() == "" {
-		t.Fatalf("decision id / rules: d.GetDecisionId() = \"\"; %q %v", d.GetDecisionId(), d.GetMatchedRuleIds())
+		t.Fatalf("decision id / rules: d.GetDecisionId() == \"\"")
 	}
 	if len(d.GetMatchedRuleIds()) != 1 {
-		t.Fatalf("decision id / rules: len(d.GetMatchedRuleIds()) = %v, want 1; %q %v", len(d.GetMatchedRuleIds()), d.GetDecisionId(), d.GetMatchedRuleIds())
+		t.Fatalf("decision id / rules: len(d.GetMatchedRuleIds()) = %v, want 1", len(d.GetMatchedRuleIds()))
 	}
 	if d.GetMatchedRuleIds()[0] != "deny-rm" {
-		t.Fatalf("decision id / rules: d.GetMatchedRuleIds()[0] = %v, want \"deny-rm\"; %q %v", d.GetMatchedRuleIds()[0], d.GetDecisionId(), d.GetMatchedRuleIds())
+		t.Fatalf("decision id / rules: d.GetMatchedRuleIds()[0] = %v, want \"deny-rm\"", d.GetMatchedRuleIds()[0])
 	}
 	d, err = f.core.Intercept(context.Background(), testkit.ShellEvent("e2", "ls"), nil)
 	if err != nil {
 		t.Fatalf("ls: %v", err)
 	}
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("ls: d.GetVerdict() = %v, want VERDICT_ALLOW; %v", d.GetVerdict(), d)
+		t.Fatalf("ls: d.GetVerdict() = %v, want VERDICT_ALLOW", d.GetVerdict())
 	}
 	if len(d.GetEffects()) != 0 {
-		t.Fatalf("ls: len(d.GetEffects()) = %v, want 0; %v", len(d.GetEffects()), d)
+		t.Fatalf("ls: len(d.GetEffects()) = %v, want 0", len(d.GetEffects()))
 	}
 }
 
@@ -112,10 +112,10 @@ func TestRetriedEventReplaysSameDecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !again.GetReplayed() {
-		t.Fatalf("replay: again.GetReplayed() is false; %v, first = %v", again, first)
+		t.Fatalf("replay: again.GetReplayed() is false")
 	}
 	if again.GetDecisionId() != first.GetDecisionId() {
-		t.Fatalf("replay: again.GetDecisionId() = %v, want first.GetDecisionId(); %v, first = %v", again.GetDecisionId(), again, first)
+		t.Fatalf("replay: again.GetDecisionId() = %v, want %v", again.GetDecisionId(), first.GetDecisionId())
 	}
 	other := testkit.ShellEvent("e1", "rm x")
 	other.Source = "urn:other" // a different source is a different event
@@ -124,7 +124,7 @@ func TestRetriedEventReplaysSameDecision(t *testing.T) {
 		t.Fatalf("a different source must not replay: d.GetReplayed() is true")
 	}
 	if d.GetDecisionId() == first.GetDecisionId() {
-		t.Fatalf("a different source must not replay: d.GetDecisionId() = first.GetDecisionId()")
+		t.Fatalf("a different source must not replay: d.GetDecisionId() == first.GetDecisionId()")
 	}
 }
 
@@ -137,10 +137,10 @@ func TestHooksCallerGetsDenyInsteadOfAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-		t.Fatalf("hooks caller: d.GetVerdict() = %v, want VERDICT_DENY; %v", d.GetVerdict(), d)
+		t.Fatalf("hooks caller: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
 	}
 	if len(d.GetFallbacks()) != 1 {
-		t.Fatalf("hooks caller: len(d.GetFallbacks()) = %v, want 1; %v", len(d.GetFallbacks()), d)
+		t.Fatalf("hooks caller: len(d.GetFallbacks()) = %v, want 1 in %v", len(d.GetFallbacks()), d)
 	}
 	for _, e := range d.GetEffects() {
 		if e.GetDeny() == nil {
@@ -154,7 +154,7 @@ func TestHooksCallerGetsDenyInsteadOfAsk(t *testing.T) {
 		t.Fatalf("ask-capable caller: %v", err)
 	}
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ASK {
-		t.Fatalf("ask-capable caller: d.GetVerdict() = %v, want VERDICT_ASK; %v", d.GetVerdict(), d)
+		t.Fatalf("ask-capable caller: d.GetVerdict() = %v, want VERDICT_ASK", d.GetVerdict())
 	}
 }
 
@@ -168,13 +168,13 @@ func TestRuleEvaluationErrorFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !d.GetSynthetic() {
-		t.Fatalf("decision: d.GetSynthetic() is false; %v", d)
+		t.Fatalf("decision: d.GetSynthetic() is false in %v", d)
 	}
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_DENY; %v", d.GetVerdict(), d)
+		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
 	}
 	if !strings.Contains(d.GetEffects()[0].GetDeny().GetReason(), `"explode"`) {
-		t.Fatalf("decision: strings.Contains(d.GetEffects()[0].GetDeny().GetReason(), `\"explode\"`) is false; %v", d)
+		t.Fatalf("decision: strings.Contains(d.GetEffects()[0].GetDeny().GetReason(), `\"explode\"`) is false in %v", d)
 	}
 }
 
@@ -189,10 +189,10 @@ func TestPanicIsAnErrorForThatCallOnly(t *testing.T) {
 	_, err := c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
 	ce, ok := core.AsError(err)
 	if !ok {
-		t.Fatalf("err: ok is false; %v", err)
+		t.Fatalf("not a core error: %v", err)
 	}
 	if ce.Code != core.CodeInternal {
-		t.Fatalf("err: ce.Code = %v, want core.CodeInternal; %v", ce.Code, err)
+		t.Fatalf("ce.Code = %v, want core.CodeInternal", ce.Code)
 	}
 	// The batch turns the same failure into a labelled block and carries on.
 	ds, err := c.Batch(context.Background(), []*ahpv1.Event{testkit.ShellEvent("e2", "ls"), testkit.ShellEvent("e3", "ls")}, nil)
@@ -200,14 +200,14 @@ func TestPanicIsAnErrorForThatCallOnly(t *testing.T) {
 		t.Fatalf("batch: %v", err)
 	}
 	if len(ds) != 2 {
-		t.Fatalf("batch: len(ds) = %v, want 2; %v", len(ds), ds)
+		t.Fatalf("batch: len(ds) = %v, want 2", len(ds))
 	}
 	for _, d := range ds {
 		if !d.GetSynthetic() {
-			t.Fatalf("batch decision: d.GetSynthetic() is false; %v", d)
+			t.Fatalf("batch decision: d.GetSynthetic() is false in %v", d)
 		}
 		if !strings.HasPrefix(d.GetEffects()[0].GetDeny().GetReason(), "Handler error: ") {
-			t.Fatalf("batch decision: strings.HasPrefix(d.GetEffects()[0].GetDeny().GetReason(), \"Handler error: \") is false; %v", d)
+			t.Fatalf("batch decision: strings.HasPrefix(d.GetEffects()[0].GetDeny().GetReason(), \"Handler error: \") is false in %v", d)
 		}
 	}
 }
@@ -231,11 +231,11 @@ func TestInterceptRejectsObserveOnlyAndBadEvents(t *testing.T) {
 		_, err := f.core.Intercept(context.Background(), tc.ev, nil)
 		ce, ok := core.AsError(err)
 		if !ok {
-			t.Errorf("%s: ok is false; err = %v, want invalid argument on %s", tc.name, err, tc.field)
+			t.Errorf("%s: not a core error: %v", tc.name, err)
 		} else if ce.Code != core.CodeInvalidArgument {
-			t.Errorf("%s: ce.Code = %v, want core.CodeInvalidArgument; err = %v, want invalid argument on %s", tc.name, ce.Code, err, tc.field)
+			t.Errorf("%s: ce.Code = %v, want core.CodeInvalidArgument", tc.name, ce.Code)
 		} else if ce.Field != tc.field {
-			t.Errorf("%s: ce.Field = %v, want tc.field; err = %v, want invalid argument on %s", tc.name, ce.Field, err, tc.field)
+			t.Errorf("%s: ce.Field = %v, want %v", tc.name, ce.Field, tc.field)
 		}
 	}
 }
@@ -252,7 +252,7 @@ func TestObserveCountsOnce(t *testing.T) {
 			t.Fatalf("observe #%d: %v", i, err)
 		}
 		if dup != wantDup {
-			t.Fatalf("observe #%d: dup = %v, want wantDup; dup=%v", i, dup, dup)
+			t.Fatalf("observe #%d: dup = %v, want %v", i, dup, wantDup)
 		}
 	}
 	// The hub keeps publish order: had the duplicate been published, it would come before o2.
@@ -303,7 +303,7 @@ func TestBatchLimits(t *testing.T) {
 		t.Fatalf("empty batch: %v", err)
 	}
 	if len(ds) != 0 {
-		t.Fatalf("empty batch: len(ds) = %v, want 0; %v", len(ds), ds)
+		t.Fatalf("empty batch: len(ds) = %v, want 0", len(ds))
 	}
 	after := &ahpv1.Event{Id: "p", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER}
 	ds, err = f.core.Batch(ctx, []*ahpv1.Event{testkit.ShellEvent("q", "rm y"), after}, nil)
@@ -311,10 +311,10 @@ func TestBatchLimits(t *testing.T) {
 		t.Fatalf("mixed batch: %v", err)
 	}
 	if ds[0].GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-		t.Fatalf("mixed batch: ds[0].GetVerdict() = %v, want VERDICT_DENY; %v", ds[0].GetVerdict(), ds)
+		t.Fatalf("mixed batch: ds[0].GetVerdict() = %v, want VERDICT_DENY", ds[0].GetVerdict())
 	}
 	if ds[1].GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("mixed batch: ds[1].GetVerdict() = %v, want VERDICT_ALLOW; %v", ds[1].GetVerdict(), ds)
+		t.Fatalf("mixed batch: ds[1].GetVerdict() = %v, want VERDICT_ALLOW", ds[1].GetVerdict())
 	}
 }
 
@@ -331,14 +331,14 @@ func TestTypedRuleAndBuiltIn(t *testing.T) {
 		t.Fatalf("rule answer: %v", err)
 	}
 	if d.GetConfirmation().GetReject().GetReason() != "over budget" {
-		t.Fatalf("rule answer: d.GetConfirmation().GetReject().GetReason() = %v, want \"over budget\"; %v", d.GetConfirmation().GetReject().GetReason(), d)
+		t.Fatalf("rule answer: d.GetConfirmation().GetReject().GetReason() = %v, want \"over budget\"", d.GetConfirmation().GetReject().GetReason())
 	}
 	d, err = f.core.Typed(context.Background(), confirm("c2", ahpv1.ConfirmationKind_CONFIRMATION_KIND_SAFETY_CONFIRM), ahpv1.EventType_EVENT_TYPE_CONFIRMATION)
 	if err != nil {
 		t.Fatalf("built-in answer: %v", err)
 	}
 	if d.GetConfirmation().GetEscalate() == nil {
-		t.Fatalf("built-in answer: d.GetConfirmation().GetEscalate() is nil; %v", d)
+		t.Fatalf("built-in answer: d.GetConfirmation().GetEscalate() is nil")
 	}
 	// The type may be left out; the call names it.
 	ev := confirm("c3", ahpv1.ConfirmationKind_CONFIRMATION_KIND_USER_CONFIRM)
@@ -348,9 +348,9 @@ func TestTypedRuleAndBuiltIn(t *testing.T) {
 	}
 	_, err = f.core.Typed(context.Background(), confirm("c4", 0), ahpv1.EventType_EVENT_TYPE_PLANNING)
 	if ce, ok := core.AsError(err); !ok {
-		t.Fatalf("wrong type: ok is false; %v", err)
+		t.Fatalf("wrong type: not a core error: %v", err)
 	} else if ce.Field != "event.type" {
-		t.Fatalf("wrong type: ce.Field = %v, want \"event.type\"; %v", ce.Field, err)
+		t.Fatalf("wrong type: ce.Field = %v, want \"event.type\"", ce.Field)
 	}
 }
 
@@ -362,20 +362,20 @@ func TestHandshakeVersions(t *testing.T) {
 		if err != nil {
 			t.Errorf("%q: %v", v, err)
 		} else if resp.GetProtocolVersion() != "2.4" {
-			t.Errorf("%q: resp.GetProtocolVersion() = %v, want \"2.4\"; %v", v, resp.GetProtocolVersion(), resp)
+			t.Errorf("%q: resp.GetProtocolVersion() = %v, want \"2.4\"", v, resp.GetProtocolVersion())
 		} else if resp.GetConfig().GetBatchSize() != 3 {
-			t.Errorf("%q: resp.GetConfig().GetBatchSize() = %v, want 3; %v", v, resp.GetConfig().GetBatchSize(), resp)
+			t.Errorf("%q: resp.GetConfig().GetBatchSize() = %v, want 3", v, resp.GetConfig().GetBatchSize())
 		}
 	}
 	for _, v := range []string{"3.0", "02.4", "", "1.9"} {
 		_, err := f.core.Handshake(context.Background(), &ahpv1.HandshakeRequest{ProtocolVersion: v})
 		ce, ok := core.AsError(err)
 		if !ok {
-			t.Errorf("%q: ok is false; err = %v", v, err)
+			t.Errorf("%q: not a core error: %v", v, err)
 		} else if ce.Code != core.CodeFailedPrecondition {
-			t.Errorf("%q: ce.Code = %v, want core.CodeFailedPrecondition; err = %v", v, ce.Code, err)
+			t.Errorf("%q: ce.Code = %v, want core.CodeFailedPrecondition", v, ce.Code)
 		} else if ce.Reason != "Unsupported protocol version: "+v {
-			t.Errorf("%q: ce.Reason = %v, want \"Unsupported protocol version: \"+v; err = %v", v, ce.Reason, err)
+			t.Errorf("%q: ce.Reason = %v, want %v", v, ce.Reason, "Unsupported protocol version: "+v)
 		}
 	}
 }
@@ -389,10 +389,10 @@ func TestQueryUsesTheSameRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	if resp.GetAnswer().GetBoolValue() {
-		t.Fatalf("should_i_proceed rm: resp.GetAnswer().GetBoolValue() is true; %v", resp)
+		t.Fatalf("should_i_proceed rm: resp.GetAnswer().GetBoolValue() is true in %v", resp)
 	}
 	if resp.GetReason() != "no rm" {
-		t.Fatalf("should_i_proceed rm: resp.GetReason() = %v, want \"no rm\"; %v", resp.GetReason(), resp)
+		t.Fatalf("should_i_proceed rm: resp.GetReason() = %v, want \"no rm\" in %v", resp.GetReason(), resp)
 	}
 	payload, _ = structpb.NewValue(map[string]any{"question": "Should I delete this file?", "file_path": "/workspace/important.txt"})
 	resp, err = f.core.Query(context.Background(), &ahpv1.QueryRequest{QueryType: "should_i_proceed", Payload: payload})
@@ -400,14 +400,14 @@ func TestQueryUsesTheSameRules(t *testing.T) {
 		t.Fatalf("harmless question: %v", err)
 	}
 	if !resp.GetAnswer().GetBoolValue() {
-		t.Fatalf("harmless question: resp.GetAnswer().GetBoolValue() is false; %v", resp)
+		t.Fatalf("harmless question: resp.GetAnswer().GetBoolValue() is false")
 	}
 	resp, err = f.core.Query(context.Background(), &ahpv1.QueryRequest{QueryType: "policy_status", Payload: structpb.NewNullValue()})
 	if err != nil {
 		t.Fatalf("other query: %v", err)
 	}
 	if resp.GetAnswer().GetStructValue().GetFields()["verdict"].GetStringValue() != "allow" {
-		t.Fatalf("other query: resp.GetAnswer().GetStructValue().GetFields()[\"verdict\"].GetStringValue() = %v, want \"allow\"; %v", resp.GetAnswer().GetStructValue().GetFields()["verdict"].GetStringValue(), resp)
+		t.Fatalf("other query: resp.GetAnswer().GetStructValue().GetFields()[\"verdict\"].GetStringValue() = %v, want \"allow\"", resp.GetAnswer().GetStructValue().GetFields()["verdict"].GetStringValue())
 	}
 }
 
@@ -415,10 +415,10 @@ func TestCapabilitiesListTypes(t *testing.T) {
 	t.Parallel()
 	caps := newFixture(t).core.Capabilities()
 	if caps.GetHarnessProtocolVersion() != "2.4" {
-		t.Fatalf("caps: caps.GetHarnessProtocolVersion() = %v, want \"2.4\"; %v", caps.GetHarnessProtocolVersion(), caps)
+		t.Fatalf("caps: caps.GetHarnessProtocolVersion() = %v, want \"2.4\" in %v", caps.GetHarnessProtocolVersion(), caps)
 	}
 	if len(caps.GetHooksProtocolVersions()) != 1 {
-		t.Fatalf("caps: len(caps.GetHooksProtocolVersions()) = %v, want 1; %v", len(caps.GetHooksProtocolVersions()), caps)
+		t.Fatalf("caps: len(caps.GetHooksProtocolVersions()) = %v, want 1 in %v", len(caps.GetHooksProtocolVersions()), caps)
 	}
 	has := func(list []ahpv1.EventType, t ahpv1.EventType) bool {
 		for _, x := range list {
@@ -456,10 +456,10 @@ func TestDecisionIsNotSharedWithReplay(t *testing.T) {
 	d1.Effects = nil // a caller mutating its answer must not change what replays see
 	d2, _ := f.core.Intercept(context.Background(), testkit.ShellEvent("e", "rm x"), nil)
 	if len(d2.GetEffects()) != 1 {
-		t.Fatalf("replay: len(d2.GetEffects()) = %v, want 1; %v", len(d2.GetEffects()), d2)
+		t.Fatalf("replay: len(d2.GetEffects()) = %v, want 1 in %v", len(d2.GetEffects()), d2)
 	}
 	if proto.Equal(d1, d2) {
-		t.Fatalf("replay: proto.Equal(d1, d2) is true; %v", d2)
+		t.Fatalf("replay: proto.Equal(d1, d2) is true in %v", d2)
 	}
 }
 
@@ -484,9 +484,9 @@ rules:
 		t.Fatalf("decision: %v", err)
 	}
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_ALLOW; %v", d.GetVerdict(), d)
+		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_ALLOW", d.GetVerdict())
 	}
 	if d.GetSynthetic() {
-		t.Fatalf("decision: d.GetSynthetic() is true; %v", d)
+		t.Fatalf("decision: d.GetSynthetic() is true")
 	}
 }

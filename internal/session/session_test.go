@@ -7,12 +7,14 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/session"
-	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
-// toolEvent is a Bash call of agent in session sid.
 func toolEvent(typ ahpv1.EventType, sid, agent string) *ahpv1.Event {
-	return testkit.Event("e", typ, testkit.Session(sid), testkit.Agent(agent), testkit.Tool("Bash", ahpv1.ToolKind_TOOL_KIND_SHELL))
+	return &ahpv1.Event{
+		Id: "e", Type: typ,
+		Session: &ahpv1.Session{Id: sid, Agent: &ahpv1.Agent{Id: agent}},
+		Tool:    &ahpv1.Tool{Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL},
+	}
 }
 
 func TestCountsAndFacts(t *testing.T) {
@@ -23,41 +25,42 @@ func TestCountsAndFacts(t *testing.T) {
 	failed := toolEvent(ahpv1.EventType_EVENT_TYPE_TOOL_ERROR, "s1", "a1")
 	failed.Tool.Error = &ahpv1.ToolError{Message: "exit status 2"}
 	m.RecordEvent(failed, now.Add(time.Second))
-	verification := testkit.Event("v", ahpv1.EventType_EVENT_TYPE_VERIFICATION)
-	verification.Body = &ahpv1.Event_Verification{Verification: &ahpv1.Verification{
-		RunId: "r1", Status: ahpv1.VerificationStatus_VERIFICATION_STATUS_FAILED,
-		Checks: []*ahpv1.VerificationCheck{{Subject: "unit tests", Status: ahpv1.VerificationStatus_VERIFICATION_STATUS_FAILED, Message: strp("3 failing")}},
-	}}
-	m.RecordEvent(verification, now.Add(2*time.Second))
+	m.RecordEvent(&ahpv1.Event{
+		Id: "v", Type: ahpv1.EventType_EVENT_TYPE_VERIFICATION, Session: &ahpv1.Session{Id: "s1"},
+		Body: &ahpv1.Event_Verification{Verification: &ahpv1.Verification{
+			RunId: "r1", Status: ahpv1.VerificationStatus_VERIFICATION_STATUS_FAILED,
+			Checks: []*ahpv1.VerificationCheck{{Subject: "unit tests", Status: ahpv1.VerificationStatus_VERIFICATION_STATUS_FAILED, Message: strp("3 failing")}},
+		}},
+	}, now.Add(2*time.Second))
 	m.RecordDecision(failed, &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_DENY})
 
 	v := m.View("s1", "")
 	if v.EventCount != 3 {
-		t.Fatalf("counters: v.EventCount = %v, want 3; %+v", v.EventCount, v)
+		t.Fatalf("counters: v.EventCount = %v, want 3 in %+v", v.EventCount, v)
 	}
 	if v.ToolCallCount != 1 {
-		t.Fatalf("counters: v.ToolCallCount = %v, want 1; %+v", v.ToolCallCount, v)
+		t.Fatalf("counters: v.ToolCallCount = %v, want 1 in %+v", v.ToolCallCount, v)
 	}
 	if v.ErrorCount != 1 {
-		t.Fatalf("counters: v.ErrorCount = %v, want 1; %+v", v.ErrorCount, v)
+		t.Fatalf("counters: v.ErrorCount = %v, want 1 in %+v", v.ErrorCount, v)
 	}
 	if v.DenyCount != 1 {
-		t.Fatalf("counters: v.DenyCount = %v, want 1; %+v", v.DenyCount, v)
+		t.Fatalf("counters: v.DenyCount = %v, want 1 in %+v", v.DenyCount, v)
 	}
 	if v.AgentID != "a1" {
-		t.Fatalf("view: v.AgentID = %v, want \"a1\"; agent %q verification %q last %q", v.AgentID, v.AgentID, v.VerificationStatus, v.LastEventType)
+		t.Fatalf("view: v.AgentID = %v, want \"a1\"", v.AgentID)
 	}
 	if v.VerificationStatus != "failed" {
-		t.Fatalf("view: v.VerificationStatus = %v, want \"failed\"; agent %q verification %q last %q", v.VerificationStatus, v.AgentID, v.VerificationStatus, v.LastEventType)
+		t.Fatalf("view: v.VerificationStatus = %v, want \"failed\"", v.VerificationStatus)
 	}
 	if v.LastEventType != "verification" {
-		t.Fatalf("view: v.LastEventType = %v, want \"verification\"; agent %q verification %q last %q", v.LastEventType, v.AgentID, v.VerificationStatus, v.LastEventType)
+		t.Fatalf("view: v.LastEventType = %v, want \"verification\"", v.LastEventType)
 	}
 	if len(v.Facts) != 3 {
-		t.Fatalf("facts (newest first): len(v.Facts) = %v, want 3; %v", len(v.Facts), v.Facts)
+		t.Fatalf("facts (newest first): len(v.Facts) = %v, want 3 in %v", len(v.Facts), v.Facts)
 	}
 	if !strings.Contains(v.Facts[0].GetContent(), "unit tests failed: 3 failing") {
-		t.Fatalf("facts (newest first): strings.Contains(v.Facts[0].GetContent(), \"unit tests failed: 3 failing\") is false; %v", v.Facts)
+		t.Fatalf("facts (newest first): strings.Contains(v.Facts[0].GetContent(), \"unit tests failed: 3 failing\") is false in %v", v.Facts)
 	}
 	if !strings.Contains(v.Facts[2].GetContent(), "tool Bash failed: exit status 2") {
 		t.Fatalf("oldest fact = %q", v.Facts[2].GetContent())
@@ -66,10 +69,10 @@ func TestCountsAndFacts(t *testing.T) {
 		t.Fatalf("agent facts = %v", v.AgentFacts)
 	}
 	if len(v.Recent) != 3 {
-		t.Fatalf("recent: len(v.Recent) = %v, want 3; %+v", len(v.Recent), v.Recent)
+		t.Fatalf("recent: len(v.Recent) = %v, want 3 in %+v", len(v.Recent), v.Recent)
 	}
 	if v.Recent[2].ToolName != "Bash" {
-		t.Fatalf("recent: v.Recent[2].ToolName = %v, want \"Bash\"; %+v", v.Recent[2].ToolName, v.Recent)
+		t.Fatalf("recent: v.Recent[2].ToolName = %v, want \"Bash\" in %+v", v.Recent[2].ToolName, v.Recent)
 	}
 }
 
@@ -88,13 +91,13 @@ func TestUnknownSessionGivesEmptyView(t *testing.T) {
 	t.Parallel()
 	v := session.NewMemory(session.Options{}).View("nope", "")
 	if v == nil {
-		t.Fatalf("view: v is nil; %+v", v)
+		t.Fatalf("view: v is nil in %+v", v)
 	}
 	if v.EventCount != 0 {
-		t.Fatalf("view: v.EventCount = %v, want 0; %+v", v.EventCount, v)
+		t.Fatalf("view: v.EventCount = %v, want 0 in %+v", v.EventCount, v)
 	}
 	if v.SessionID != "nope" {
-		t.Fatalf("view: v.SessionID = %v, want \"nope\"; %+v", v.SessionID, v)
+		t.Fatalf("view: v.SessionID = %v, want \"nope\" in %+v", v.SessionID, v)
 	}
 }
 
