@@ -12,10 +12,10 @@ import (
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/server"
-	"google.golang.org/protobuf/types/known/structpb"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
-func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+func quietLog() *slog.Logger { return testkit.Discard() }
 
 // embeddedPair returns the Clients of NewEmbedded (unary calls in-process) and the Clients of a
 // second embedded server reached the old way, every call through its HTTP handler on a pipe.
@@ -119,11 +119,7 @@ func TestEmbeddedStreams(t *testing.T) {
 	streams := clients.Intercept.(localIntercept).streams
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	input, _ := structpb.NewStruct(map[string]any{"command": "rm -rf /"})
-	event := func(id string) *ahpv1.Event {
-		return &ahpv1.Event{Id: id, Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE, Session: &ahpv1.Session{Id: "s1"},
-			Tool: &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input}}
-	}
+	event := func(id string) *ahpv1.Event { return testkit.ShellEvent(id, "rm -rf /") }
 
 	if _, err := clients.Intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: event("u1")})); err != nil {
 		t.Fatal(err)
@@ -136,28 +132,13 @@ func TestEmbeddedStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan *ahpv1.WatchResponse, 1)
-	go func() {
-		defer close(got)
-		if watch.Receive() {
-			got <- watch.Msg()
-		}
-	}()
-	var seen *ahpv1.WatchResponse
-	for i := 0; seen == nil; i++ {
-		// The subscription is live once a decision made after it arrives.
-		if _, err := clients.Intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: event("w" + time.Now().Format("150405.000000000"))})); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case seen = <-got:
-			if seen == nil {
-				t.Fatalf("Watch ended: %v", watch.Err())
-			}
-		case <-time.After(20 * time.Millisecond):
-		case <-ctx.Done():
-			t.Fatal("Watch saw no in-process decision")
-		}
+	// Watch answers once the server has subscribed (it sends its headers then), so a decision
+	// made now reaches it.
+	if _, err := clients.Intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: event("w1")})); err != nil {
+		t.Fatal(err)
+	}
+	if !watch.Receive() {
+		t.Fatalf("Watch saw no in-process decision: %v", watch.Err())
 	}
 
 	stream := clients.Intercept.InterceptStream(ctx)
@@ -172,7 +153,7 @@ func TestEmbeddedStreams(t *testing.T) {
 	_ = stream.CloseResponse()
 
 	os := clients.Observation.ObserveStream(ctx)
-	if err := os.Send(&ahpv1.ObserveStreamRequest{Event: &ahpv1.Event{Id: "os1", Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_SESSION_START, Session: &ahpv1.Session{Id: "s1"}}}); err != nil {
+	if err := os.Send(&ahpv1.ObserveStreamRequest{Event: testkit.Event("os1", ahpv1.EventType_EVENT_TYPE_SESSION_START)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.CloseAndReceive(); err != nil {

@@ -115,7 +115,7 @@ func rpcCases() []rpcCase {
 			return msgOf(r, err)
 		}, 0},
 		{"typed idle without its payload", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Idle(ctx, connect.NewRequest(&ahpv1.IdleRequest{Event: &ahpv1.Event{Id: "idle-1", Source: "urn:inprocess-test", Session: &ahpv1.Session{Id: "s1"}}}))
+			r, err := c.Idle(ctx, connect.NewRequest(&ahpv1.IdleRequest{Event: testkit.Event("idle-1", ahpv1.EventType_EVENT_TYPE_UNSPECIFIED)}))
 			return msgOf(r, err)
 		}, connect.CodeInvalidArgument},
 		{"typed rate limit", func(ctx context.Context, c unaryClients) (proto.Message, error) {
@@ -132,11 +132,11 @@ func rpcCases() []rpcCase {
 			return msgOf(r, err)
 		}, connect.CodeInvalidArgument},
 		{"observe", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: &ahpv1.Event{Id: "o1", Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_SESSION_START, Session: &ahpv1.Session{Id: "s1"}}}))
+			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: testkit.Event("o1", ahpv1.EventType_EVENT_TYPE_SESSION_START)}))
 			return msgOf(r, err)
 		}, 0},
 		{"observe duplicate", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: &ahpv1.Event{Id: "o1", Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_SESSION_START, Session: &ahpv1.Session{Id: "s1"}}}))
+			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: testkit.Event("o1", ahpv1.EventType_EVENT_TYPE_SESSION_START)}))
 			return msgOf(r, err)
 		}, 0},
 		{"observe a decided type", func(ctx context.Context, c unaryClients) (proto.Message, error) {
@@ -493,28 +493,13 @@ func TestLocalServeStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The subscription is live once a decision made after it arrives; keep deciding until one does.
-	got := make(chan *ahpv1.WatchResponse, 1)
-	go func() {
-		if watch.Receive() {
-			got <- watch.Msg()
-		}
-		close(got)
-	}()
-	var seen *ahpv1.WatchResponse
-	for i := 0; seen == nil; i++ {
-		if _, err := l.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("w"+string(rune('a'+i%26))+time.Now().Format("150405.000000"), "ls")})); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case seen = <-got:
-			if seen == nil {
-				t.Fatalf("Watch ended: %v", watch.Err())
-			}
-		case <-time.After(20 * time.Millisecond):
-		case <-ctx.Done():
-			t.Fatal("Watch saw no decision made through Local")
-		}
+	// Watch answers once the server has subscribed (it sends its headers then), so a decision
+	// made now reaches it.
+	if _, err := l.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("w1", "ls")})); err != nil {
+		t.Fatal(err)
+	}
+	if !watch.Receive() {
+		t.Fatalf("Watch saw no decision made through Local: %v", watch.Err())
 	}
 
 	stream := ahpv1connect.NewInterceptServiceClient(hc, url).InterceptStream(ctx)
