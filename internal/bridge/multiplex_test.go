@@ -1,7 +1,6 @@
 package bridge_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -17,7 +16,7 @@ import (
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/server"
-	"google.golang.org/protobuf/types/known/structpb"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // countingUpstream serves h and counts unary Intercept calls and InterceptStream streams.
@@ -67,15 +66,6 @@ func countedUpstream(t *testing.T, h http.Handler, opts bridge.UpstreamOptions) 
 	return up, clients, ctx
 }
 
-func shellEvent(id, command string) *ahpv1.Event {
-	input, _ := structpb.NewStruct(map[string]any{"command": command})
-	return &ahpv1.Event{
-		Id: id, Source: "urn:mux-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE,
-		Session: &ahpv1.Session{Id: "mux"},
-		Tool:    &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
-	}
-}
-
 func intercept(ctx context.Context, c ahpv1connect.InterceptServiceClient, ev *ahpv1.Event) (*ahpv1.Decision, error) {
 	resp, err := c.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
 	if err != nil {
@@ -95,7 +85,7 @@ func TestInterceptCallsShareOneStream(t *testing.T) {
 	for i := range 32 {
 		for _, c := range []struct{ command, want string }{{"ls -la", "VERDICT_ALLOW"}, {"rm -rf /", "VERDICT_DENY"}} {
 			wg.Go(func() {
-				d, err := intercept(ctx, clients.Intercept, shellEvent(fmt.Sprintf("same-%d", i), c.command))
+				d, err := intercept(ctx, clients.Intercept, testkit.ShellEvent(fmt.Sprintf("same-%d", i), c.command))
 				switch {
 				case err != nil:
 					errs <- err
@@ -121,14 +111,14 @@ func TestStreamRejectionsComeFromTheUnaryCall(t *testing.T) {
 	t.Parallel()
 	up, clients, ctx := countedUpstream(t, nil, bridge.UpstreamOptions{StreamPatience: patient})
 
-	if _, err := intercept(ctx, clients.Intercept, shellEvent("ok-1", "ls")); err != nil {
+	if _, err := intercept(ctx, clients.Intercept, testkit.ShellEvent("ok-1", "ls")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := intercept(ctx, clients.Intercept, shellEvent("", "ls"))
+	_, err := intercept(ctx, clients.Intercept, testkit.ShellEvent("", "ls"))
 	if connect.CodeOf(err) != connect.CodeInvalidArgument || !connect.IsWireError(err) || !strings.Contains(err.Error(), "event.id") {
 		t.Fatalf("invalid event: %v; want the server's invalid_argument naming event.id", err)
 	}
-	if _, err := intercept(ctx, clients.Intercept, shellEvent("ok-2", "ls")); err != nil {
+	if _, err := intercept(ctx, clients.Intercept, testkit.ShellEvent("ok-2", "ls")); err != nil {
 		t.Fatal(err)
 	}
 	if n, s := up.unary.Load(), up.streams.Load(); n != 1 || s != 1 {
@@ -165,11 +155,11 @@ func TestServersThatDoNotEchoTheTagAreCalledUnary(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
 	mux.Handle(ahpv1connect.NewInterceptServiceHandler(silentTagServer{}))
-	var logs lockedBuffer
+	var logs testkit.LogBuffer
 	up, clients, ctx := countedUpstream(t, mux, bridge.UpstreamOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	for i := range 5 {
 		id := fmt.Sprintf("e%d", i)
-		d, err := intercept(ctx, clients.Intercept, shellEvent(id, "ls"))
+		d, err := intercept(ctx, clients.Intercept, testkit.ShellEvent(id, "ls"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,30 +175,12 @@ func TestServersThatDoNotEchoTheTagAreCalledUnary(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestUnaryOnlyNeverStreams checks the opt-out.
 func TestUnaryOnlyNeverStreams(t *testing.T) {
 	t.Parallel()
 	up, clients, ctx := countedUpstream(t, nil, bridge.UpstreamOptions{UnaryOnly: true})
 	for i := range 3 {
-		if _, err := intercept(ctx, clients.Intercept, shellEvent(fmt.Sprintf("u%d", i), "ls")); err != nil {
+		if _, err := intercept(ctx, clients.Intercept, testkit.ShellEvent(fmt.Sprintf("u%d", i), "ls")); err != nil {
 			t.Fatal(err)
 		}
 	}

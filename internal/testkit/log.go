@@ -73,3 +73,18 @@ func (b *LogBuffer) WaitFor(t testing.TB, text string, n int) {
 
 // Discard returns a logger that drops everything.
 func Discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// LockedWriter returns a writer that passes each Write to w under a lock, for sinks such as a
+// bytes.Buffer that concurrent loggers share.
+func LockedWriter(w io.Writer) io.Writer { return &lockedWriter{w: w} }
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
