@@ -96,8 +96,11 @@ func TestEmbeddedInProcessAnswersAsThePipe(t *testing.T) {
 		for _, msg := range messages {
 			got, want := bl.Handle(ctx, []byte(msg), tr), bp.Handle(ctx, []byte(msg), tr)
 			g, w := volatileJSON.ReplaceAllString(string(got.Body), `"$1":_`), volatileJSON.ReplaceAllString(string(want.Body), `"$1":_`)
-			if g != w || got.HTTPStatus != want.HTTPStatus {
-				t.Errorf("transport %d, message %s:\nin-process %d %s\npipe       %d %s", tr, msg, got.HTTPStatus, got.Body, want.HTTPStatus, want.Body)
+			if got.HTTPStatus != want.HTTPStatus {
+				t.Errorf("transport %d, message %s: HTTP status in-process %d, pipe %d", tr, msg, got.HTTPStatus, want.HTTPStatus)
+			}
+			if g != w {
+				t.Errorf("transport %d, message %s:\nin-process %s\npipe       %s", tr, msg, got.Body, want.Body)
 			}
 		}
 	}
@@ -146,8 +149,11 @@ func TestEmbeddedStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	answer, err := stream.Receive()
-	if err != nil || answer.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-		t.Fatalf("InterceptStream = %v, %v", answer, err)
+	if err != nil {
+		t.Fatalf("InterceptStream: %v", err)
+	}
+	if v := answer.GetDecision().GetVerdict(); v != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("InterceptStream verdict %v, want deny: %v", v, answer)
 	}
 	_ = stream.CloseRequest()
 	_ = stream.CloseResponse()
@@ -166,8 +172,11 @@ func TestEmbeddedStreams(t *testing.T) {
 	for watch.Receive() {
 	}
 	_, err = clients.Harness.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
-	if connect.CodeOf(err) != connect.CodeUnavailable || connect.IsWireError(err) {
-		t.Errorf("unary call after Close: %v", err)
+	if connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Errorf("unary call after Close: %v, want unavailable", err)
+	}
+	if connect.IsWireError(err) {
+		t.Errorf("unary call after Close: %v came over the wire, want the client's own error", err)
 	}
 	after := clients.Intercept.InterceptStream(ctx)
 	_ = after.Send(&ahpv1.InterceptStreamRequest{Event: event("late")})
@@ -198,8 +207,11 @@ func TestEmbeddedCloseWithoutStreams(t *testing.T) {
 		}
 		err = watch.Err()
 	}
-	if !errors.Is(err, errClosed) || connect.CodeOf(err) != connect.CodeUnavailable {
-		t.Errorf("Watch after Close: %v", err)
+	if !errors.Is(err, errClosed) {
+		t.Errorf("Watch after Close: %v, want errClosed", err)
+	}
+	if connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Errorf("Watch after Close: %v, want unavailable", err)
 	}
 }
 

@@ -100,8 +100,11 @@ func TestInterceptCallsShareOneStream(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if n, s := up.unary.Load(), up.streams.Load(); n != 0 || s != 1 {
-		t.Errorf("%d unary calls and %d streams; want every call on one stream", n, s)
+	if n := up.unary.Load(); n != 0 {
+		t.Errorf("%d unary calls, want 0 (every call on one stream)", n)
+	}
+	if s := up.streams.Load(); s != 1 {
+		t.Errorf("%d streams, want 1 (every call on one stream)", s)
 	}
 }
 
@@ -115,14 +118,23 @@ func TestStreamRejectionsComeFromTheUnaryCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := intercept(ctx, clients.Intercept, testkit.ShellEvent("", "ls"))
-	if connect.CodeOf(err) != connect.CodeInvalidArgument || !connect.IsWireError(err) || !strings.Contains(err.Error(), "event.id") {
-		t.Fatalf("invalid event: %v; want the server's invalid_argument naming event.id", err)
+	if connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Fatalf("invalid event: %v; want invalid_argument", err)
+	}
+	if !connect.IsWireError(err) {
+		t.Fatalf("invalid event: %v is the client's own error; want the server's", err)
+	}
+	if !strings.Contains(err.Error(), "event.id") {
+		t.Fatalf("invalid event: %v; want it to name event.id", err)
 	}
 	if _, err := intercept(ctx, clients.Intercept, testkit.ShellEvent("ok-2", "ls")); err != nil {
 		t.Fatal(err)
 	}
-	if n, s := up.unary.Load(), up.streams.Load(); n != 1 || s != 1 {
-		t.Errorf("%d unary calls and %d streams; want the rejected event alone asked again unary", n, s)
+	if n := up.unary.Load(); n != 1 {
+		t.Errorf("%d unary calls, want 1 (the rejected event alone asked again unary)", n)
+	}
+	if s := up.streams.Load(); s != 1 {
+		t.Errorf("%d streams, want 1 (the rejected event alone asked again unary)", s)
 	}
 }
 
@@ -167,11 +179,16 @@ func TestServersThatDoNotEchoTheTagAreCalledUnary(t *testing.T) {
 			t.Errorf("call %d answered by %q; want the unary answer", i, d.GetDecisionId())
 		}
 	}
-	if n, s := up.unary.Load(), up.streams.Load(); n != 5 || s != 1 {
-		t.Errorf("%d unary calls and %d streams; want 5 unary calls after one stream attempt", n, s)
+	if n := up.unary.Load(); n != 5 {
+		t.Errorf("%d unary calls, want 5 (5 unary calls after one stream attempt)", n)
 	}
-	if got := logs.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "does not echo request_id") {
-		t.Errorf("no warning that the bridge fell back to unary calls; logs:\n%s", got)
+	if s := up.streams.Load(); s != 1 {
+		t.Errorf("%d streams, want 1 (5 unary calls after one stream attempt)", s)
+	}
+	if got := logs.String(); !strings.Contains(got, "level=WARN") {
+		t.Errorf("nothing logged at warning level; logs:\n%s", got)
+	} else if !strings.Contains(got, "does not echo request_id") {
+		t.Errorf("the warning does not say the server does not echo request_id; logs:\n%s", got)
 	}
 }
 
@@ -184,7 +201,10 @@ func TestUnaryOnlyNeverStreams(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, s := up.unary.Load(), up.streams.Load(); n != 3 || s != 0 {
-		t.Errorf("%d unary calls and %d streams; want 3 and 0", n, s)
+	if n := up.unary.Load(); n != 3 {
+		t.Errorf("%d unary calls, want 3 (3 and 0)", n)
+	}
+	if s := up.streams.Load(); s != 0 {
+		t.Errorf("%d streams, want 0 (3 and 0)", s)
 	}
 }
