@@ -18,20 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-const testPolicy = `
-version: 1
-name: core-test
-rules:
-  - id: deny-rm
-    on: [tool.before]
-    match: {tool_kinds: [shell]}
-    when: 'has(input.command) && input.command.startsWith("rm ")'
-    effect: {deny: {reason: "no rm", code: dev.ahpgateway.test.rm}}
-  - id: ask-push
-    on: [tool.before]
-    when: 'has(input.command) && input.command.startsWith("git push")'
-    effect: {ask: {reason: "pushing needs a human"}}
-  - id: explode
+var testPolicy = testkit.PolicyYAML("core-test", `  - id: explode
     on: [tool.before]
     when: 'has(input.boom) && input.boom.missing == 1'
     effect: {deny: {reason: "unreachable"}}
@@ -39,7 +26,7 @@ rules:
     on: [confirmation]
     when: 'payload.confirmation_type == "cost_confirm"'
     effect: {typed: {action: reject, reason: "over budget"}}
-`
+`)
 
 type fixture struct {
 	core *core.Core

@@ -77,14 +77,7 @@ func TestSlowSubscriberIsCutOff(t *testing.T) {
 	for range 10 {
 		h.Publish(hub.Item{Event: testkit.Event("e", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("s"))})
 	}
-	select {
-	case <-slow.Ended():
-	case <-time.After(5 * time.Second):
-		t.Fatal("slow subscriber was not cut off")
-	}
-	if !errors.Is(slow.Err(), hub.ErrSlowSubscriber) {
-		t.Fatalf("Err = %v, want ErrSlowSubscriber", slow.Err())
-	}
+	wantCutOff(t, slow)
 	for range 10 { // the fast one still gets everything
 		receive(t, fast)
 	}
@@ -169,6 +162,19 @@ func drain(s *hub.Subscription) []hub.Item {
 		default:
 			return items
 		}
+	}
+}
+
+// wantCutOff waits until s ends and fails unless it ended as a slow subscriber.
+func wantCutOff(t *testing.T, s *hub.Subscription) {
+	t.Helper()
+	select {
+	case <-s.Ended():
+	case <-time.After(5 * time.Second):
+		t.Fatal("slow subscriber was not cut off")
+	}
+	if !errors.Is(s.Err(), hub.ErrSlowSubscriber) {
+		t.Fatalf("Err = %v, want ErrSlowSubscriber", s.Err())
 	}
 }
 
@@ -301,14 +307,7 @@ func TestCutOffInsideABatchKeepsWhatWasBuffered(t *testing.T) {
 		h.Publish(numbered(session, i))
 	}
 	close(release)
-	select {
-	case <-slow.Ended():
-	case <-time.After(5 * time.Second):
-		t.Fatal("slow subscriber was not cut off")
-	}
-	if !errors.Is(slow.Err(), hub.ErrSlowSubscriber) {
-		t.Fatalf("Err = %v, want ErrSlowSubscriber", slow.Err())
-	}
+	wantCutOff(t, slow)
 	// What fitted is still there, in order; nothing after the gap.
 	wantIDs(t, "slow subscriber", drain(slow), 0, 1)
 	wantIDs(t, "fast subscriber", receiveN(t, fast, 10), seq(0, 10)...)

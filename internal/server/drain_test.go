@@ -55,7 +55,7 @@ func TestShutdownEndsInterceptStreams(t *testing.T) {
 func TestObserveStreamRateLimitCountsEvents(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, func(c *server.Config) { c.StreamRate = 20 })
-	client := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url)
+	client := ts.observe()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	batch := make([]*ahpv1.Event, 30)

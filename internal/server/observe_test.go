@@ -13,7 +13,6 @@ import (
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/testkit"
@@ -65,7 +64,7 @@ func TestObserveStreamBatches(t *testing.T) {
 
 	for _, proto := range protocols {
 		t.Run(proto.name, func(t *testing.T) {
-			client := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url, proto.opts...)
+			client := ts.observe(proto.opts...)
 			id := func(s string) string { return proto.name + "-" + s }
 
 			// A single event, a batch in order, a batch repeating one earlier event (a retry).
@@ -124,7 +123,7 @@ func TestObserveStreamBatches(t *testing.T) {
 func TestObserveStreamRejectsMalformedMessages(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	client := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url)
+	client := ts.observe()
 	tooMany := make([]*ahpv1.Event, 1001)
 	for i := range tooMany {
 		tooMany[i] = observation(fmt.Sprintf("many-%d", i))

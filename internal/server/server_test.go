@@ -22,25 +22,12 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-const basePolicy = `
-version: 1
-name: server-test
-rules:
-  - id: deny-rm
-    on: [tool.before]
-    match: {tool_kinds: [shell]}
-    when: 'has(input.command) && input.command.startsWith("rm ")'
-    effect: {deny: {reason: "no rm", code: dev.ahpgateway.test.rm}}
-  - id: ask-push
-    on: [tool.before]
-    when: 'has(input.command) && input.command.startsWith("git push")'
-    effect: {ask: {reason: "pushing needs a human"}}
-  - id: audit-curl
+var basePolicy = testkit.PolicyYAML("server-test", `  - id: audit-curl
     mode: dry-run
     on: [tool.before]
     when: 'has(input.command) && input.command.startsWith("curl ")'
     effect: {deny: {reason: "would block curl"}}
-`
+`)
 
 // testServer runs a full ahp-server in memory with its production http.Server settings
 // (HTTP/1.1 and h2c).
@@ -74,6 +61,23 @@ func start(t *testing.T, policyYAML string, tweak func(*server.Config)) *testSer
 	return &testServer{srv: srv, url: mem.URL(), hc: mem.Client(), mem: mem, file: file}
 }
 
+// The service clients of ts, over h2c.
+func (ts *testServer) intercept(opts ...connect.ClientOption) ahpv1connect.InterceptServiceClient {
+	return ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url, opts...)
+}
+
+func (ts *testServer) typed(opts ...connect.ClientOption) ahpv1connect.TypedDecisionServiceClient {
+	return ahpv1connect.NewTypedDecisionServiceClient(ts.hc, ts.url, opts...)
+}
+
+func (ts *testServer) observe(opts ...connect.ClientOption) ahpv1connect.ObservationServiceClient {
+	return ahpv1connect.NewObservationServiceClient(ts.hc, ts.url, opts...)
+}
+
+func (ts *testServer) harness(opts ...connect.ClientOption) ahpv1connect.HarnessServiceClient {
+	return ahpv1connect.NewHarnessServiceClient(ts.hc, ts.url, opts...)
+}
+
 // protocols are the three wire protocols every RPC is exercised over.
 var protocols = []struct {
 	name string
@@ -92,11 +96,10 @@ func TestEveryRPCOverEveryProtocol(t *testing.T) {
 		t.Run(proto.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			hc := ts.hc
-			intercept := ahpv1connect.NewInterceptServiceClient(hc, ts.url, proto.opts...)
-			typedc := ahpv1connect.NewTypedDecisionServiceClient(hc, ts.url, proto.opts...)
-			observe := ahpv1connect.NewObservationServiceClient(hc, ts.url, proto.opts...)
-			harness := ahpv1connect.NewHarnessServiceClient(hc, ts.url, proto.opts...)
+			intercept := ts.intercept(proto.opts...)
+			typedc := ts.typed(proto.opts...)
+			observe := ts.observe(proto.opts...)
+			harness := ts.harness(proto.opts...)
 			id := func(s string) string { return proto.name + "-" + s }
 
 			// Intercept (unary), with the decision id and rule ids.
@@ -170,9 +173,8 @@ func TestStreamingShapes(t *testing.T) {
 		t.Run(proto.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			hc := ts.hc
-			intercept := ahpv1connect.NewInterceptServiceClient(hc, ts.url, proto.opts...)
-			observe := ahpv1connect.NewObservationServiceClient(hc, ts.url, proto.opts...)
+			intercept := ts.intercept(proto.opts...)
+			observe := ts.observe(proto.opts...)
 
 			// Watch first so it sees what follows.
 			watchCtx, stopWatch := context.WithCancel(ctx)
@@ -259,8 +261,8 @@ func TestWatchFilters(t *testing.T) {
 	ts := start(t, basePolicy, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	observe := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url)
-	intercept := ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url)
+	observe := ts.observe()
+	intercept := ts.intercept()
 
 	decisionsOnly, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{DecisionsOnly: true, SessionId: "wf"}))
 	if err != nil {
@@ -307,14 +309,14 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	ts := start(t, basePolicy, func(c *server.Config) { c.WatchBuffer = 4 })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	observe := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url)
+	observe := ts.observe()
 	slow, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Never reading while many items are published overflows the tiny buffer (HTTP/2 flow control
 	// lets the server write ahead only so far). Intercepts keep succeeding meanwhile.
-	intercept := ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url)
+	intercept := ts.intercept()
 	payload := strings.Repeat("x", 16<<10)
 	for i := range 400 {
 		if _, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent(fmt.Sprintf("slow-%d", i), "echo "+payload)})); err != nil {
@@ -331,7 +333,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 func TestDryRunRecordsWithoutEffect(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	intercept := ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url)
+	intercept := ts.intercept()
 	resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("dry", "curl example.com")}))
 	if err != nil {
 		t.Fatal(err)
@@ -345,7 +347,7 @@ func TestDryRunRecordsWithoutEffect(t *testing.T) {
 func TestCapabilityNarrowing(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	intercept := ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url)
+	intercept := ts.intercept()
 	denyOnly := &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_DENY}}
 	resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("narrow", "git push origin main"), Capabilities: denyOnly}))
 	if err != nil {
@@ -363,7 +365,7 @@ func TestHotReload(t *testing.T) {
 	// test waits for those lines.
 	var logs testkit.LogBuffer
 	ts := start(t, basePolicy, func(c *server.Config) { c.Logger = logs.Logger() })
-	intercept := ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url)
+	intercept := ts.intercept()
 	verdict := func(id, cmd string) ahpv1.Verdict {
 		resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent(id, cmd)}))
 		if err != nil {
@@ -380,13 +382,13 @@ func TestHotReload(t *testing.T) {
     when: 'has(input.command) && input.command.startsWith("touch ")'
     effect: {deny: {reason: "no touching"}}
 `
-	writeFile(t, ts.file, updated)
+	testkit.ReplaceFile(t, ts.file, updated)
 	logs.WaitFor(t, `msg="policy reloaded"`, 1)
 	if v := verdict("hr-1", "touch f"); v != ahpv1.Verdict_VERDICT_DENY {
 		t.Fatalf("after good reload: %v", v)
 	}
 	// A broken file keeps the last good policy and is counted.
-	writeFile(t, ts.file, "rules: [this is: not valid")
+	testkit.ReplaceFile(t, ts.file, "rules: [this is: not valid")
 	logs.WaitFor(t, `msg="policy reload failed`, 1)
 	if _, f := ts.srv.ReloadStats(); f == 0 {
 		t.Error("ReloadStats counts no failed reload after the log said one failed")
@@ -463,29 +465,17 @@ func TestDefaultPolicyWhenNoFile(t *testing.T) {
 func TestBrokenPolicyFileFailsStartup(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "bad.yaml")
-	writeFile(t, file, "version: 1\nrules:\n  - id: x\n    when: 'nope('\n    effect: {deny: {reason: r}}\n")
+	testkit.ReplaceFile(t, file, "version: 1\nrules:\n  - id: x\n    when: 'nope('\n    effect: {deny: {reason: r}}\n")
 	_, err := server.New(server.Config{PolicyFile: file, Logger: testkit.Discard()})
 	if err == nil || !strings.Contains(err.Error(), `"x"`) {
 		t.Fatalf("err = %v", err)
 	}
 }
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	// Write to a temp file and rename, the way editors and ConfigMap updates replace files.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestStreamsEndAtTheirMaximumDuration(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, func(c *server.Config) { c.MaxStreamDuration = 200 * time.Millisecond })
-	observe := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url)
+	observe := ts.observe()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	watch, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{}))

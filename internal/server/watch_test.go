@@ -10,7 +10,6 @@ import (
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
@@ -29,7 +28,7 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 	}
 	var watchers []watcher
 	for _, proto := range protocols {
-		observe := ahpv1connect.NewObservationServiceClient(ts.hc, ts.url, proto.opts...)
+		observe := ts.observe(proto.opts...)
 		for i := range perProtocol {
 			s, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "order", DecisionsOnly: true}))
 			if err != nil {
@@ -41,7 +40,7 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 	}
 
 	// Concurrent callers: batches form, and the publish order is the hub's to choose.
-	intercept := ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url)
+	intercept := ts.intercept()
 	answered := make(map[string]string) // event id → decision id
 	var mu sync.Mutex
 	var wg sync.WaitGroup

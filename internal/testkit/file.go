@@ -1,0 +1,20 @@
+package testkit
+
+import (
+	"os"
+	"testing"
+)
+
+// ReplaceFile gives path the content by writing a temporary file beside it and renaming it over
+// path, the way editors and Kubernetes ConfigMap updates replace files: a reader sees the old
+// file or the new one, never half of one.
+func ReplaceFile(t testing.TB, path, content string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
