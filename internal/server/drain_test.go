@@ -31,14 +31,23 @@ func TestShutdownEndsInterceptStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.GetRequestId() != "r1" || resp.GetEventId() != "drain-1" || resp.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("answer %v; want request r1, event drain-1 allowed", resp)
+	if resp.GetRequestId() != "r1" {
+		t.Fatalf("resp.GetRequestId() = %v, want \"r1\"", resp.GetRequestId())
+	}
+	if resp.GetEventId() != "drain-1" {
+		t.Fatalf("resp.GetEventId() = %v, want \"drain-1\"", resp.GetEventId())
+	}
+	if resp.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("resp.GetDecision().GetVerdict() = %v, want VERDICT_ALLOW", resp.GetDecision().GetVerdict())
 	}
 
 	shutdown()
 	_, err = stream.Receive()
-	if connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "shutting down") {
-		t.Fatalf("stream ended with %v; want unavailable: server is shutting down", err)
+	if connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Fatalf("stream ended with %v; want unavailable", err)
+	}
+	if !strings.Contains(err.Error(), "shutting down") {
+		t.Fatalf("stream ended with %v; want it to say the server is shutting down", err)
 	}
 	select {
 	case err := <-served:
@@ -68,8 +77,11 @@ func TestObserveStreamRateLimitCountsEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum, err := cs.CloseAndReceive()
-	if err != nil || sum.Msg.GetAccepted() != 30 {
-		t.Fatalf("ObserveStream = %v, %v; want 30 accepted", sum, err)
+	if err != nil {
+		t.Fatalf("ObserveStream: %v", err)
+	}
+	if sum.Msg.GetAccepted() != 30 {
+		t.Fatalf("ObserveStream: sum.Msg.GetAccepted() = %v, want 30", sum.Msg.GetAccepted())
 	}
 	// 20 events of burst at once, the other 10 at 20 per second: at least half a second. (A lower
 	// bound the limiter guarantees, not a speed measurement.)

@@ -72,8 +72,10 @@ func TestAuthAndMetricsWiredIntoEveryService(t *testing.T) {
 		}
 		ok := ahpv1connect.NewInterceptServiceClient(mem.Client(), mem.URL(), append(proto.opts, bearer(agentToken))...)
 		resp, err := ok.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("auth-ok-"+proto.name, "rm -rf /")}))
-		if err != nil || resp.Msg.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-			t.Errorf("%s: agent token: %v %v", proto.name, resp, err)
+		if err != nil {
+			t.Errorf("%s: agent token: %v", proto.name, err)
+		} else if resp.Msg.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+			t.Errorf("%s: agent token: resp.Msg.GetDecision().GetVerdict() = %v, want VERDICT_DENY", proto.name, resp.Msg.GetDecision().GetVerdict())
 		}
 		if err != nil && strings.Contains(err.Error(), agentToken) {
 			t.Errorf("%s: error leaks the token", proto.name)

@@ -230,8 +230,12 @@ func TestLocalAnswersAsOverHTTP(t *testing.T) {
 			continue
 		}
 		if wantErr != nil {
-			if connect.CodeOf(gotErr) != connect.CodeOf(wantErr) || gotErr.Error() != wantErr.Error() || connect.IsWireError(gotErr) != connect.IsWireError(wantErr) {
-				t.Errorf("%s: local err %v (wire %v), over HTTP %v (wire %v)", c.name, gotErr, connect.IsWireError(gotErr), wantErr, connect.IsWireError(wantErr))
+			if connect.CodeOf(gotErr) != connect.CodeOf(wantErr) {
+				t.Errorf("%s: connect.CodeOf(gotErr) = %v, want %v: %v", c.name, connect.CodeOf(gotErr), connect.CodeOf(wantErr), gotErr)
+			} else if gotErr.Error() != wantErr.Error() {
+				t.Errorf("%s: gotErr.Error() = %v, want %v: %v", c.name, gotErr.Error(), wantErr.Error(), gotErr)
+			} else if connect.IsWireError(gotErr) != connect.IsWireError(wantErr) {
+				t.Errorf("%s: connect.IsWireError(gotErr) = %v, want %v: %v", c.name, connect.IsWireError(gotErr), connect.IsWireError(wantErr), gotErr)
 			}
 			continue
 		}
@@ -251,16 +255,28 @@ func TestLocalSizeLimits(t *testing.T) {
 	ctx := context.Background()
 	_, gotErr := local.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: big}))
 	_, wantErr := remote.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: big}))
-	if connect.CodeOf(gotErr) != connect.CodeResourceExhausted || gotErr.Error() != wantErr.Error() || !connect.IsWireError(gotErr) || !connect.IsWireError(wantErr) {
-		t.Errorf("big request: local %v (wire %v), over HTTP %v (wire %v)", gotErr, connect.IsWireError(gotErr), wantErr, connect.IsWireError(wantErr))
+	if connect.CodeOf(gotErr) != connect.CodeResourceExhausted {
+		t.Errorf("big request: connect.CodeOf(gotErr) = %v, want connect.CodeResourceExhausted: %v", connect.CodeOf(gotErr), gotErr)
+	} else if gotErr.Error() != wantErr.Error() {
+		t.Errorf("big request: gotErr.Error() = %v, want %v: %v", gotErr.Error(), wantErr.Error(), gotErr)
+	} else if !connect.IsWireError(gotErr) {
+		t.Errorf("big request: connect.IsWireError(gotErr) is false: %v", gotErr)
+	} else if !connect.IsWireError(wantErr) {
+		t.Errorf("big request: connect.IsWireError(wantErr) is false: %v", wantErr)
 	}
 
 	_, tight := newLocal(t, LocalOptions{MaxResponseBytes: 8}, nil)
 	tightRemote := newHTTP(t, nil, connect.WithReadMaxBytes(8))
 	_, gotErr = tight.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
 	_, wantErr = tightRemote.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
-	if connect.CodeOf(gotErr) != connect.CodeResourceExhausted || connect.CodeOf(wantErr) != connect.CodeResourceExhausted || connect.IsWireError(gotErr) || connect.IsWireError(wantErr) {
-		t.Errorf("big answer: local %v (wire %v), over HTTP %v (wire %v)", gotErr, connect.IsWireError(gotErr), wantErr, connect.IsWireError(wantErr))
+	if connect.CodeOf(gotErr) != connect.CodeResourceExhausted {
+		t.Errorf("big answer: connect.CodeOf(gotErr) = %v, want connect.CodeResourceExhausted: %v", connect.CodeOf(gotErr), gotErr)
+	} else if connect.CodeOf(wantErr) != connect.CodeResourceExhausted {
+		t.Errorf("big answer: connect.CodeOf(wantErr) = %v, want connect.CodeResourceExhausted: %v", connect.CodeOf(wantErr), wantErr)
+	} else if connect.IsWireError(gotErr) {
+		t.Errorf("big answer: connect.IsWireError(gotErr) is true: %v", gotErr)
+	} else if connect.IsWireError(wantErr) {
+		t.Errorf("big answer: connect.IsWireError(wantErr) is true: %v", wantErr)
 	}
 }
 
@@ -300,14 +316,18 @@ func TestLocalCallerContext(t *testing.T) {
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := local.Intercept(canceled, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("c1", "ls")}))
-	if connect.CodeOf(err) != connect.CodeCanceled || connect.IsWireError(err) {
-		t.Errorf("canceled: %v", err)
+	if connect.CodeOf(err) != connect.CodeCanceled {
+		t.Errorf("canceled: connect.CodeOf(err) = %v, want connect.CodeCanceled: %v", connect.CodeOf(err), err)
+	} else if connect.IsWireError(err) {
+		t.Errorf("canceled: connect.IsWireError(err) is true: %v", err)
 	}
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel2()
 	_, err = local.Intercept(expired, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("c2", "ls")}))
-	if connect.CodeOf(err) != connect.CodeDeadlineExceeded || connect.IsWireError(err) {
-		t.Errorf("expired: %v", err)
+	if connect.CodeOf(err) != connect.CodeDeadlineExceeded {
+		t.Errorf("expired: connect.CodeOf(err) = %v, want connect.CodeDeadlineExceeded: %v", connect.CodeOf(err), err)
+	} else if connect.IsWireError(err) {
+		t.Errorf("expired: connect.IsWireError(err) is true: %v", err)
 	}
 }
 
@@ -329,8 +349,10 @@ func TestLocalHandlerContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := caller.Deadline()
-	if got, ok := seen.Deadline(); !ok || !got.Equal(want) {
-		t.Errorf("handler deadline %v %v, want the caller's %v", got, ok, want)
+	if got, ok := seen.Deadline(); !ok {
+		t.Error("the handler has no deadline, want the caller's")
+	} else if !got.Equal(want) {
+		t.Errorf("handler deadline %v, want the caller's %v", got, want)
 	}
 	if seen.Value(ctxKey{}) != nil {
 		t.Error("the handler sees the caller's context values")
@@ -340,8 +362,12 @@ func TestLocalHandlerContext(t *testing.T) {
 	if _, err := unary(context.Background(), l, "/test", connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}), handler); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := seen.Deadline(); !ok || time.Until(got) > time.Minute || time.Until(got) < 50*time.Second {
-		t.Errorf("handler deadline %v %v, want about a minute from now", got, ok)
+	if got, ok := seen.Deadline(); !ok {
+		t.Error("the handler has no deadline, want UnaryTimeout's")
+	} else if time.Until(got) > time.Minute {
+		t.Errorf("time.Until(got) = %v, want at most time.Minute", time.Until(got))
+	} else if time.Until(got) < 50*time.Second {
+		t.Errorf("time.Until(got) = %v, want at least 50*time.Second", time.Until(got))
 	}
 
 	// Cancelling the caller cancels the handler.
@@ -353,8 +379,10 @@ func TestLocalHandlerContext(t *testing.T) {
 		<-ctx.Done()
 		return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
 	})
-	if connect.CodeOf(err) != connect.CodeCanceled || connect.IsWireError(err) {
-		t.Errorf("canceled mid-call: %v", err)
+	if connect.CodeOf(err) != connect.CodeCanceled {
+		t.Errorf("canceled mid-call: connect.CodeOf(err) = %v, want connect.CodeCanceled: %v", connect.CodeOf(err), err)
+	} else if connect.IsWireError(err) {
+		t.Errorf("canceled mid-call: connect.IsWireError(err) is true: %v", err)
 	}
 }
 
@@ -387,8 +415,14 @@ func TestLocalHandlerErrors(t *testing.T) {
 	err = call(func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
 		return nil, plain
 	})
-	if connect.CodeOf(err) != connect.CodeUnknown || !connect.IsWireError(err) || errors.Is(err, plain) || !strings.Contains(err.Error(), "boom") {
-		t.Errorf("plain error came back as %v", err)
+	if connect.CodeOf(err) != connect.CodeUnknown {
+		t.Errorf("plain error came back as: connect.CodeOf(err) = %v, want connect.CodeUnknown: %v", connect.CodeOf(err), err)
+	} else if !connect.IsWireError(err) {
+		t.Errorf("plain error came back as: connect.IsWireError(err) is false: %v", err)
+	} else if errors.Is(err, plain) {
+		t.Errorf("plain error came back as: errors.Is(err, plain) is true: %v", err)
+	} else if !strings.Contains(err.Error(), "boom") {
+		t.Errorf("plain error came back as: strings.Contains(err.Error(), \"boom\") is false: %v", err)
 	}
 
 	for name, h := range map[string]func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error){
@@ -400,8 +434,12 @@ func TestLocalHandlerErrors(t *testing.T) {
 		},
 	} {
 		err := call(h)
-		if connect.CodeOf(err) != connect.CodeInternal || !connect.IsWireError(err) || err.Error() != "internal: internal error" {
-			t.Errorf("%s: %v", name, err)
+		if connect.CodeOf(err) != connect.CodeInternal {
+			t.Errorf("%s: connect.CodeOf(err) = %v, want connect.CodeInternal: %v", name, connect.CodeOf(err), err)
+		} else if !connect.IsWireError(err) {
+			t.Errorf("%s: connect.IsWireError(err) is false: %v", name, err)
+		} else if err.Error() != "internal: internal error" {
+			t.Errorf("%s: err.Error() = %v, want \"internal: internal error\": %v", name, err.Error(), err)
 		}
 	}
 }
@@ -432,16 +470,22 @@ func TestLocalClose(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(release)
-	if err := <-closed; err != nil || !finished.Load() {
-		t.Fatalf("Close = %v, call finished %v", err, finished.Load())
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	} else if !finished.Load() {
+		t.Fatalf("Close: finished.Load() is false")
 	}
 	if err := <-callDone; err != nil {
 		t.Errorf("the call in flight failed: %v", err)
 	}
 
 	_, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("late", "ls")}))
-	if connect.CodeOf(err) != connect.CodeUnavailable || connect.IsWireError(err) || !errors.Is(err, ErrLocalClosed) {
-		t.Errorf("call after Close: %v", err)
+	if connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Errorf("call after Close: connect.CodeOf(err) = %v, want connect.CodeUnavailable: %v", connect.CodeOf(err), err)
+	} else if connect.IsWireError(err) {
+		t.Errorf("call after Close: connect.IsWireError(err) is true: %v", err)
+	} else if !errors.Is(err, ErrLocalClosed) {
+		t.Errorf("call after Close: errors.Is(err, ErrLocalClosed) is false: %v", err)
 	}
 	if err := l.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
@@ -507,8 +551,11 @@ func TestLocalServeStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	answer, err := stream.Receive()
-	if err != nil || answer.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-		t.Fatalf("InterceptStream = %v, %v", answer, err)
+	if err != nil {
+		t.Fatalf("InterceptStream: %v", err)
+	}
+	if answer.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("InterceptStream: answer.GetDecision().GetVerdict() = %v, want VERDICT_DENY", answer.GetDecision().GetVerdict())
 	}
 	stream.CloseRequest()
 	stream.CloseResponse()
@@ -579,7 +626,13 @@ func TestHandlerIsBuiltOnFirstUse(t *testing.T) {
 		t.Fatal("New built the HTTP handler")
 	}
 	h := srv.Handler()
-	if h == nil || !srv.handlerBuilt.Load() || srv.HTTPServer().Handler != h {
-		t.Fatal("Handler and HTTPServer disagree")
+	if h == nil {
+		t.Fatalf("Handler and HTTPServer disagree: h is nil")
+	}
+	if !srv.handlerBuilt.Load() {
+		t.Fatalf("Handler and HTTPServer disagree: srv.handlerBuilt.Load() is false")
+	}
+	if srv.HTTPServer().Handler != h {
+		t.Fatalf("Handler and HTTPServer disagree: srv.HTTPServer().Handler = %v, want %v", srv.HTTPServer().Handler, h)
 	}
 }

@@ -83,8 +83,11 @@ func TestObserveStreamBatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sum.Msg.GetAccepted() != 5 || sum.Msg.GetDuplicates() != 1 {
-				t.Fatalf("accepted %d, duplicates %d; want 5 and 1", sum.Msg.GetAccepted(), sum.Msg.GetDuplicates())
+			if sum.Msg.GetAccepted() != 5 {
+				t.Fatalf("sum.Msg.GetAccepted() = %v, want 5", sum.Msg.GetAccepted())
+			}
+			if sum.Msg.GetDuplicates() != 1 {
+				t.Fatalf("sum.Msg.GetDuplicates() = %v, want 1", sum.Msg.GetDuplicates())
 			}
 
 			// An invalid batch records none of its events, names the event at fault and ends the
@@ -143,8 +146,11 @@ func TestObserveStreamRejectsMalformedMessages(t *testing.T) {
 			cs := client.ObserveStream(ctx)
 			_ = cs.Send(c.msg)
 			_, err := cs.CloseAndReceive()
-			if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("got %v, want invalid_argument saying %q", err, c.want)
+			if connect.CodeOf(err) != connect.CodeInvalidArgument {
+				t.Fatalf("connect.CodeOf(err) = %v, want connect.CodeInvalidArgument: %v", connect.CodeOf(err), err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("strings.Contains(err.Error(), c.want) is false: %v", err)
 			}
 		})
 	}

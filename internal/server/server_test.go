@@ -108,19 +108,34 @@ func TestEveryRPCOverEveryProtocol(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := resp.Msg.GetDecision()
-			if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || d.GetDecisionId() == "" || d.GetMatchedRuleIds()[0] != "deny-rm" {
-				t.Fatalf("Intercept = %v", d)
+			if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+				t.Fatalf("Intercept: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
+			}
+			if d.GetDecisionId() == "" {
+				t.Fatalf("Intercept: d.GetDecisionId() == \"\" in %v", d)
+			}
+			if d.GetMatchedRuleIds()[0] != "deny-rm" {
+				t.Fatalf("Intercept: d.GetMatchedRuleIds()[0] = %v, want \"deny-rm\" in %v", d.GetMatchedRuleIds()[0], d)
 			}
 			// Invalid input: a precise InvalidArgument.
 			_, err = intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: &ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE}}))
-			if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "event.id") {
-				t.Fatalf("invalid Intercept err = %v", err)
+			if connect.CodeOf(err) != connect.CodeInvalidArgument {
+				t.Fatalf("invalid Intercept err: connect.CodeOf(err) = %v, want connect.CodeInvalidArgument: %v", connect.CodeOf(err), err)
+			}
+			if !strings.Contains(err.Error(), "event.id") {
+				t.Fatalf("invalid Intercept err: strings.Contains(err.Error(), \"event.id\") is false: %v", err)
 			}
 
 			// InterceptBatch.
 			batch, err := intercept.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{testkit.ShellEvent(id("b1"), "ls"), testkit.ShellEvent(id("b2"), "rm y")}}))
-			if err != nil || len(batch.Msg.GetDecisions()) != 2 || batch.Msg.GetDecisions()[1].GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-				t.Fatalf("InterceptBatch = %v, %v", batch, err)
+			if err != nil {
+				t.Fatalf("InterceptBatch: %v", err)
+			}
+			if len(batch.Msg.GetDecisions()) != 2 {
+				t.Fatalf("InterceptBatch: len(batch.Msg.GetDecisions()) = %v, want 2", len(batch.Msg.GetDecisions()))
+			}
+			if batch.Msg.GetDecisions()[1].GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+				t.Fatalf("InterceptBatch: batch.Msg.GetDecisions()[1].GetVerdict() = %v, want VERDICT_DENY", batch.Msg.GetDecisions()[1].GetVerdict())
 			}
 
 			// Typed decision.
@@ -130,35 +145,50 @@ func TestEveryRPCOverEveryProtocol(t *testing.T) {
 					LimitType: &ahpv1.RateLimitType{Type: &ahpv1.RateLimitType_Known{Known: ahpv1.RateLimitKind_RATE_LIMIT_KIND_LLM_TOKEN_LIMIT}},
 				}},
 			}}))
-			if err != nil || rl.Msg.GetDecision().GetRateLimit().GetRetry().GetRetryAfterMs() == 0 {
-				t.Fatalf("HandleRateLimit = %v, %v", rl, err)
+			if err != nil {
+				t.Fatalf("HandleRateLimit: %v", err)
+			}
+			if rl.Msg.GetDecision().GetRateLimit().GetRetry().GetRetryAfterMs() == 0 {
+				t.Fatalf("HandleRateLimit: rl.Msg.GetDecision().GetRateLimit().GetRetry().GetRetryAfterMs() == 0")
 			}
 
 			// Observe (unary) and its idempotency.
 			after := &ahpv1.Event{Id: id("after"), Source: "urn:server-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "s1"}}
 			for i, want := range []bool{false, true} {
 				o, err := observe.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: after}))
-				if err != nil || o.Msg.GetDuplicate() != want {
-					t.Fatalf("Observe #%d = %v, %v", i, o, err)
+				if err != nil {
+					t.Fatalf("Observe #%d: %v", i, err)
+				}
+				if o.Msg.GetDuplicate() != want {
+					t.Fatalf("Observe #%d: o.Msg.GetDuplicate() = %v, want %v", i, o.Msg.GetDuplicate(), want)
 				}
 			}
 
 			// Harness calls.
 			hs, err := harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "2.4", AgentInfo: &ahpv1.AgentInfo{Framework: "test"}}))
-			if err != nil || hs.Msg.GetProtocolVersion() != "2.4" {
-				t.Fatalf("Handshake = %v, %v", hs, err)
+			if err != nil {
+				t.Fatalf("Handshake: %v", err)
+			}
+			if hs.Msg.GetProtocolVersion() != "2.4" {
+				t.Fatalf("Handshake: hs.Msg.GetProtocolVersion() = %v, want \"2.4\"", hs.Msg.GetProtocolVersion())
 			}
 			_, err = harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "3.0", AgentInfo: &ahpv1.AgentInfo{}}))
 			if connect.CodeOf(err) != connect.CodeFailedPrecondition {
 				t.Fatalf("Handshake 3.0 err = %v", err)
 			}
 			q, err := harness.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{QueryType: "should_i_proceed", Payload: structpb.NewStringValue("?")}))
-			if err != nil || !q.Msg.GetAnswer().GetBoolValue() {
-				t.Fatalf("Query = %v, %v", q, err)
+			if err != nil {
+				t.Fatalf("Query: %v", err)
+			}
+			if !q.Msg.GetAnswer().GetBoolValue() {
+				t.Fatalf("Query: q.Msg.GetAnswer().GetBoolValue() is false")
 			}
 			caps, err := harness.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
-			if err != nil || caps.Msg.GetHarnessProtocolVersion() != "2.4" {
-				t.Fatalf("GetCapabilities = %v, %v", caps, err)
+			if err != nil {
+				t.Fatalf("GetCapabilities: %v", err)
+			}
+			if caps.Msg.GetHarnessProtocolVersion() != "2.4" {
+				t.Fatalf("GetCapabilities: caps.Msg.GetHarnessProtocolVersion() = %v, want \"2.4\"", caps.Msg.GetHarnessProtocolVersion())
 			}
 		})
 	}
@@ -236,8 +266,14 @@ func TestStreamingShapes(t *testing.T) {
 				}
 			}
 			sum, err := cs.CloseAndReceive()
-			if err != nil || sum.Msg.GetAccepted() != 4 || sum.Msg.GetDuplicates() != 1 {
-				t.Fatalf("ObserveStream = %v, %v", sum, err)
+			if err != nil {
+				t.Fatalf("ObserveStream: %v", err)
+			}
+			if sum.Msg.GetAccepted() != 4 {
+				t.Fatalf("ObserveStream: sum.Msg.GetAccepted() = %v, want 4", sum.Msg.GetAccepted())
+			}
+			if sum.Msg.GetDuplicates() != 1 {
+				t.Fatalf("ObserveStream: sum.Msg.GetDuplicates() = %v, want 1", sum.Msg.GetDuplicates())
 			}
 
 			// Server stream: the watcher saw the 3 decisions and 4 observations of this session.
@@ -249,8 +285,11 @@ func TestStreamingShapes(t *testing.T) {
 					observations++
 				}
 			}
-			if decisions != 3 || observations != 4 {
-				t.Fatalf("watch saw %d decisions, %d observations (err %v)", decisions, observations, watch.Err())
+			if decisions != 3 {
+				t.Fatalf("watch saw %d decisions, want 3 (err %v)", decisions, watch.Err())
+			}
+			if observations != 4 {
+				t.Fatalf("watch saw %d observations, want 4 (err %v)", observations, watch.Err())
 			}
 		})
 	}
@@ -325,8 +364,11 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	}
 	for slow.Receive() {
 	}
-	if connect.CodeOf(slow.Err()) != connect.CodeResourceExhausted || !strings.Contains(slow.Err().Error(), "too slow") {
-		t.Fatalf("slow watcher ended with %v", slow.Err())
+	if connect.CodeOf(slow.Err()) != connect.CodeResourceExhausted {
+		t.Fatalf("slow watcher ended with: connect.CodeOf(slow.Err()) = %v, want connect.CodeResourceExhausted in %v", connect.CodeOf(slow.Err()), slow.Err())
+	}
+	if !strings.Contains(slow.Err().Error(), "too slow") {
+		t.Fatalf("slow watcher ended with: strings.Contains(slow.Err().Error(), \"too slow\") is false in %v", slow.Err())
 	}
 }
 
@@ -339,8 +381,17 @@ func TestDryRunRecordsWithoutEffect(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := resp.Msg.GetDecision()
-	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW || len(d.GetEffects()) != 0 || len(d.GetDryRuns()) != 1 || d.GetDryRuns()[0].GetRuleId() != "audit-curl" {
-		t.Fatalf("dry-run decision = %v", d)
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("dry-run decision: d.GetVerdict() = %v, want VERDICT_ALLOW in %v", d.GetVerdict(), d)
+	}
+	if len(d.GetEffects()) != 0 {
+		t.Fatalf("dry-run decision: len(d.GetEffects()) = %v, want 0 in %v", len(d.GetEffects()), d)
+	}
+	if len(d.GetDryRuns()) != 1 {
+		t.Fatalf("dry-run decision: len(d.GetDryRuns()) = %v, want 1 in %v", len(d.GetDryRuns()), d)
+	}
+	if d.GetDryRuns()[0].GetRuleId() != "audit-curl" {
+		t.Fatalf("dry-run decision: d.GetDryRuns()[0].GetRuleId() = %v, want \"audit-curl\" in %v", d.GetDryRuns()[0].GetRuleId(), d)
 	}
 }
 
@@ -354,8 +405,14 @@ func TestCapabilityNarrowing(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := resp.Msg.GetDecision()
-	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || len(d.GetFallbacks()) != 1 || d.GetEffects()[0].GetDeny() == nil {
-		t.Fatalf("deny-only caller got %v", d)
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("deny-only caller got: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
+	}
+	if len(d.GetFallbacks()) != 1 {
+		t.Fatalf("deny-only caller got: len(d.GetFallbacks()) = %v, want 1 in %v", len(d.GetFallbacks()), d)
+	}
+	if d.GetEffects()[0].GetDeny() == nil {
+		t.Fatalf("deny-only caller got: d.GetEffects()[0].GetDeny() is nil in %v", d)
 	}
 }
 
@@ -414,8 +471,11 @@ func TestHealthAndReflection(t *testing.T) {
 	defer resp.Body.Close()
 	body := make([]byte, 256)
 	n, _ := resp.Body.Read(body)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body[:n]), "SERVING") {
-		t.Fatalf("health: %d %s", resp.StatusCode, body[:n])
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("health: resp.StatusCode = %v, want http.StatusOK", resp.StatusCode)
+	}
+	if !strings.Contains(string(body[:n]), "SERVING") {
+		t.Fatalf("health: strings.Contains(string(body[:n]), \"SERVING\") is false")
 	}
 	// Reflection (v1; the client falls back to v1alpha on its own) lists every service.
 	stream := grpcreflect.NewClient(ts.hc, ts.url, connect.WithGRPC()).NewStream(context.Background())
@@ -484,7 +544,10 @@ func TestStreamsEndAtTheirMaximumDuration(t *testing.T) {
 	}
 	for watch.Receive() {
 	}
-	if connect.CodeOf(watch.Err()) != connect.CodeDeadlineExceeded || !strings.Contains(watch.Err().Error(), "maximum stream duration") {
-		t.Fatalf("watch ended with %v", watch.Err())
+	if connect.CodeOf(watch.Err()) != connect.CodeDeadlineExceeded {
+		t.Fatalf("watch ended with: connect.CodeOf(watch.Err()) = %v, want connect.CodeDeadlineExceeded in %v", connect.CodeOf(watch.Err()), watch.Err())
+	}
+	if !strings.Contains(watch.Err().Error(), "maximum stream duration") {
+		t.Fatalf("watch ended with: strings.Contains(watch.Err().Error(), \"maximum stream duration\") is false in %v", watch.Err())
 	}
 }

@@ -90,8 +90,10 @@ func TestEveryTypedDecision(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
 		}
-		if d.GetDecisionId() == "" || !tc.check(d) {
-			t.Errorf("%s: unexpected decision %v", tc.name, d)
+		if d.GetDecisionId() == "" {
+			t.Errorf("%s: unexpected decision: d.GetDecisionId() == \"\" in %v", tc.name, d)
+		} else if !tc.check(d) {
+			t.Errorf("%s: unexpected decision: tc.check(d) is false in %v", tc.name, d)
 		}
 	}
 	// A typed call with another type's payload is refused with the field named.

@@ -74,8 +74,12 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 		for len(got) < total && w.stream.Receive() {
 			msg := w.stream.Msg()
 			id := msg.GetEvent().GetId()
-			if want := answered[id]; msg.GetDecision().GetDecisionId() != want || want == "" {
-				t.Fatalf("%s: event %s came with decision %q, the caller got %q", w.name, id, msg.GetDecision().GetDecisionId(), want)
+			want := answered[id]
+			if want == "" {
+				t.Fatalf("%s: event %s came, but no caller was answered for it", w.name, id)
+			}
+			if got := msg.GetDecision().GetDecisionId(); got != want {
+				t.Fatalf("%s: event %s came with decision %q, the caller got %q", w.name, id, got, want)
 			}
 			if _, err := time.Parse(time.RFC3339Nano, msg.GetTime()); err != nil {
 				t.Fatalf("%s: time %q: %v", w.name, msg.GetTime(), err)
@@ -94,8 +98,11 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 					mine = append(mine, id)
 				}
 			}
-			if len(mine) != perWorker || !slices.IsSorted(mine) {
-				t.Fatalf("%s: caller %d's decisions arrived as %v", w.name, wk, mine)
+			if len(mine) != perWorker {
+				t.Fatalf("%s: len(mine) = %v, want %v", w.name, len(mine), perWorker)
+			}
+			if !slices.IsSorted(mine) {
+				t.Fatalf("%s: slices.IsSorted(mine) is false", w.name)
 			}
 		}
 		if first == nil {
