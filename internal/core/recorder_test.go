@@ -73,16 +73,28 @@ func TestRequiredAuditFailureFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || d.GetEffects()[0].GetDeny().GetCode() != "dev.ahpgateway.audit.unavailable" {
-		t.Fatalf("decision = %v", d)
+	if !d.GetSynthetic() {
+		t.Fatalf("decision: d.GetSynthetic() is false in %v", d)
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
+	}
+	if d.GetEffects()[0].GetDeny().GetCode() != "dev.ahpgateway.audit.unavailable" {
+		t.Fatalf("decision: d.GetEffects()[0].GetDeny().GetCode() = %v, want \"dev.ahpgateway.audit.unavailable\" in %v", d.GetEffects()[0].GetDeny().GetCode(), d)
 	}
 	// Once the audit works again, the retry is decided afresh, not replayed as a denial.
 	rec.mu.Lock()
 	rec.fail = false
 	rec.mu.Unlock()
 	d, err = c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
-	if err != nil || d.GetReplayed() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("after recovery: %v %v", d, err)
+	if err != nil {
+		t.Fatalf("after recovery: %v", err)
+	}
+	if d.GetReplayed() {
+		t.Fatalf("after recovery: d.GetReplayed() is true")
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("after recovery: d.GetVerdict() = %v, want VERDICT_ALLOW", d.GetVerdict())
 	}
 	// A typed event gets its own refusal shape.
 	rec.mu.Lock()
@@ -92,8 +104,14 @@ func TestRequiredAuditFailureFailsClosed(t *testing.T) {
 		ConfirmationType: &ahpv1.ConfirmationType{Type: &ahpv1.ConfirmationType_Known{Known: ahpv1.ConfirmationKind_CONFIRMATION_KIND_USER_CONFIRM}},
 	}}}
 	d, err = c.Typed(context.Background(), conf, ahpv1.EventType_EVENT_TYPE_CONFIRMATION)
-	if err != nil || d.GetConfirmation().GetReject() == nil || !d.GetSynthetic() {
-		t.Fatalf("typed under failing audit: %v %v", d, err)
+	if err != nil {
+		t.Fatalf("typed under failing audit: %v", err)
+	}
+	if d.GetConfirmation().GetReject() == nil {
+		t.Fatalf("typed under failing audit: d.GetConfirmation().GetReject() is nil")
+	}
+	if !d.GetSynthetic() {
+		t.Fatalf("typed under failing audit: d.GetSynthetic() is false")
 	}
 }
 
@@ -101,8 +119,14 @@ func TestOptionalAuditFailureDoesNotChangeDecisions(t *testing.T) {
 	t.Parallel()
 	c := recordingCore(t, &fakeRecorder{fail: true}, nil)
 	d, err := c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
-	if err != nil || d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("decision = %v %v", d, err)
+	if err != nil {
+		t.Fatalf("decision: %v", err)
+	}
+	if d.GetSynthetic() {
+		t.Fatalf("decision: d.GetSynthetic() is true")
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_ALLOW", d.GetVerdict())
 	}
 }
 
@@ -113,18 +137,26 @@ func TestRequiredAuditFailureRefusesObservationAndAllowsRetry(t *testing.T) {
 	c := recordingCore(t, rec, obs)
 	ev := &ahpv1.Event{Id: "o1", Source: "urn:t", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER}
 	_, err := c.Observe(context.Background(), ev)
-	if ce, ok := core.AsError(err); !ok || ce.Code != core.CodeUnavailable {
-		t.Fatalf("err = %v", err)
+	if ce, ok := core.AsError(err); !ok {
+		t.Fatalf("not a core error: %v", err)
+	} else if ce.Code != core.CodeUnavailable {
+		t.Fatalf("ce.Code = %v, want core.CodeUnavailable", ce.Code)
 	}
 	rec.mu.Lock()
 	rec.fail = false
 	rec.mu.Unlock()
 	dup, err := c.Observe(context.Background(), ev)
-	if err != nil || dup {
-		t.Fatalf("retry after recovery: dup=%v err=%v", dup, err)
+	if err != nil {
+		t.Fatalf("retry after recovery: %v", err)
 	}
-	if rec.observed != 1 || obs.observed != 1 {
-		t.Fatalf("recorded %d, observed %d; want 1 and 1", rec.observed, obs.observed)
+	if dup {
+		t.Fatalf("retry after recovery: dup is true")
+	}
+	if rec.observed != 1 {
+		t.Fatalf("recorded %d observations, want 1", rec.observed)
+	}
+	if obs.observed != 1 {
+		t.Fatalf("observer saw %d observations, want 1", obs.observed)
 	}
 }
 
