@@ -19,7 +19,7 @@ import (
 )
 
 func observation(id string) *ahpv1.Event {
-	return &ahpv1.Event{Id: id, Source: "urn:batch", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "batch"}}
+	return testkit.Event(id, ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("batch"))
 }
 
 // auditedEventIDs reads the event ids of the audit log's observation records, in order.

@@ -153,7 +153,7 @@ func TestEveryRPCOverEveryProtocol(t *testing.T) {
 			}
 
 			// Observe (unary) and its idempotency.
-			after := &ahpv1.Event{Id: id("after"), Source: "urn:server-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "s1"}}
+			after := testkit.Event(id("after"), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER)
 			for i, want := range []bool{false, true} {
 				o, err := observe.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: after}))
 				if err != nil {
@@ -260,7 +260,7 @@ func TestStreamingShapes(t *testing.T) {
 			// Client stream.
 			cs := observe.ObserveStream(ctx)
 			for j := range 5 {
-				ev := &ahpv1.Event{Id: fmt.Sprintf("%s-obs-%d", proto.name, j%4), Source: "urn:s", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "stream-" + proto.name}}
+				ev := testkit.Event(fmt.Sprintf("%s-obs-%d", proto.name, j%4), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("stream-"+proto.name))
 				if err := cs.Send(&ahpv1.ObserveStreamRequest{Event: ev}); err != nil {
 					t.Fatal(err)
 				}
@@ -321,9 +321,9 @@ func TestWatchFilters(t *testing.T) {
 	if _, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev})); err != nil {
 		t.Fatal(err)
 	}
-	read := &ahpv1.Event{Id: "wf-2", Source: "urn:s", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "wf"}, Tool: &ahpv1.Tool{Name: "Read", Kind: ahpv1.ToolKind_TOOL_KIND_FILE_READ}}
-	end := &ahpv1.Event{Id: "wf-3", Source: "urn:s", Type: ahpv1.EventType_EVENT_TYPE_SESSION_END, Session: &ahpv1.Session{Id: "wf"}}
-	other := &ahpv1.Event{Id: "wf-4", Source: "urn:s", Type: ahpv1.EventType_EVENT_TYPE_SESSION_END, Session: &ahpv1.Session{Id: "another"}}
+	read := testkit.Event("wf-2", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("wf"), testkit.Tool("Read", ahpv1.ToolKind_TOOL_KIND_FILE_READ))
+	end := testkit.Event("wf-3", ahpv1.EventType_EVENT_TYPE_SESSION_END, testkit.Session("wf"))
+	other := testkit.Event("wf-4", ahpv1.EventType_EVENT_TYPE_SESSION_END, testkit.Session("another"))
 	for _, e := range []*ahpv1.Event{read, end, other} {
 		if _, err := observe.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: e})); err != nil {
 			t.Fatal(err)
