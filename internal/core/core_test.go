@@ -53,6 +53,22 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// syntheticDeny fails unless d is a synthetic denial, and returns its deny effect.
+func syntheticDeny(t *testing.T, d *ahpv1.Decision) *ahpv1.DenyEffect {
+	t.Helper()
+	if !d.GetSynthetic() {
+		t.Fatalf("decision not marked synthetic: %v", d)
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("verdict %v, want deny: %v", d.GetVerdict(), d)
+	}
+	deny := d.GetEffects()[0].GetDeny()
+	if deny == nil {
+		t.Fatalf("first effect is no deny: %v", d)
+	}
+	return deny
+}
+
 func TestInterceptDeniesAndAllows(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -154,14 +170,8 @@ func TestRuleEvaluationErrorFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.GetSynthetic() {
-		t.Fatalf("decision: d.GetSynthetic() is false in %v", d)
-	}
-	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
-	}
-	if !strings.Contains(d.GetEffects()[0].GetDeny().GetReason(), `"explode"`) {
-		t.Fatalf("decision: strings.Contains(d.GetEffects()[0].GetDeny().GetReason(), `\"explode\"`) is false in %v", d)
+	if reason := syntheticDeny(t, d).GetReason(); !strings.Contains(reason, `"explode"`) {
+		t.Fatalf("reason %q does not name the rule \"explode\"", reason)
 	}
 }
 
@@ -190,11 +200,8 @@ func TestPanicIsAnErrorForThatCallOnly(t *testing.T) {
 		t.Fatalf("batch: len(ds) = %v, want 2", len(ds))
 	}
 	for _, d := range ds {
-		if !d.GetSynthetic() {
-			t.Fatalf("batch decision: d.GetSynthetic() is false in %v", d)
-		}
-		if !strings.HasPrefix(d.GetEffects()[0].GetDeny().GetReason(), "Handler error: ") {
-			t.Fatalf("batch decision: strings.HasPrefix(d.GetEffects()[0].GetDeny().GetReason(), \"Handler error: \") is false in %v", d)
+		if reason := syntheticDeny(t, d).GetReason(); !strings.HasPrefix(reason, "Handler error: ") {
+			t.Fatalf("batch decision reason %q, want it to begin \"Handler error: \"", reason)
 		}
 	}
 }

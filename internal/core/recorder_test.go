@@ -73,14 +73,8 @@ func TestRequiredAuditFailureFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.GetSynthetic() {
-		t.Fatalf("decision: d.GetSynthetic() is false in %v", d)
-	}
-	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
-	}
-	if d.GetEffects()[0].GetDeny().GetCode() != "dev.ahpgateway.audit.unavailable" {
-		t.Fatalf("decision: d.GetEffects()[0].GetDeny().GetCode() = %v, want \"dev.ahpgateway.audit.unavailable\" in %v", d.GetEffects()[0].GetDeny().GetCode(), d)
+	if code := syntheticDeny(t, d).GetCode(); code != "dev.ahpgateway.audit.unavailable" {
+		t.Fatalf("deny code %q, want dev.ahpgateway.audit.unavailable", code)
 	}
 	// Once the audit works again, the retry is decided afresh, not replayed as a denial.
 	rec.mu.Lock()

@@ -78,11 +78,24 @@ func (ts *testServer) harness(opts ...connect.ClientOption) ahpv1connect.Harness
 	return ahpv1connect.NewHarnessServiceClient(ts.hc, ts.url, opts...)
 }
 
-// protocols are the three wire protocols every RPC is exercised over.
-var protocols = []struct {
+// protocol is a wire protocol by name and the client options that select it.
+type protocol struct {
 	name string
 	opts []connect.ClientOption
-}{
+}
+
+// eachProtocol runs f as a parallel subtest for every protocol.
+func eachProtocol(t *testing.T, f func(t *testing.T, proto protocol)) {
+	for _, proto := range protocols {
+		t.Run(proto.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, proto)
+		})
+	}
+}
+
+// protocols are the three wire protocols every RPC is exercised over.
+var protocols = []protocol{
 	{"connect", nil},
 	{"connect+json", []connect.ClientOption{connect.WithProtoJSON()}},
 	{"grpc", []connect.ClientOption{connect.WithGRPC()}},
@@ -92,106 +105,103 @@ var protocols = []struct {
 func TestEveryRPCOverEveryProtocol(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	for _, proto := range protocols {
-		t.Run(proto.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			intercept := ts.intercept(proto.opts...)
-			typedc := ts.typed(proto.opts...)
-			observe := ts.observe(proto.opts...)
-			harness := ts.harness(proto.opts...)
-			id := func(s string) string { return proto.name + "-" + s }
+	eachProtocol(t, func(t *testing.T, proto protocol) {
+		ctx := context.Background()
+		intercept := ts.intercept(proto.opts...)
+		typedc := ts.typed(proto.opts...)
+		observe := ts.observe(proto.opts...)
+		harness := ts.harness(proto.opts...)
+		id := func(s string) string { return proto.name + "-" + s }
 
-			// Intercept (unary), with the decision id and rule ids.
-			resp, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent(id("rm"), "rm -rf x")}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			d := resp.Msg.GetDecision()
-			if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-				t.Fatalf("Intercept: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
-			}
-			if d.GetDecisionId() == "" {
-				t.Fatalf("Intercept: d.GetDecisionId() == \"\" in %v", d)
-			}
-			if d.GetMatchedRuleIds()[0] != "deny-rm" {
-				t.Fatalf("Intercept: d.GetMatchedRuleIds()[0] = %v, want \"deny-rm\" in %v", d.GetMatchedRuleIds()[0], d)
-			}
-			// Invalid input: a precise InvalidArgument.
-			_, err = intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: &ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE}}))
-			if connect.CodeOf(err) != connect.CodeInvalidArgument {
-				t.Fatalf("invalid Intercept err: connect.CodeOf(err) = %v, want connect.CodeInvalidArgument: %v", connect.CodeOf(err), err)
-			}
-			if !strings.Contains(err.Error(), "event.id") {
-				t.Fatalf("invalid Intercept err: strings.Contains(err.Error(), \"event.id\") is false: %v", err)
-			}
+		// Intercept (unary), with the decision id and rule ids.
+		resp, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent(id("rm"), "rm -rf x")}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := resp.Msg.GetDecision()
+		if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+			t.Fatalf("Intercept: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
+		}
+		if d.GetDecisionId() == "" {
+			t.Fatalf("Intercept: d.GetDecisionId() == \"\" in %v", d)
+		}
+		if d.GetMatchedRuleIds()[0] != "deny-rm" {
+			t.Fatalf("Intercept: d.GetMatchedRuleIds()[0] = %v, want \"deny-rm\" in %v", d.GetMatchedRuleIds()[0], d)
+		}
+		// Invalid input: a precise InvalidArgument.
+		_, err = intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: &ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE}}))
+		if connect.CodeOf(err) != connect.CodeInvalidArgument {
+			t.Fatalf("invalid Intercept err: connect.CodeOf(err) = %v, want connect.CodeInvalidArgument: %v", connect.CodeOf(err), err)
+		}
+		if !strings.Contains(err.Error(), "event.id") {
+			t.Fatalf("invalid Intercept err: strings.Contains(err.Error(), \"event.id\") is false: %v", err)
+		}
 
-			// InterceptBatch.
-			batch, err := intercept.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{testkit.ShellEvent(id("b1"), "ls"), testkit.ShellEvent(id("b2"), "rm y")}}))
-			if err != nil {
-				t.Fatalf("InterceptBatch: %v", err)
-			}
-			if len(batch.Msg.GetDecisions()) != 2 {
-				t.Fatalf("InterceptBatch: len(batch.Msg.GetDecisions()) = %v, want 2", len(batch.Msg.GetDecisions()))
-			}
-			if batch.Msg.GetDecisions()[1].GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-				t.Fatalf("InterceptBatch: batch.Msg.GetDecisions()[1].GetVerdict() = %v, want VERDICT_DENY", batch.Msg.GetDecisions()[1].GetVerdict())
-			}
+		// InterceptBatch.
+		batch, err := intercept.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{testkit.ShellEvent(id("b1"), "ls"), testkit.ShellEvent(id("b2"), "rm y")}}))
+		if err != nil {
+			t.Fatalf("InterceptBatch: %v", err)
+		}
+		if len(batch.Msg.GetDecisions()) != 2 {
+			t.Fatalf("InterceptBatch: len(batch.Msg.GetDecisions()) = %v, want 2", len(batch.Msg.GetDecisions()))
+		}
+		if batch.Msg.GetDecisions()[1].GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+			t.Fatalf("InterceptBatch: batch.Msg.GetDecisions()[1].GetVerdict() = %v, want VERDICT_DENY", batch.Msg.GetDecisions()[1].GetVerdict())
+		}
 
-			// Typed decision.
-			rl, err := typedc.HandleRateLimit(ctx, connect.NewRequest(&ahpv1.HandleRateLimitRequest{Event: &ahpv1.Event{
-				Id: id("rl"), Body: &ahpv1.Event_RateLimit{RateLimit: &ahpv1.RateLimitPayload{
-					SessionId: "s1", RetryAfterMs: 1500, CurrentUsage: "95000/100000 tokens",
-					LimitType: &ahpv1.RateLimitType{Type: &ahpv1.RateLimitType_Known{Known: ahpv1.RateLimitKind_RATE_LIMIT_KIND_LLM_TOKEN_LIMIT}},
-				}},
-			}}))
-			if err != nil {
-				t.Fatalf("HandleRateLimit: %v", err)
-			}
-			if rl.Msg.GetDecision().GetRateLimit().GetRetry().GetRetryAfterMs() == 0 {
-				t.Fatalf("HandleRateLimit: rl.Msg.GetDecision().GetRateLimit().GetRetry().GetRetryAfterMs() == 0")
-			}
+		// Typed decision.
+		rl, err := typedc.HandleRateLimit(ctx, connect.NewRequest(&ahpv1.HandleRateLimitRequest{Event: &ahpv1.Event{
+			Id: id("rl"), Body: &ahpv1.Event_RateLimit{RateLimit: &ahpv1.RateLimitPayload{
+				SessionId: "s1", RetryAfterMs: 1500, CurrentUsage: "95000/100000 tokens",
+				LimitType: &ahpv1.RateLimitType{Type: &ahpv1.RateLimitType_Known{Known: ahpv1.RateLimitKind_RATE_LIMIT_KIND_LLM_TOKEN_LIMIT}},
+			}},
+		}}))
+		if err != nil {
+			t.Fatalf("HandleRateLimit: %v", err)
+		}
+		if rl.Msg.GetDecision().GetRateLimit().GetRetry().GetRetryAfterMs() == 0 {
+			t.Fatalf("HandleRateLimit: rl.Msg.GetDecision().GetRateLimit().GetRetry().GetRetryAfterMs() == 0")
+		}
 
-			// Observe (unary) and its idempotency.
-			after := testkit.Event(id("after"), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER)
-			for i, want := range []bool{false, true} {
-				o, err := observe.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: after}))
-				if err != nil {
-					t.Fatalf("Observe #%d: %v", i, err)
-				}
-				if o.Msg.GetDuplicate() != want {
-					t.Fatalf("Observe #%d: o.Msg.GetDuplicate() = %v, want %v", i, o.Msg.GetDuplicate(), want)
-				}
+		// Observe (unary) and its idempotency.
+		after := testkit.Event(id("after"), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER)
+		for i, want := range []bool{false, true} {
+			o, err := observe.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: after}))
+			if err != nil {
+				t.Fatalf("Observe #%d: %v", i, err)
 			}
+			if o.Msg.GetDuplicate() != want {
+				t.Fatalf("Observe #%d: o.Msg.GetDuplicate() = %v, want %v", i, o.Msg.GetDuplicate(), want)
+			}
+		}
 
-			// Harness calls.
-			hs, err := harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "2.4", AgentInfo: &ahpv1.AgentInfo{Framework: "test"}}))
-			if err != nil {
-				t.Fatalf("Handshake: %v", err)
-			}
-			if hs.Msg.GetProtocolVersion() != "2.4" {
-				t.Fatalf("Handshake: hs.Msg.GetProtocolVersion() = %v, want \"2.4\"", hs.Msg.GetProtocolVersion())
-			}
-			_, err = harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "3.0", AgentInfo: &ahpv1.AgentInfo{}}))
-			if connect.CodeOf(err) != connect.CodeFailedPrecondition {
-				t.Fatalf("Handshake 3.0 err = %v", err)
-			}
-			q, err := harness.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{QueryType: "should_i_proceed", Payload: structpb.NewStringValue("?")}))
-			if err != nil {
-				t.Fatalf("Query: %v", err)
-			}
-			if !q.Msg.GetAnswer().GetBoolValue() {
-				t.Fatalf("Query: q.Msg.GetAnswer().GetBoolValue() is false")
-			}
-			caps, err := harness.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
-			if err != nil {
-				t.Fatalf("GetCapabilities: %v", err)
-			}
-			if caps.Msg.GetHarnessProtocolVersion() != "2.4" {
-				t.Fatalf("GetCapabilities: caps.Msg.GetHarnessProtocolVersion() = %v, want \"2.4\"", caps.Msg.GetHarnessProtocolVersion())
-			}
-		})
-	}
+		// Harness calls.
+		hs, err := harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "2.4", AgentInfo: &ahpv1.AgentInfo{Framework: "test"}}))
+		if err != nil {
+			t.Fatalf("Handshake: %v", err)
+		}
+		if hs.Msg.GetProtocolVersion() != "2.4" {
+			t.Fatalf("Handshake: hs.Msg.GetProtocolVersion() = %v, want \"2.4\"", hs.Msg.GetProtocolVersion())
+		}
+		_, err = harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "3.0", AgentInfo: &ahpv1.AgentInfo{}}))
+		if connect.CodeOf(err) != connect.CodeFailedPrecondition {
+			t.Fatalf("Handshake 3.0 err = %v", err)
+		}
+		q, err := harness.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{QueryType: "should_i_proceed", Payload: structpb.NewStringValue("?")}))
+		if err != nil {
+			t.Fatalf("Query: %v", err)
+		}
+		if !q.Msg.GetAnswer().GetBoolValue() {
+			t.Fatalf("Query: q.Msg.GetAnswer().GetBoolValue() is false")
+		}
+		caps, err := harness.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
+		if err != nil {
+			t.Fatalf("GetCapabilities: %v", err)
+		}
+		if caps.Msg.GetHarnessProtocolVersion() != "2.4" {
+			t.Fatalf("GetCapabilities: caps.Msg.GetHarnessProtocolVersion() = %v, want \"2.4\"", caps.Msg.GetHarnessProtocolVersion())
+		}
+	})
 }
 
 func TestStreamingShapes(t *testing.T) {
@@ -199,100 +209,97 @@ func TestStreamingShapes(t *testing.T) {
 	ts := start(t, basePolicy, nil)
 	// Bidi and client streams need HTTP/2 for every protocol; connect-go also serves them over
 	// HTTP/1.1 for Connect and gRPC-Web only as unary or server streams.
-	for _, proto := range protocols {
-		t.Run(proto.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			intercept := ts.intercept(proto.opts...)
-			observe := ts.observe(proto.opts...)
+	eachProtocol(t, func(t *testing.T, proto protocol) {
+		ctx := context.Background()
+		intercept := ts.intercept(proto.opts...)
+		observe := ts.observe(proto.opts...)
 
-			// Watch first so it sees what follows.
-			watchCtx, stopWatch := context.WithCancel(ctx)
-			defer stopWatch()
-			watch, err := observe.Watch(watchCtx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "stream-" + proto.name}))
+		// Watch first so it sees what follows.
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		watch, err := observe.Watch(watchCtx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "stream-" + proto.name}))
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// Bidi: answers correlated by event id; a bad event gets a per-event error.
+		stream := intercept.InterceptStream(ctx)
+		events := map[string]string{"rm -rf a": "VERDICT_DENY", "ls": "VERDICT_ALLOW", "git push": "VERDICT_ASK"}
+		sent := map[string]string{}
+		i := 0
+		for cmd, want := range events {
+			ev := testkit.ShellEvent(fmt.Sprintf("%s-bidi-%d", proto.name, i), cmd)
+			ev.Session.Id = "stream-" + proto.name
+			sent[ev.GetId()] = want
+			if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: ev}); err != nil {
+				t.Fatal(err)
+			}
+			i++
+		}
+		if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: &ahpv1.Event{Id: "bad", Type: ahpv1.EventType_EVENT_TYPE_SESSION_END}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := stream.CloseRequest(); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for range len(sent) + 1 {
+			resp, err := stream.Receive()
 			if err != nil {
 				t.Fatal(err)
 			}
-
-			// Bidi: answers correlated by event id; a bad event gets a per-event error.
-			stream := intercept.InterceptStream(ctx)
-			events := map[string]string{"rm -rf a": "VERDICT_DENY", "ls": "VERDICT_ALLOW", "git push": "VERDICT_ASK"}
-			sent := map[string]string{}
-			i := 0
-			for cmd, want := range events {
-				ev := testkit.ShellEvent(fmt.Sprintf("%s-bidi-%d", proto.name, i), cmd)
-				ev.Session.Id = "stream-" + proto.name
-				sent[ev.GetId()] = want
-				if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: ev}); err != nil {
-					t.Fatal(err)
+			if resp.GetEventId() == "bad" {
+				if resp.GetError().GetCode() != "invalid_argument" {
+					t.Fatalf("bad event answer = %v", resp)
 				}
-				i++
+				continue
 			}
-			if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: &ahpv1.Event{Id: "bad", Type: ahpv1.EventType_EVENT_TYPE_SESSION_END}}); err != nil {
+			got[resp.GetEventId()] = resp.GetDecision().GetVerdict().String()
+		}
+		for id, want := range sent {
+			if got[id] != want {
+				t.Errorf("%s: verdict %s, want %s", id, got[id], want)
+			}
+		}
+		if err := stream.CloseResponse(); err != nil {
+			t.Fatal(err)
+		}
+
+		// Client stream.
+		cs := observe.ObserveStream(ctx)
+		for j := range 5 {
+			ev := testkit.Event(fmt.Sprintf("%s-obs-%d", proto.name, j%4), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("stream-"+proto.name))
+			if err := cs.Send(&ahpv1.ObserveStreamRequest{Event: ev}); err != nil {
 				t.Fatal(err)
 			}
-			if err := stream.CloseRequest(); err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]string{}
-			for range len(sent) + 1 {
-				resp, err := stream.Receive()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if resp.GetEventId() == "bad" {
-					if resp.GetError().GetCode() != "invalid_argument" {
-						t.Fatalf("bad event answer = %v", resp)
-					}
-					continue
-				}
-				got[resp.GetEventId()] = resp.GetDecision().GetVerdict().String()
-			}
-			for id, want := range sent {
-				if got[id] != want {
-					t.Errorf("%s: verdict %s, want %s", id, got[id], want)
-				}
-			}
-			if err := stream.CloseResponse(); err != nil {
-				t.Fatal(err)
-			}
+		}
+		sum, err := cs.CloseAndReceive()
+		if err != nil {
+			t.Fatalf("ObserveStream: %v", err)
+		}
+		if sum.Msg.GetAccepted() != 4 {
+			t.Fatalf("ObserveStream: sum.Msg.GetAccepted() = %v, want 4", sum.Msg.GetAccepted())
+		}
+		if sum.Msg.GetDuplicates() != 1 {
+			t.Fatalf("ObserveStream: sum.Msg.GetDuplicates() = %v, want 1", sum.Msg.GetDuplicates())
+		}
 
-			// Client stream.
-			cs := observe.ObserveStream(ctx)
-			for j := range 5 {
-				ev := testkit.Event(fmt.Sprintf("%s-obs-%d", proto.name, j%4), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("stream-"+proto.name))
-				if err := cs.Send(&ahpv1.ObserveStreamRequest{Event: ev}); err != nil {
-					t.Fatal(err)
-				}
+		// Server stream: the watcher saw the 3 decisions and 4 observations of this session.
+		decisions, observations := 0, 0
+		for decisions+observations < 7 && watch.Receive() {
+			if watch.Msg().GetDecision() != nil {
+				decisions++
+			} else {
+				observations++
 			}
-			sum, err := cs.CloseAndReceive()
-			if err != nil {
-				t.Fatalf("ObserveStream: %v", err)
-			}
-			if sum.Msg.GetAccepted() != 4 {
-				t.Fatalf("ObserveStream: sum.Msg.GetAccepted() = %v, want 4", sum.Msg.GetAccepted())
-			}
-			if sum.Msg.GetDuplicates() != 1 {
-				t.Fatalf("ObserveStream: sum.Msg.GetDuplicates() = %v, want 1", sum.Msg.GetDuplicates())
-			}
-
-			// Server stream: the watcher saw the 3 decisions and 4 observations of this session.
-			decisions, observations := 0, 0
-			for decisions+observations < 7 && watch.Receive() {
-				if watch.Msg().GetDecision() != nil {
-					decisions++
-				} else {
-					observations++
-				}
-			}
-			if decisions != 3 {
-				t.Fatalf("watch saw %d decisions, want 3 (err %v)", decisions, watch.Err())
-			}
-			if observations != 4 {
-				t.Fatalf("watch saw %d observations, want 4 (err %v)", observations, watch.Err())
-			}
-		})
-	}
+		}
+		if decisions != 3 {
+			t.Fatalf("watch saw %d decisions, want 3 (err %v)", decisions, watch.Err())
+		}
+		if observations != 4 {
+			t.Fatalf("watch saw %d observations, want 4 (err %v)", observations, watch.Err())
+		}
+	})
 }
 
 func TestWatchFilters(t *testing.T) {
