@@ -75,11 +75,7 @@ func embeddedClients(t testing.TB) bridge.Clients {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := closer.Close(); err != nil {
-			t.Errorf("closing the embedded server: %v", err)
-		}
-	})
+	testkit.CloseAtEnd(t, "the embedded server", closer.Close)
 	return clients
 }
 

@@ -26,11 +26,7 @@ func embeddedPair(t *testing.T) (local, pipe Clients) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := closer.Close(); err != nil {
-			t.Errorf("closing the in-process server: %v", err)
-		}
-	})
+	testkit.CloseAtEnd(t, "the in-process server", closer.Close)
 	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -39,11 +35,7 @@ func embeddedPair(t *testing.T) (local, pipe Clients) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := pipeCloser.Close(); err != nil {
-			t.Errorf("closing the piped server: %v", err)
-		}
-	})
+	testkit.CloseAtEnd(t, "the piped server", pipeCloser.Close)
 	return local, pipe
 }
 

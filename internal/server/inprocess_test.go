@@ -64,11 +64,7 @@ func newLocal(t *testing.T, opts LocalOptions, tweak func(*Config)) (*Server, *L
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := l.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	testkit.CloseAtEnd(t, "Local", l.Close)
 	return srv, l
 }
 

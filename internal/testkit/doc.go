@@ -9,6 +9,7 @@
 //   - LogBuffer, a log sink a test can wait on (WaitFor) instead of sleeping, and LockedWriter;
 //   - PolicyYAML, the policy the decision tests share, and ReplaceFile, which swaps a file's
 //     content atomically as editors and ConfigMap updates do;
+//   - CloseAtEnd, which closes something when the test ends and reports the error;
 //   - Discard, a logger that drops everything.
 //
 // The kit imports no other internal package (gen/ and third-party code only), so the tests of

@@ -18,3 +18,13 @@ func ReplaceFile(t testing.TB, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// CloseAtEnd calls close when the test ends and reports its error, naming what was closed.
+func CloseAtEnd(t testing.TB, what string, close func() error) {
+	t.Helper()
+	t.Cleanup(func() {
+		if err := close(); err != nil {
+			t.Errorf("closing %s: %v", what, err)
+		}
+	})
+}

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // URL is the base URL of every Server; the host is a name only, the clients ignore it.
@@ -45,11 +47,7 @@ func Serve(t testing.TB, s *http.Server) *Server {
 	ms.h2c = ms.ln.Client(true)
 	ms.http1 = ms.ln.Client(false)
 	go func() { ms.served <- s.Serve(ms.ln) }()
-	t.Cleanup(func() {
-		if err := ms.Close(); err != nil {
-			t.Errorf("memhttp: %v", err)
-		}
-	})
+	testkit.CloseAtEnd(t, "the in-memory HTTP server", ms.Close)
 	return ms
 }
 
