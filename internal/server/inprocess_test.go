@@ -170,6 +170,18 @@ func rpcCases() []rpcCase {
 	}
 }
 
+// wantError fails unless err has code and, as wire says, did or did not come over the wire (a
+// server's answer rather than the client's own error).
+func wantError(t *testing.T, what string, err error, code connect.Code, wire bool) {
+	t.Helper()
+	if got := connect.CodeOf(err); got != code {
+		t.Errorf("%s: %v, want code %v", what, err, code)
+	}
+	if got := connect.IsWireError(err); got != wire {
+		t.Errorf("%s: %v is a wire error: %v, want %v", what, err, got, wire)
+	}
+}
+
 // msgOf returns r's message, or nil with err.
 func msgOf[T any](r *connect.Response[T], err error) (proto.Message, error) {
 	if err != nil {
@@ -251,29 +263,18 @@ func TestLocalSizeLimits(t *testing.T) {
 	ctx := context.Background()
 	_, gotErr := local.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: big}))
 	_, wantErr := remote.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: big}))
-	if connect.CodeOf(gotErr) != connect.CodeResourceExhausted {
-		t.Errorf("big request: connect.CodeOf(gotErr) = %v, want connect.CodeResourceExhausted: %v", connect.CodeOf(gotErr), gotErr)
-	} else if gotErr.Error() != wantErr.Error() {
-		t.Errorf("big request: gotErr.Error() = %v, want %v: %v", gotErr.Error(), wantErr.Error(), gotErr)
-	} else if !connect.IsWireError(gotErr) {
-		t.Errorf("big request: connect.IsWireError(gotErr) is false: %v", gotErr)
-	} else if !connect.IsWireError(wantErr) {
-		t.Errorf("big request: connect.IsWireError(wantErr) is false: %v", wantErr)
+	wantError(t, "big request through Local", gotErr, connect.CodeResourceExhausted, true)
+	wantError(t, "big request over HTTP", wantErr, connect.CodeResourceExhausted, true)
+	if gotErr != nil && wantErr != nil && gotErr.Error() != wantErr.Error() {
+		t.Errorf("big request: local %q, over HTTP %q", gotErr, wantErr)
 	}
 
 	_, tight := newLocal(t, LocalOptions{MaxResponseBytes: 8}, nil)
 	tightRemote := newHTTP(t, nil, connect.WithReadMaxBytes(8))
 	_, gotErr = tight.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
 	_, wantErr = tightRemote.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
-	if connect.CodeOf(gotErr) != connect.CodeResourceExhausted {
-		t.Errorf("big answer: connect.CodeOf(gotErr) = %v, want connect.CodeResourceExhausted: %v", connect.CodeOf(gotErr), gotErr)
-	} else if connect.CodeOf(wantErr) != connect.CodeResourceExhausted {
-		t.Errorf("big answer: connect.CodeOf(wantErr) = %v, want connect.CodeResourceExhausted: %v", connect.CodeOf(wantErr), wantErr)
-	} else if connect.IsWireError(gotErr) {
-		t.Errorf("big answer: connect.IsWireError(gotErr) is true: %v", gotErr)
-	} else if connect.IsWireError(wantErr) {
-		t.Errorf("big answer: connect.IsWireError(wantErr) is true: %v", wantErr)
-	}
+	wantError(t, "big answer through Local", gotErr, connect.CodeResourceExhausted, false)
+	wantError(t, "big answer over HTTP", wantErr, connect.CodeResourceExhausted, false)
 }
 
 // Neither side can change what the other holds: the core keeps the decision it replays, and the
@@ -312,19 +313,11 @@ func TestLocalCallerContext(t *testing.T) {
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := local.Intercept(canceled, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("c1", "ls")}))
-	if connect.CodeOf(err) != connect.CodeCanceled {
-		t.Errorf("canceled: connect.CodeOf(err) = %v, want connect.CodeCanceled: %v", connect.CodeOf(err), err)
-	} else if connect.IsWireError(err) {
-		t.Errorf("canceled: connect.IsWireError(err) is true: %v", err)
-	}
+	wantError(t, "canceled", err, connect.CodeCanceled, false)
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel2()
 	_, err = local.Intercept(expired, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("c2", "ls")}))
-	if connect.CodeOf(err) != connect.CodeDeadlineExceeded {
-		t.Errorf("expired: connect.CodeOf(err) = %v, want connect.CodeDeadlineExceeded: %v", connect.CodeOf(err), err)
-	} else if connect.IsWireError(err) {
-		t.Errorf("expired: connect.IsWireError(err) is true: %v", err)
-	}
+	wantError(t, "expired", err, connect.CodeDeadlineExceeded, false)
 }
 
 type ctxKey struct{}
@@ -375,11 +368,7 @@ func TestLocalHandlerContext(t *testing.T) {
 		<-ctx.Done()
 		return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
 	})
-	if connect.CodeOf(err) != connect.CodeCanceled {
-		t.Errorf("canceled mid-call: connect.CodeOf(err) = %v, want connect.CodeCanceled: %v", connect.CodeOf(err), err)
-	} else if connect.IsWireError(err) {
-		t.Errorf("canceled mid-call: connect.IsWireError(err) is true: %v", err)
-	}
+	wantError(t, "canceled mid-call", err, connect.CodeCanceled, false)
 }
 
 // Handler errors arrive as wire errors with their code, message, details and metadata; a panic
@@ -401,24 +390,34 @@ func TestLocalHandlerErrors(t *testing.T) {
 	err := call(func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
 		return nil, orig
 	})
+	wantError(t, "connect error", err, connect.CodeFailedPrecondition, true)
 	var ce *connect.Error
-	if !errors.As(err, &ce) || !connect.IsWireError(err) || ce.Code() != connect.CodeFailedPrecondition || ce.Message() != "not now" ||
-		len(ce.Details()) != 1 || ce.Meta().Get("X-Why") != "because" || errors.Is(err, orig) {
-		t.Errorf("connect error came back as %#v", err)
+	if !errors.As(err, &ce) {
+		t.Fatalf("connect error came back as %#v, not a *connect.Error", err)
+	}
+	if ce.Message() != "not now" {
+		t.Errorf("connect error message %q, want \"not now\"", ce.Message())
+	}
+	if n := len(ce.Details()); n != 1 {
+		t.Errorf("connect error has %d details, want 1", n)
+	}
+	if v := ce.Meta().Get("X-Why"); v != "because" {
+		t.Errorf("connect error metadata X-Why = %q, want \"because\"", v)
+	}
+	if errors.Is(err, orig) {
+		t.Error("the connect error came back as the handler's own value, not a copy from the wire")
 	}
 
 	plain := errors.New("boom")
 	err = call(func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
 		return nil, plain
 	})
-	if connect.CodeOf(err) != connect.CodeUnknown {
-		t.Errorf("plain error came back as: connect.CodeOf(err) = %v, want connect.CodeUnknown: %v", connect.CodeOf(err), err)
-	} else if !connect.IsWireError(err) {
-		t.Errorf("plain error came back as: connect.IsWireError(err) is false: %v", err)
-	} else if errors.Is(err, plain) {
-		t.Errorf("plain error came back as: errors.Is(err, plain) is true: %v", err)
-	} else if !strings.Contains(err.Error(), "boom") {
-		t.Errorf("plain error came back as: strings.Contains(err.Error(), \"boom\") is false: %v", err)
+	wantError(t, "plain error", err, connect.CodeUnknown, true)
+	if errors.Is(err, plain) {
+		t.Error("the plain error came back as the handler's own value, not a copy from the wire")
+	}
+	if err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("plain error came back as %v, want it to say boom", err)
 	}
 
 	for name, h := range map[string]func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error){
@@ -430,12 +429,9 @@ func TestLocalHandlerErrors(t *testing.T) {
 		},
 	} {
 		err := call(h)
-		if connect.CodeOf(err) != connect.CodeInternal {
-			t.Errorf("%s: connect.CodeOf(err) = %v, want connect.CodeInternal: %v", name, connect.CodeOf(err), err)
-		} else if !connect.IsWireError(err) {
-			t.Errorf("%s: connect.IsWireError(err) is false: %v", name, err)
-		} else if err.Error() != "internal: internal error" {
-			t.Errorf("%s: err.Error() = %v, want \"internal: internal error\": %v", name, err.Error(), err)
+		wantError(t, name, err, connect.CodeInternal, true)
+		if err == nil || err.Error() != "internal: internal error" {
+			t.Errorf("%s: %v, want \"internal: internal error\"", name, err)
 		}
 	}
 }
@@ -476,12 +472,9 @@ func TestLocalClose(t *testing.T) {
 	}
 
 	_, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("late", "ls")}))
-	if connect.CodeOf(err) != connect.CodeUnavailable {
-		t.Errorf("call after Close: connect.CodeOf(err) = %v, want connect.CodeUnavailable: %v", connect.CodeOf(err), err)
-	} else if connect.IsWireError(err) {
-		t.Errorf("call after Close: connect.IsWireError(err) is true: %v", err)
-	} else if !errors.Is(err, ErrLocalClosed) {
-		t.Errorf("call after Close: errors.Is(err, ErrLocalClosed) is false: %v", err)
+	wantError(t, "call after Close", err, connect.CodeUnavailable, false)
+	if !errors.Is(err, ErrLocalClosed) {
+		t.Errorf("call after Close: %v, want ErrLocalClosed", err)
 	}
 	if err := l.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
