@@ -61,6 +61,17 @@ func start(t *testing.T, policyYAML string, tweak func(*server.Config)) *testSer
 	return &testServer{srv: srv, url: mem.URL(), hc: mem.Client(), mem: mem, file: file}
 }
 
+// decide has ts intercept ev for a caller with caps (nil: none advertised) and returns the
+// decision.
+func (ts *testServer) decide(t *testing.T, ev *ahpv1.Event, caps *ahpv1.Capabilities) *ahpv1.Decision {
+	t.Helper()
+	resp, err := ts.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev, Capabilities: caps}))
+	if err != nil {
+		t.Fatalf("Intercept %s: %v", ev.GetId(), err)
+	}
+	return resp.Msg.GetDecision()
+}
+
 // The service clients of ts, over h2c.
 func (ts *testServer) intercept(opts ...connect.ClientOption) ahpv1connect.InterceptServiceClient {
 	return ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url, opts...)
@@ -382,12 +393,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 func TestDryRunRecordsWithoutEffect(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	intercept := ts.intercept()
-	resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("dry", "curl example.com")}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := resp.Msg.GetDecision()
+	d := ts.decide(t, testkit.ShellEvent("dry", "curl example.com"), nil)
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
 		t.Fatalf("dry-run decision: d.GetVerdict() = %v, want VERDICT_ALLOW in %v", d.GetVerdict(), d)
 	}
@@ -405,13 +411,8 @@ func TestDryRunRecordsWithoutEffect(t *testing.T) {
 func TestCapabilityNarrowing(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	intercept := ts.intercept()
 	denyOnly := &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_DENY}}
-	resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("narrow", "git push origin main"), Capabilities: denyOnly}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := resp.Msg.GetDecision()
+	d := ts.decide(t, testkit.ShellEvent("narrow", "git push origin main"), denyOnly)
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
 		t.Fatalf("deny-only caller got: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
 	}
@@ -429,14 +430,7 @@ func TestHotReload(t *testing.T) {
 	// test waits for those lines.
 	var logs testkit.LogBuffer
 	ts := start(t, basePolicy, func(c *server.Config) { c.Logger = logs.Logger() })
-	intercept := ts.intercept()
-	verdict := func(id, cmd string) ahpv1.Verdict {
-		resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent(id, cmd)}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.Msg.GetDecision().GetVerdict()
-	}
+	verdict := func(id, cmd string) ahpv1.Verdict { return ts.decide(t, testkit.ShellEvent(id, cmd), nil).GetVerdict() }
 	if v := verdict("hr-0", "touch f"); v != ahpv1.Verdict_VERDICT_ALLOW {
 		t.Fatalf("before reload: %v", v)
 	}
