@@ -25,8 +25,10 @@ import (
 func TestParseProvider(t *testing.T) {
 	for _, p := range Providers() {
 		got, err := ParseProvider(p.String())
-		if err != nil || got != p {
-			t.Errorf("ParseProvider(%q) = %v, %v", p.String(), got, err)
+		if err != nil {
+			t.Errorf("ParseProvider(%q): %v", p.String(), err)
+		} else if got != p {
+			t.Errorf("ParseProvider(%q) = %v, want %v", p.String(), got, p)
 		}
 	}
 	if _, err := ParseProvider("cursor"); err == nil {
@@ -52,8 +54,10 @@ func TestMapRejectsWhatItCannotRead(t *testing.T) {
 	for _, c := range cases {
 		_, err := Map(ClaudeCode, []byte(c.in), Options{})
 		var ie *InputError
-		if !errors.As(err, &ie) || err.Error() != c.want {
-			t.Errorf("Map(%q) error %v, want %q", c.in, err, c.want)
+		if !errors.As(err, &ie) {
+			t.Errorf("Map(%q) error %v, want an InputError", c.in, err)
+		} else if err.Error() != c.want {
+			t.Errorf("Map(%q) error %q, want %q", c.in, err, c.want)
 		}
 		if err != nil && strings.Contains(err.Error(), secret) {
 			t.Errorf("Map(%q) error quotes the input: %v", c.in, err)
@@ -72,8 +76,11 @@ func TestMapKeepsMistypedFieldsInThePayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := req.Event
-	if ev.GetSession().GetId() != "" || ev.GetTool().GetInput() != nil {
-		t.Errorf("mistyped fields were mapped: session %v, input %v", ev.GetSession(), ev.GetTool().GetInput())
+	if id := ev.GetSession().GetId(); id != "" {
+		t.Errorf("a mistyped session_id was mapped: session %q", id)
+	}
+	if in := ev.GetTool().GetInput(); in != nil {
+		t.Errorf("a mistyped tool_input was mapped: input %v", in)
 	}
 	payload := ev.GetPayload().GetStructValue().AsMap()
 	for _, k := range []string{"session_id", "cwd", "tool_input", "tool_use_id"} {
@@ -81,8 +88,11 @@ func TestMapKeepsMistypedFieldsInThePayload(t *testing.T) {
 			t.Errorf("payload lost %q: %v", k, payload)
 		}
 	}
-	if ev.GetTool().GetCallId() != "call-e1" || !ev.GetOrigin().GetSynthesizedCallId() {
-		t.Errorf("call id %q synthesized=%v", ev.GetTool().GetCallId(), ev.GetOrigin().GetSynthesizedCallId())
+	if id := ev.GetTool().GetCallId(); id != "call-e1" {
+		t.Errorf("call id %q, want call-e1", id)
+	}
+	if !ev.GetOrigin().GetSynthesizedCallId() {
+		t.Error("the call id is not marked synthesized")
 	}
 }
 
@@ -93,19 +103,37 @@ func TestMapDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := req.Event
-	if len(ev.GetId()) != 36 || !ev.GetOrigin().GetSynthesizedId() {
-		t.Errorf("id %q synthesized=%v, want a UUID", ev.GetId(), ev.GetOrigin().GetSynthesizedId())
+	if len(ev.GetId()) != 36 {
+		t.Errorf("id %q, want a UUID", ev.GetId())
+	}
+	if !ev.GetOrigin().GetSynthesizedId() {
+		t.Error("the id is not marked synthesized")
 	}
 	at, err := time.Parse(time.RFC3339Nano, ev.GetTime())
-	if err != nil || at.Before(before.Add(-time.Second)) {
+	if err != nil {
 		t.Errorf("time %q: %v", ev.GetTime(), err)
+	} else if at.Before(before.Add(-time.Second)) {
+		t.Errorf("time %q is before the call (%v)", ev.GetTime(), before)
 	}
-	if req.Intercepted() || req.Capabilities != nil || ev.GetNative() != nil {
-		t.Errorf("SessionStart: intercepted=%v caps=%v native=%v", req.Intercepted(), req.Capabilities, ev.GetNative())
+	if req.Intercepted() {
+		t.Error("SessionStart is intercepted, want only recorded")
+	}
+	if req.Capabilities != nil {
+		t.Errorf("SessionStart has capabilities %v, want none", req.Capabilities)
+	}
+	if ev.GetNative() != nil {
+		t.Errorf("SessionStart has native %v, want none", ev.GetNative())
 	}
 	other, err := Map(Codex, []byte(`{"hook_event_name":"PreCompact"}`), Options{})
-	if err != nil || other.Adapted() || other.Event != nil || other.HookEvent != "PreCompact" {
-		t.Errorf("PreCompact: %+v, %v", other, err)
+	switch {
+	case err != nil:
+		t.Errorf("PreCompact: %v", err)
+	case other.Adapted():
+		t.Errorf("PreCompact is adapted, want passed through: %+v", other)
+	case other.Event != nil:
+		t.Errorf("PreCompact has event %v, want none", other.Event)
+	case other.HookEvent != "PreCompact":
+		t.Errorf("PreCompact: hook event %q", other.HookEvent)
 	}
 }
 
@@ -399,13 +427,22 @@ func TestRunInputLimits(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	big := `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + strings.Repeat("a", 100) + `"}}`
-	if code := a.Run(context.Background(), strings.NewReader(big), &stdout, &stderr); code != 2 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "over the 64-byte limit") {
-		t.Errorf("oversize: exit %d stdout %q stderr %q", code, stdout.String(), stderr.String())
+	if code := a.Run(context.Background(), strings.NewReader(big), &stdout, &stderr); code != 2 {
+		t.Errorf("oversize: exit %d, want 2", code)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("oversize: stdout %q, want nothing", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "over the 64-byte limit") {
+		t.Errorf("oversize: stderr %q does not name the limit", stderr.String())
 	}
 	stdout.Reset()
 	stderr.Reset()
-	if code := a.Run(context.Background(), iotestErrReader{}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "stdin could not be read") {
-		t.Errorf("read error: exit %d stderr %q", code, stderr.String())
+	if code := a.Run(context.Background(), iotestErrReader{}, &stdout, &stderr); code != 2 {
+		t.Errorf("read error: exit %d, want 2", code)
+	}
+	if !strings.Contains(stderr.String(), "stdin could not be read") {
+		t.Errorf("read error: stderr %q does not say stdin could not be read", stderr.String())
 	}
 	// A writer that fails: the answer is lost, which is a failed hook (1), never a success.
 	if a, err = New(Config{Provider: ClaudeCode, Clients: be.embedded}); err != nil {
@@ -436,8 +473,11 @@ func TestDeadlineBoundsTheAnswer(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("answered after %v with a 150ms deadline", took)
 	}
-	if !bytes.Contains(res.Output, []byte(`"permissionDecision":"deny"`)) || !bytes.Contains(res.Output, []byte("deadline_exceeded")) {
-		t.Errorf("output %s", res.Output)
+	if !bytes.Contains(res.Output, []byte(`"permissionDecision":"deny"`)) {
+		t.Errorf("output %s, want a deny", res.Output)
+	}
+	if !bytes.Contains(res.Output, []byte("deadline_exceeded")) {
+		t.Errorf("output %s does not name deadline_exceeded", res.Output)
 	}
 }
 
@@ -505,8 +545,10 @@ func TestHTTPConcurrent(t *testing.T) {
 			}
 			out, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != want || (want == http.StatusOK && !bytes.Contains(out, []byte(`"deny"`))) {
-				t.Errorf("%s: %d %s", cmd, resp.StatusCode, out)
+			if resp.StatusCode != want {
+				t.Errorf("%s: status %d, want %d: %s", cmd, resp.StatusCode, want, out)
+			} else if want == http.StatusOK && !bytes.Contains(out, []byte(`"deny"`)) {
+				t.Errorf("%s: %s, want a deny", cmd, out)
 			}
 		})
 	}
@@ -532,7 +574,13 @@ func TestHandleRecoversPanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := a.Handle(context.Background(), []byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`))
-	if res.Exit != 0 || !bytes.Contains(res.Output, []byte(`"permissionDecision":"deny"`)) || !bytes.Contains(res.Output, []byte("(internal)")) {
-		t.Errorf("panic under fail-closed: %+v %s", res, res.Output)
+	if res.Exit != 0 {
+		t.Errorf("panic under fail-closed: exit %d, want 0", res.Exit)
+	}
+	if !bytes.Contains(res.Output, []byte(`"permissionDecision":"deny"`)) {
+		t.Errorf("panic under fail-closed: %s, want a deny", res.Output)
+	}
+	if !bytes.Contains(res.Output, []byte("(internal)")) {
+		t.Errorf("panic under fail-closed: %s does not say (internal)", res.Output)
 	}
 }

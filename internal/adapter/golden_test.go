@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -28,6 +27,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // The golden cases: testdata/golden/<provider>/<name>.json, one native hook input each, with what
@@ -291,7 +291,7 @@ func startBackend() (*backend, error) {
 	be.embedded, _, err = bridge.NewEmbedded(server.Config{
 		PolicyFile:         filepath.Join("testdata", "policy.yaml"),
 		PolicyPollInterval: -1,
-		Logger:             slog.New(slog.DiscardHandler),
+		Logger:             testkit.Discard(),
 	})
 	if err != nil {
 		return nil, err
@@ -310,10 +310,7 @@ func startBackend() (*backend, error) {
 	silent := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 	}))
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	silent.Config.Protocols = &protocols
+	silent.Config.Protocols = testkit.H2CProtocols()
 	silent.Start()
 	if be.failing["deadline_exceeded"], _, err = bridge.NewUpstream(silent.URL, bridge.UpstreamOptions{}); err != nil {
 		return nil, err
@@ -401,12 +398,18 @@ func TestGoldenHTTP(t *testing.T) {
 					t.Errorf("Content-Type %q", contentType)
 				}
 			case http.StatusNoContent:
-				if len(body) != 0 || c.stdout(t) != nil {
-					t.Errorf("204 with body %q; want output %s", body, c.Stdout)
+				if c.stdout(t) != nil {
+					t.Errorf("204; want output %s", c.Stdout)
+				}
+				if len(body) != 0 {
+					t.Errorf("204 with body %q", body)
 				}
 			default:
-				if c.stdout(t) != nil || strings.TrimSpace(string(body)) != c.Stderr {
-					t.Errorf("status %d body %q; want the diagnostic %q", status, body, c.Stderr)
+				if c.stdout(t) != nil {
+					t.Errorf("status %d; want output %s", status, c.Stdout)
+				}
+				if got := strings.TrimSpace(string(body)); got != c.Stderr {
+					t.Errorf("status %d body %q; want the diagnostic %q", status, got, c.Stderr)
 				}
 			}
 		})

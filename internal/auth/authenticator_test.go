@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 func TestAuthenticate(t *testing.T) {
@@ -57,16 +59,20 @@ func TestAuthorizeScopes(t *testing.T) {
 	a := newAuth(t, testConfig, auth.Options{})
 	watch := "/ahp.v1.ObservationService/Watch"
 	agentCred := auth.Credential{Kind: auth.KindBearer, Secret: agentToken}
-	if _, err := a.Authorize(watch, agentCred, nil); !errors.Is(err, auth.ErrForbidden) || auth.Unauthenticated(err) {
+	if _, err := a.Authorize(watch, agentCred, nil); !errors.Is(err, auth.ErrForbidden) {
 		t.Errorf("agent token on Watch: %v, want ErrForbidden", err)
+	} else if auth.Unauthenticated(err) {
+		t.Errorf("agent token on Watch: %v counts as unauthenticated, want only forbidden", err)
 	} else {
 		assertEqual(t, "message", err.Error(), `permission denied: /ahp.v1.ObservationService/Watch needs the "watch" scope`)
 	}
 	if _, err := a.Authorize(watch, auth.Credential{}, auth.ErrMissing); auth.ReasonOf(err) != auth.ReasonMissing {
 		t.Errorf("no credential on Watch: %v", err)
 	}
-	if p, err := a.Authorize("/grpc.health.v1.Health/Check", auth.Credential{}, auth.ErrMissing); err != nil || p != nil {
-		t.Errorf("health: %v, %v; want public", p, err)
+	if p, err := a.Authorize("/grpc.health.v1.Health/Check", auth.Credential{}, auth.ErrMissing); err != nil {
+		t.Errorf("health without a credential: %v; want public", err)
+	} else if p != nil {
+		t.Errorf("health without a credential: principal %v, want none", p)
 	}
 	if _, err := a.Authorize("/ahp.v1.Nope/Nope", agentCred, nil); auth.ReasonOf(err) != auth.ReasonNoRule {
 		t.Errorf("unknown procedure: %v, want no_rule", err)
@@ -140,9 +146,35 @@ func TestFileReload(t *testing.T) {
 		}
 	}
 	write(agentToken + "\n")
-	logs := &logBuffer{}
+	logs := &testkit.LogBuffer{}
+	// Once Run runs, each of its reads waits until the test takes it from reads: the test counts
+	// Run's ticks instead of sleeping through them.
+	var running atomic.Bool
+	reads, stop := make(chan struct{}), make(chan struct{})
+	readFile := func(path string) ([]byte, error) {
+		b, err := os.ReadFile(path)
+		if running.Load() {
+			select {
+			case reads <- struct{}{}:
+			case <-stop:
+			}
+		}
+		return b, err
+	}
+	ticks := func(n int) {
+		t.Helper()
+		timeout := time.NewTimer(testkit.WaitTimeout)
+		defer timeout.Stop()
+		for i := range n {
+			select {
+			case <-reads:
+			case <-timeout.C:
+				t.Fatalf("Run read the token file %d times in %v, want %d", i, testkit.WaitTimeout, n)
+			}
+		}
+	}
 	a := newAuth(t, "reload_interval: 5ms\ntokens:\n  - {name: rotating, scopes: [agent], file: "+file+"}\n",
-		auth.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		auth.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), ReadFile: readFile})
 	valid := func(secret string) bool {
 		_, err := a.Authenticate(auth.Credential{Kind: auth.KindBearer, Secret: secret})
 		return err == nil
@@ -152,13 +184,18 @@ func TestFileReload(t *testing.T) {
 	}
 
 	changed, err := a.Reload()
-	if err != nil || changed {
-		t.Fatalf("Reload of an unchanged file = %v, %v", changed, err)
+	if err != nil {
+		t.Fatalf("Reload of an unchanged file: %v", err)
+	}
+	if changed {
+		t.Fatal("Reload of an unchanged file reports a change")
 	}
 
 	write(watchToken)
-	if changed, err := a.Reload(); err != nil || !changed {
-		t.Fatalf("Reload = %v, %v; want changed", changed, err)
+	if changed, err := a.Reload(); err != nil {
+		t.Fatalf("Reload of a rotated file: %v", err)
+	} else if !changed {
+		t.Fatal("Reload of a rotated file reports no change")
 	}
 	assertEqual(t, "old token after rotation", valid(agentToken), false)
 	assertEqual(t, "new token after rotation", valid(watchToken), true)
@@ -170,26 +207,28 @@ func TestFileReload(t *testing.T) {
 	}
 	assertEqual(t, "token kept after a failed reload", valid(watchToken), true)
 
-	// Run picks up the next rotation by itself.
+	// Run picks up the next rotation by itself. A read under way when the file is written may
+	// see the old content; the next read sees the new one, and the read after that begins once
+	// Run has applied it.
+	running.Store(true)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { a.Run(ctx); close(done) }()
 	write(adminToken)
-	deadline := time.Now().Add(5 * time.Second)
-	for !valid(adminToken) {
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not reload the rotated file")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	ticks(3)
+	assertEqual(t, "new token after Run's reload", valid(adminToken), true)
 	write("x") // broken for ten ticks: logged once, old secret stays
-	time.Sleep(50 * time.Millisecond)
+	ticks(1 + 10 + 1)
+	close(stop)
 	cancel()
 	<-done
 	assertEqual(t, "token kept while the file is broken", valid(adminToken), true)
 	out := logs.String()
-	if !strings.Contains(out, "auth: secret files reloaded") || strings.Count(out, "shorter than 16 characters") != 1 {
-		t.Errorf("logs = %s", out)
+	if !strings.Contains(out, "auth: secret files reloaded") {
+		t.Errorf("no reload logged; logs = %s", out)
+	}
+	if n := strings.Count(out, "shorter than 16 characters"); n != 1 {
+		t.Errorf("the broken file was logged %d times, want once; logs = %s", n, out)
 	}
 	assertNoSecret(t, "logs", out)
 }

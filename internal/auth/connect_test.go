@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/testkit/memhttp"
 )
 
 // stub answers every RPC with an empty message and reports, in the X-Principal response header,
@@ -88,7 +88,7 @@ func (stub) GetCapabilities(ctx context.Context, r *connect.Request[ahpv1.GetCap
 }
 
 // serve runs the stub services, health included, behind opt on HTTP/1.1 + h2c, like ahp-server.
-func serve(t *testing.T, opt connect.HandlerOption) string {
+func serve(t *testing.T, opt connect.HandlerOption) *memhttp.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	var s stub
@@ -97,20 +97,7 @@ func serve(t *testing.T, opt connect.HandlerOption) string {
 	mux.Handle(ahpv1connect.NewObservationServiceHandler(s, opt))
 	mux.Handle(ahpv1connect.NewHarnessServiceHandler(s, opt))
 	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(), opt))
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Config.Protocols = new(http.Protocols)
-	srv.Config.Protocols.SetHTTP1(true)
-	srv.Config.Protocols.SetUnencryptedHTTP2(true)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-// h2cClient speaks HTTP/2 with prior knowledge, which gRPC and bidi streams need.
-func h2cClient() *http.Client {
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &http.Transport{Protocols: &p}}
+	return memhttp.New(t, mux)
 }
 
 // result is what a call saw.
@@ -252,8 +239,8 @@ func TestAuthMatrix(t *testing.T) {
 		if mode == "interceptor" {
 			opt = connect.WithInterceptors(a.Interceptor())
 		}
-		url := serve(t, opt)
-		http := h2cClient()
+		srv := serve(t, opt)
+		url, http := srv.URL(), srv.Client()
 		t.Run(mode, func(t *testing.T) {
 			for _, p := range protocols {
 				for _, r := range rpcs {
@@ -307,8 +294,8 @@ func TestCredentialKindIsBound(t *testing.T) {
 			t.Errorf("Authenticate(%v) = %v, want ErrInvalid", c, err)
 		}
 	}
-	url := serve(t, a.HandlerOption())
-	client := ahpv1connect.NewHarnessServiceClient(h2cClient(), url, connect.WithGRPC(),
+	srv := serve(t, a.HandlerOption())
+	client := ahpv1connect.NewHarnessServiceClient(srv.Client(), srv.URL(), connect.WithGRPC(),
 		connect.WithInterceptors(auth.ClientInterceptor(auth.Credential{Kind: auth.KindAPIKey, Secret: agentToken})))
 	_, err := client.GetCapabilities(context.Background(), connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
 	assertEqual(t, "code", connect.CodeOf(err), connect.CodeUnauthenticated)
@@ -318,18 +305,18 @@ func TestCredentialKindIsBound(t *testing.T) {
 func TestConnectChallengeHeader(t *testing.T) {
 	t.Parallel()
 	a := newAuth(t, testConfig, auth.Options{})
-	url := serve(t, a.HandlerOption())
+	srv := serve(t, a.HandlerOption())
 	for _, tc := range []struct{ auth, want string }{
 		{"", `Bearer realm="ahp"`},
 		{"Bearer " + wrongToken, `Bearer realm="ahp", error="invalid_token"`},
 		{"Basic dXNlcjpwYXNz", `Bearer realm="ahp", error="invalid_request"`},
 	} {
-		req, _ := http.NewRequest(http.MethodPost, url+ahpv1connect.HarnessServiceGetCapabilitiesProcedure, strings.NewReader("{}"))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL()+ahpv1connect.HarnessServiceGetCapabilitiesProcedure, strings.NewReader("{}"))
 		req.Header.Set("Content-Type", "application/json")
 		if tc.auth != "" {
 			req.Header.Set("Authorization", tc.auth)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := srv.HTTP1Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,13 +329,13 @@ func TestConnectChallengeHeader(t *testing.T) {
 // TestPublicHealth: health is public by default and closed when configured so.
 func TestPublicHealth(t *testing.T) {
 	t.Parallel()
-	check := func(url string, header http.Header) int {
-		req, _ := http.NewRequest(http.MethodPost, url+"/grpc.health.v1.Health/Check", strings.NewReader("{}"))
+	check := func(srv *memhttp.Server, header http.Header) int {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL()+"/grpc.health.v1.Health/Check", strings.NewReader("{}"))
 		req.Header.Set("Content-Type", "application/json")
 		for k, v := range header {
 			req.Header[k] = v
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := srv.HTTP1Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -371,13 +358,15 @@ func TestUnknownProcedureIsDenied(t *testing.T) {
 	delete(rules, ahpv1connect.HarnessServiceQueryProcedure)
 	var reasons []auth.Reason
 	a := newAuth(t, testConfig, auth.Options{Rules: rules, OnDeny: func(d auth.Denial) { reasons = append(reasons, d.Reason) }})
-	url := serve(t, a.HandlerOption())
-	client := ahpv1connect.NewHarnessServiceClient(h2cClient(), url,
+	srv := serve(t, a.HandlerOption())
+	client := ahpv1connect.NewHarnessServiceClient(srv.Client(), srv.URL(),
 		connect.WithInterceptors(auth.ClientInterceptor(auth.Credential{Kind: auth.KindBearer, Secret: agentToken})))
 	_, err := client.Query(context.Background(), connect.NewRequest(&ahpv1.QueryRequest{}))
 	assertEqual(t, "code", connect.CodeOf(err), connect.CodePermissionDenied)
-	if len(reasons) != 1 || reasons[0] != auth.ReasonNoRule {
-		t.Errorf("denials = %v, want [no_rule]", reasons)
+	if len(reasons) != 1 {
+		t.Errorf("%d denials %v, want one", len(reasons), reasons)
+	} else if reasons[0] != auth.ReasonNoRule {
+		t.Errorf("denial reason %s, want no_rule", reasons[0])
 	}
 }
 
@@ -386,8 +375,8 @@ func TestDisabledAdmitsEverything(t *testing.T) {
 	t.Parallel()
 	a := newAuth(t, "", auth.Options{})
 	assertEqual(t, "mode", a.Mode(), auth.Disabled)
-	url := serve(t, a.HandlerOption())
-	client := ahpv1connect.NewObservationServiceClient(h2cClient(), url, connect.WithGRPC())
+	srv := serve(t, a.HandlerOption())
+	client := ahpv1connect.NewObservationServiceClient(srv.Client(), srv.URL(), connect.WithGRPC())
 	s, err := client.Watch(context.Background(), connect.NewRequest(&ahpv1.WatchRequest{}))
 	if err != nil {
 		t.Fatal(err)

@@ -34,8 +34,11 @@ func TestFromHeader(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got, err := auth.FromHeader(tc.header)
-			if !errors.Is(err, tc.err) || got != tc.want {
-				t.Errorf("FromHeader = %v (%q), %v; want %v (%q), %v", got, got.Secret, err, tc.want, tc.want.Secret, tc.err)
+			if !errors.Is(err, tc.err) {
+				t.Errorf("FromHeader error = %v, want %v", err, tc.err)
+			}
+			if got != tc.want {
+				t.Errorf("FromHeader = %v (%q), want %v (%q)", got, got.Secret, tc.want, tc.want.Secret)
 			}
 		})
 	}
@@ -70,8 +73,11 @@ func TestFromRequestWebSocketQuery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got, err := auth.FromRequest(tc.r, tc.webSocket)
-			if !errors.Is(err, tc.err) || got != tc.want {
-				t.Errorf("FromRequest = %v (%q), %v; want %v (%q), %v", got, got.Secret, err, tc.want, tc.want.Secret, tc.err)
+			if !errors.Is(err, tc.err) {
+				t.Errorf("FromRequest error = %v, want %v", err, tc.err)
+			}
+			if got != tc.want {
+				t.Errorf("FromRequest = %v (%q), want %v (%q)", got, got.Secret, tc.want, tc.want.Secret)
 			}
 		})
 	}

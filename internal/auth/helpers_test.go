@@ -1,13 +1,11 @@
 package auth_test
 
 import (
-	"bytes"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // Secrets used across the tests. Every test that can produce text (errors, logs, responses)
@@ -59,7 +57,7 @@ func newAuth(t testing.TB, yamlText string, opts auth.Options) *auth.Authenticat
 		opts.LookupEnv = lookup(testEnv)
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+		opts.Logger = testkit.Discard()
 	}
 	a, err := auth.New(cfg, opts)
 	if err != nil {
@@ -83,22 +81,4 @@ func assertEqual[T comparable](t testing.TB, what string, got, want T) {
 	if got != want {
 		t.Errorf("%s = %v, want %v", what, got, want)
 	}
-}
-
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

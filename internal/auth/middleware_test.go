@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/coder/websocket"
 )
 
@@ -149,7 +150,7 @@ func TestRequireDisabled(t *testing.T) {
 // for the secrets that were presented.
 func TestDenialLogsNeverCarrySecrets(t *testing.T) {
 	t.Parallel()
-	logs := &logBuffer{}
+	logs := &testkit.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	a := newAuth(t, testConfig, auth.Options{Logger: log, OnDeny: func(d auth.Denial) { log.Warn("refused", "denial", d) }})
 	h := a.RequireWebSocket(auth.ScopeWatch, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -170,8 +171,11 @@ func TestDenialLogsNeverCarrySecrets(t *testing.T) {
 		h.ServeHTTP(httptest.NewRecorder(), r)
 	}
 	out := logs.String()
-	if strings.Count(out, `"msg":"refused"`) != 5 || !strings.Contains(out, `"msg":"admitted"`) {
-		t.Fatalf("unexpected logs: %s", out)
+	if n := strings.Count(out, `"msg":"refused"`); n != 5 {
+		t.Fatalf("%d refusals logged, want 5: %s", n, out)
+	}
+	if !strings.Contains(out, `"msg":"admitted"`) {
+		t.Fatalf("no admission logged: %s", out)
 	}
 	assertNoSecret(t, "logs", out)
 }

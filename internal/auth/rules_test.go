@@ -27,8 +27,13 @@ func TestEveryRPCHasARule(t *testing.T) {
 				want = auth.ScopeWatch
 			}
 			rule, ok := rules.Lookup(procedure)
-			if !ok || rule.Public || rule.Scope != want {
-				t.Errorf("%s: rule %+v (found %v), want scope %s", procedure, rule, ok, want)
+			switch {
+			case !ok:
+				t.Errorf("%s: no rule", procedure)
+			case rule.Public:
+				t.Errorf("%s: public, want scope %s", procedure, want)
+			case rule.Scope != want:
+				t.Errorf("%s: scope %s, want %s", procedure, rule.Scope, want)
 			}
 			n++
 		}
@@ -55,16 +60,23 @@ func TestHealthAndReflectionRules(t *testing.T) {
 			"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": tc.alphaR,
 		} {
 			rule, ok := r.Lookup(procedure)
-			if !ok || rule.Public != public || rule.Scope != "" {
-				t.Errorf("%s: %+v, %v; want public=%v", procedure, rule, ok, public)
+			switch {
+			case !ok:
+				t.Errorf("%s: no rule", procedure)
+			case rule.Public != public:
+				t.Errorf("%s: public %v, want %v", procedure, rule.Public, public)
+			case rule.Scope != "":
+				t.Errorf("%s: scope %s, want none", procedure, rule.Scope)
 			}
 		}
 	}
 	// The names are spelled out in the package (it does not link grpcreflect); they must be
 	// grpcreflect's own.
 	for _, service := range []string{grpcreflect.ReflectV1ServiceName, grpcreflect.ReflectV1AlphaServiceName} {
-		if rule, ok := auth.DefaultRules(auth.Config{}).Lookup("/" + service + "/ServerReflectionInfo"); !ok || !rule.Public {
-			t.Errorf("%s: %+v, %v; want public", service, rule, ok)
+		if rule, ok := auth.DefaultRules(auth.Config{}).Lookup("/" + service + "/ServerReflectionInfo"); !ok {
+			t.Errorf("%s: no rule", service)
+		} else if !rule.Public {
+			t.Errorf("%s: %+v, want public", service, rule)
 		}
 	}
 	if _, ok := auth.DefaultRules(auth.Config{}).Lookup("/ahp.v1.AdminService/ReloadPolicy"); ok {

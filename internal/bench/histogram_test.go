@@ -29,8 +29,20 @@ func tolerance(v uint64) float64 {
 func TestHistogramEmpty(t *testing.T) {
 	t.Parallel()
 	var h bench.Histogram
-	if h.Count() != 0 || h.Quantile(0.5) != 0 || h.Min() != 0 || h.Max() != 0 || h.Mean() != 0 {
-		t.Fatalf("empty histogram: count %d p50 %v min %v max %v mean %v", h.Count(), h.Quantile(0.5), h.Min(), h.Max(), h.Mean())
+	if h.Count() != 0 {
+		t.Fatalf("empty histogram: h.Count() = %v, want 0", h.Count())
+	}
+	if h.Quantile(0.5) != 0 {
+		t.Fatalf("empty histogram: h.Quantile(0.5) = %v, want 0", h.Quantile(0.5))
+	}
+	if h.Min() != 0 {
+		t.Fatalf("empty histogram: h.Min() = %v, want 0", h.Min())
+	}
+	if h.Max() != 0 {
+		t.Fatalf("empty histogram: h.Max() = %v, want 0", h.Max())
+	}
+	if h.Mean() != 0 {
+		t.Fatalf("empty histogram: h.Mean() = %v, want 0", h.Mean())
 	}
 }
 
@@ -156,9 +168,17 @@ func TestHistogramMergeEqualsRecordingEverything(t *testing.T) {
 	merged.Merge(&b)
 	merged.Merge(&bench.Histogram{}) // merging an empty one changes nothing
 	merged.Merge(nil)
-	if merged.Count() != all.Count() || merged.Min() != all.Min() || merged.Max() != all.Max() || merged.Mean() != all.Mean() {
-		t.Fatalf("merged count/min/max/mean %d %v %v %v, want %d %v %v %v",
-			merged.Count(), merged.Min(), merged.Max(), merged.Mean(), all.Count(), all.Min(), all.Max(), all.Mean())
+	if merged.Count() != all.Count() {
+		t.Fatalf("merged count %d, want %d", merged.Count(), all.Count())
+	}
+	if merged.Min() != all.Min() {
+		t.Fatalf("merged min %v, want %v", merged.Min(), all.Min())
+	}
+	if merged.Max() != all.Max() {
+		t.Fatalf("merged max %v, want %v", merged.Max(), all.Max())
+	}
+	if merged.Mean() != all.Mean() {
+		t.Fatalf("merged mean %v, want %v", merged.Mean(), all.Mean())
 	}
 	for _, q := range []float64{0, 0.25, 0.5, 0.9, 0.99, 0.999, 1} {
 		if merged.Quantile(q) != all.Quantile(q) {

@@ -30,8 +30,10 @@ func TestHistogramCellLayout(t *testing.T) {
 				t.Fatalf("cell (%d,%d) starts at %d, want %d", b, c, lo, next)
 			}
 			for _, v := range []uint64{lo, hi} {
-				if gb, gc := locate(v); gb != b || gc != c {
-					t.Fatalf("locate(%d) = (%d,%d), want (%d,%d)", v, gb, gc, b, c)
+				if gb, gc := locate(v); gb != b {
+					t.Fatalf("locate(%d): gb = %v, want %v", v, gb, b)
+				} else if gc != c {
+					t.Fatalf("locate(%d): gc = %v, want %v", v, gc, c)
 				}
 			}
 			next = hi + 1
@@ -66,8 +68,10 @@ func TestCorrelatorDeliversByID(t *testing.T) {
 		t.Error("a second answer for an id was delivered")
 	}
 	for i, want := range []int{1, 2, 0} {
-		if got, err := waits[i](context.Background()); err != nil || got != want {
-			t.Errorf("wait %d = %d, %v; want %d", i, got, err, want)
+		if got, err := waits[i](context.Background()); err != nil {
+			t.Errorf("wait %d: %v", i, err)
+		} else if got != want {
+			t.Errorf("wait %d: got = %v, want %v", i, got, want)
 		}
 	}
 }
@@ -130,8 +134,11 @@ func TestCheckHooksAnswer(t *testing.T) {
 
 	for seq, d := range []*ahpv1.Decision{allow, deny} {
 		a, id, err := parseHooksAnswer(hooksAnswerLine(t, "ev-1", d))
-		if err != nil || id != "ev-1" {
-			t.Fatalf("parse: %q %v", id, err)
+		if err != nil {
+			t.Fatalf("parse: %v", err)
+		}
+		if id != "ev-1" {
+			t.Fatalf("parse: id = %v, want \"ev-1\"", id)
 		}
 		if err := checkHooksAnswer(a, uint64(seq), expect); err != nil {
 			t.Errorf("%v answer refused: %v", d.GetVerdict(), err)
@@ -210,16 +217,27 @@ func TestServerProcessArgs(t *testing.T) {
 	if args, err = p.args(); err != nil {
 		t.Fatal(err)
 	}
-	if len(args) < 2 || args[len(args)-2] != "--config" {
-		t.Fatalf("args %q: no --config", args)
+	if len(args) < 2 {
+		t.Fatalf("args %q: len(args) = %v, want at least 2; no --config", args, len(args))
+	}
+	if args[len(args)-2] != "--config" {
+		t.Fatalf("args %q: args[len(args)-2] = %v, want \"--config\"; no --config", args, args[len(args)-2])
 	}
 	file, err := config.Load(args[len(args)-1])
 	if err != nil {
 		t.Fatal(err)
 	}
 	mode, err := file.FsyncMode()
-	if err != nil || file.Audit.Path != p.auditPath || !file.Audit.Required || mode != audit.FsyncAlways || !file.AuditEnabled() {
-		t.Errorf("audit section %+v, fsync %v (%v)", file.Audit, mode, err)
+	if err != nil {
+		t.Errorf("%v", err)
+	} else if file.Audit.Path != p.auditPath {
+		t.Errorf("file.Audit.Path = %v, want %v", file.Audit.Path, p.auditPath)
+	} else if !file.Audit.Required {
+		t.Errorf("file.Audit.Required is false")
+	} else if mode != audit.FsyncAlways {
+		t.Errorf("mode = %v, want audit.FsyncAlways", mode)
+	} else if !file.AuditEnabled() {
+		t.Errorf("file.AuditEnabled() is false")
 	}
 	env := withoutAHPEnv([]string{"PATH=/bin", "AHP_CONFIG=/etc/x.yaml", "HOME=/root", "AHP_ADDR=0.0.0.0:1"})
 	if got := strings.Join(env, " "); got != "PATH=/bin HOME=/root" {
@@ -231,8 +249,10 @@ func TestPadding(t *testing.T) {
 	t.Parallel()
 	for _, n := range []int{0, 1, 81, 82, 83, 5000} {
 		p := padding(n)
-		if len(p) != n || strings.ContainsAny(p, "\"\\\n") {
-			t.Errorf("padding(%d) has %d bytes", n, len(p))
+		if len(p) != n {
+			t.Errorf("len(p) = %v, want %v", len(p), n)
+		} else if strings.ContainsAny(p, "\"\\\n") {
+			t.Errorf("strings.ContainsAny(p, \"\\\"\\\\\\n\") is true")
 		}
 	}
 }

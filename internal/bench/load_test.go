@@ -21,8 +21,11 @@ func TestScheduleOpenLoopDueTimes(t *testing.T) {
 	}
 	for want := range uint64(5) {
 		seq, due, ok := s.Next()
-		if !ok || seq != want {
-			t.Fatalf("Next = %d, %v; want %d, true", seq, ok, want)
+		if !ok {
+			t.Fatalf("Next: ok is false")
+		}
+		if seq != want {
+			t.Fatalf("Next: seq = %v, want %v", seq, want)
 		}
 		if wantDue := epoch.Add(time.Duration(want) * time.Millisecond); !due.Equal(wantDue) {
 			t.Errorf("request %d due %v, want %v", seq, due.Sub(epoch), wantDue.Sub(epoch))
@@ -117,11 +120,22 @@ func TestRunLoadCountsRequestsAndErrors(t *testing.T) {
 		}
 		return time.Time{}, nil
 	})
-	if calls.Load() != 1000 || st.Count != 1000 || st.Errors != 500 || st.ErrorKinds[errOdd.Error()] != 500 {
-		t.Fatalf("calls %d, count %d, errors %d (%v); want 1000, 1000, 500", calls.Load(), st.Count, st.Errors, st.ErrorKinds)
+	if calls.Load() != 1000 {
+		t.Fatalf("calls.Load() = %v, want 1000", calls.Load())
 	}
-	if st.Latency.Count() != 500 || st.Interrupted {
-		t.Errorf("latency samples %d (want 500, successes only), interrupted %v", st.Latency.Count(), st.Interrupted)
+	if st.Count != 1000 {
+		t.Fatalf("st.Count = %v, want 1000", st.Count)
+	}
+	if st.Errors != 500 {
+		t.Fatalf("st.Errors = %v, want 500", st.Errors)
+	}
+	if st.ErrorKinds[errOdd.Error()] != 500 {
+		t.Fatalf("st.ErrorKinds[errOdd.Error()] = %v, want 500", st.ErrorKinds[errOdd.Error()])
+	}
+	if st.Latency.Count() != 500 {
+		t.Errorf("st.Latency.Count() = %v, want 500", st.Latency.Count())
+	} else if st.Interrupted {
+		t.Errorf("st.Interrupted is true")
 	}
 }
 
@@ -131,8 +145,14 @@ func TestRunLoadTimesOutSlowRequests(t *testing.T) {
 		<-ctx.Done()
 		return time.Time{}, ctx.Err()
 	})
-	if st.Count != 4 || st.Errors != 4 || st.ErrorKinds["request timed out"] != 4 {
-		t.Fatalf("count %d errors %d kinds %v; want 4 timeouts", st.Count, st.Errors, st.ErrorKinds)
+	if st.Count != 4 {
+		t.Fatalf("st.Count = %v, want 4", st.Count)
+	}
+	if st.Errors != 4 {
+		t.Fatalf("st.Errors = %v, want 4", st.Errors)
+	}
+	if st.ErrorKinds["request timed out"] != 4 {
+		t.Fatalf("st.ErrorKinds[\"request timed out\"] = %v, want 4", st.ErrorKinds["request timed out"])
 	}
 }
 
@@ -144,12 +164,18 @@ func TestRunLoadOpenLoopChargesStallsToEveryDelayedRequest(t *testing.T) {
 	const stall = 200 * time.Millisecond
 	st := bench.RunLoad(context.Background(), bench.Load{Concurrency: 1, Requests: 600, Rate: 1000}, func(_ context.Context, _ int, seq uint64) (time.Time, error) {
 		if seq == 100 {
+			// No signal can stand in for this sleep: RunLoad takes due times, send times and
+			// waits from the wall clock, so a stall must last in real time. A clock injected
+			// into Load (its now and its waiter) would let the test advance time instead.
 			time.Sleep(stall)
 		}
 		return time.Time{}, nil
 	})
-	if st.Count != 600 || st.Errors != 0 {
-		t.Fatalf("count %d errors %d", st.Count, st.Errors)
+	if st.Count != 600 {
+		t.Fatalf("st.Count = %v, want 600", st.Count)
+	}
+	if st.Errors != 0 {
+		t.Fatalf("st.Errors = %v, want 0", st.Errors)
 	}
 	// Corrected: about 200 of the 600 requests were due during the stall and waited 200…0 ms, so
 	// the p90 (the 60th slowest) is about 140 ms. Uncorrected (service time), only one request
@@ -169,8 +195,11 @@ func TestRunLoadOpenLoopKeepsTheRate(t *testing.T) {
 	t.Parallel()
 	// 200 requests at 2000/s last about 100 ms; closed loop the no-op would finish at once.
 	st := bench.RunLoad(context.Background(), bench.Load{Concurrency: 4, Requests: 200, Rate: 2000}, func(context.Context, int, uint64) (time.Time, error) { return time.Time{}, nil })
-	if st.Count != 200 || st.Elapsed < 95*time.Millisecond {
-		t.Fatalf("count %d in %v; want 200 in at least ~100ms", st.Count, st.Elapsed)
+	if st.Count != 200 {
+		t.Fatalf("st.Count = %v, want 200", st.Count)
+	}
+	if st.Elapsed < 95*time.Millisecond {
+		t.Fatalf("st.Elapsed = %v, want at least 95*time.Millisecond", st.Elapsed)
 	}
 }
 
@@ -189,8 +218,11 @@ func TestRunLoadStopsWhenCancelled(t *testing.T) {
 			return time.Time{}, nil
 		}
 	})
-	if !st.Interrupted || st.Errors != 0 {
-		t.Fatalf("interrupted %v errors %d (%v): a cancelled run is interrupted, and its cut-off requests are not errors", st.Interrupted, st.Errors, st.ErrorKinds)
+	if !st.Interrupted {
+		t.Fatalf("interrupted %v errors %d (%v): st.Interrupted is false; a cancelled run is interrupted, and its cut-off requests are not errors", st.Interrupted, st.Errors, st.ErrorKinds)
+	}
+	if st.Errors != 0 {
+		t.Fatalf("interrupted %v errors %d (%v): st.Errors = %v, want 0; a cancelled run is interrupted, and its cut-off requests are not errors", st.Interrupted, st.Errors, st.ErrorKinds, st.Errors)
 	}
 }
 
@@ -200,14 +232,21 @@ func TestRunLoadMeasuresToTheAnswer(t *testing.T) {
 	t.Parallel()
 	st := bench.RunLoad(context.Background(), bench.Load{Concurrency: 1, Requests: 5}, func(context.Context, int, uint64) (time.Time, error) {
 		answered := time.Now()
-		time.Sleep(100 * time.Millisecond) // the "exit"
+		// The "exit". It must take real time for the same reason as the stall above: RunLoad
+		// measures completion with the wall clock and offers no clock to inject.
+		time.Sleep(100 * time.Millisecond)
 		return answered, nil
 	})
-	if st.Count != 5 || st.Completion.Count() != 5 {
-		t.Fatalf("count %d, completion samples %d", st.Count, st.Completion.Count())
+	if st.Count != 5 {
+		t.Fatalf("st.Count = %v, want 5", st.Count)
 	}
-	if lat, done := st.Latency.Max(), st.Completion.Min(); lat >= done || done < 100*time.Millisecond {
-		t.Errorf("latency max %v (want it to stop at the answer), completion min %v (want the whole op)", lat, done)
+	if st.Completion.Count() != 5 {
+		t.Fatalf("st.Completion.Count() = %v, want 5", st.Completion.Count())
+	}
+	if lat, done := st.Latency.Max(), st.Completion.Min(); lat >= done {
+		t.Errorf("lat = %v, want less than %v", lat, done)
+	} else if done < 100*time.Millisecond {
+		t.Errorf("done = %v, want at least 100*time.Millisecond", done)
 	}
 }
 
@@ -217,8 +256,14 @@ func TestStatsErrorKindsAreCapped(t *testing.T) {
 	for i := range 25 {
 		st.AddError(errors.New(string(rune('a' + i))))
 	}
-	if st.Errors != 25 || len(st.ErrorKinds) != 11 || st.ErrorKinds["(other errors)"] != 15 {
-		t.Fatalf("errors %d kinds %d (%v)", st.Errors, len(st.ErrorKinds), st.ErrorKinds)
+	if st.Errors != 25 {
+		t.Fatalf("st.Errors = %v, want 25", st.Errors)
+	}
+	if len(st.ErrorKinds) != 11 {
+		t.Fatalf("len(st.ErrorKinds) = %v, want 11", len(st.ErrorKinds))
+	}
+	if st.ErrorKinds["(other errors)"] != 15 {
+		t.Fatalf("st.ErrorKinds[\"(other errors)\"] = %v, want 15", st.ErrorKinds["(other errors)"])
 	}
 }
 

@@ -43,15 +43,27 @@ func TestNewResult(t *testing.T) {
 	st.AddErrors("wrong verdict", 1)
 	load := bench.Load{Concurrency: 3, Rate: 50}
 	r := bench.NewResult("intercept", "somewhere", load, 20, st)
-	if r.Count != 4 || r.Errors != 1 || r.Throughput != 2 || r.Concurrency != 3 || r.Rate != 50 || r.PayloadBytes != 20 {
-		t.Errorf("result %+v", r)
+	if r.Count != 4 {
+		t.Errorf("result: r.Count = %v, want 4 in %+v", r.Count, r)
+	} else if r.Errors != 1 {
+		t.Errorf("result: r.Errors = %v, want 1 in %+v", r.Errors, r)
+	} else if r.Throughput != 2 {
+		t.Errorf("result: r.Throughput = %v, want 2 in %+v", r.Throughput, r)
+	} else if r.Concurrency != 3 {
+		t.Errorf("result: r.Concurrency = %v, want 3 in %+v", r.Concurrency, r)
+	} else if r.Rate != 50 {
+		t.Errorf("result: r.Rate = %v, want 50 in %+v", r.Rate, r)
+	} else if r.PayloadBytes != 20 {
+		t.Errorf("result: r.PayloadBytes = %v, want 20 in %+v", r.PayloadBytes, r)
 	}
 	want := bench.Summary{Min: 100, P50: 200, P90: 300, P99: 300, P999: 300, Max: 300, Mean: 200}
 	if r.Latency != want {
 		t.Errorf("latency %+v, want %+v", r.Latency, want)
 	}
-	if r.ServiceTime == nil || r.ServiceTime.P50 != 100 {
-		t.Errorf("service time %+v: want it under a fixed rate, p50 100", r.ServiceTime)
+	if r.ServiceTime == nil {
+		t.Errorf("service time %+v: r.ServiceTime is nil; want it under a fixed rate, p50 100", r.ServiceTime)
+	} else if r.ServiceTime.P50 != 100 {
+		t.Errorf("service time %+v: r.ServiceTime.P50 = %v, want 100; want it under a fixed rate, p50 100", r.ServiceTime, r.ServiceTime.P50)
 	}
 	if closed := bench.NewResult("intercept", "", bench.Load{Concurrency: 1}, 0, st); closed.ServiceTime != nil {
 		t.Error("closed loop results carry no separate service time")
@@ -93,8 +105,14 @@ func TestReportJSONHasEveryField(t *testing.T) {
 			t.Errorf("latency_us has no %q", k)
 		}
 	}
-	if got["p50_ratio"] != 1.2 || got["baseline"] == nil || got["rounds"] != 3.0 || got["machine"].(map[string]any)["cpu_model"] != "Test CPU" {
-		t.Errorf("report %s", buf.String())
+	if got["p50_ratio"] != 1.2 {
+		t.Errorf("report: got[\"p50_ratio\"] = %v, want 1.2 in %s", got["p50_ratio"], buf.String())
+	} else if got["baseline"] == nil {
+		t.Errorf("report: got[\"baseline\"] is nil in %s", buf.String())
+	} else if got["rounds"] != 3.0 {
+		t.Errorf("report: got[\"rounds\"] = %v, want 3.0 in %s", got["rounds"], buf.String())
+	} else if got["machine"].(map[string]any)["cpu_model"] != "Test CPU" {
+		t.Errorf("report: got[\"machine\"].(map[string]any)[\"cpu_model\"] = %v, want \"Test CPU\" in %s", got["machine"].(map[string]any)["cpu_model"], buf.String())
 	}
 	if errs := got["baseline"].(map[string]any)["error_kinds"]; errs == nil {
 		t.Error("baseline error kinds missing")
@@ -132,8 +150,10 @@ func TestParseMode(t *testing.T) {
 		"noop:bridge-stdio": {Transport: "bridge-stdio", Noop: true},
 	} {
 		got, err := bench.ParseMode(in)
-		if err != nil || got != want {
-			t.Errorf("ParseMode(%q) = %+v, %v; want %+v", in, got, err, want)
+		if err != nil {
+			t.Errorf("ParseMode(%q): %v", in, err)
+		} else if got != want {
+			t.Errorf("ParseMode(%q): got = %v, want %v", in, got, want)
 		}
 	}
 	for _, bad := range []string{"", "Intercept", "noop:", "noop:noop", "bridge"} {

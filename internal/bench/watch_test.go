@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/hub"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -36,11 +36,15 @@ func TestParseWatchFilter(t *testing.T) {
 		len(req.GetToolKinds()) != 1 || req.GetToolKinds()[0] != ahpv1.ToolKind_TOOL_KIND_SHELL {
 		t.Errorf("request %v", req)
 	}
-	if f, err := parseWatchFilter("session=somebody-else"); err != nil || f.request(wl).GetSessionId() != "somebody-else" {
-		t.Errorf("literal session: %v, %v", f, err)
+	if f, err := parseWatchFilter("session=somebody-else"); err != nil {
+		t.Errorf("literal session: %v", err)
+	} else if f.request(wl).GetSessionId() != "somebody-else" {
+		t.Errorf("literal session: f.request(wl).GetSessionId() = %v, want \"somebody-else\"", f.request(wl).GetSessionId())
 	}
-	if f, err := parseWatchFilter(""); err != nil || hubFilter(f.request(wl)).Match(hub.Item{Event: wl.ToolAfter(0, 0)}) != true {
-		t.Errorf("empty filter: %v, %v", f, err)
+	if f, err := parseWatchFilter(""); err != nil {
+		t.Errorf("empty filter: %v", err)
+	} else if hubFilter(f.request(wl)).Match(hub.Item{Event: wl.ToolAfter(0, 0)}) != true {
+		t.Errorf("empty filter: hubFilter(f.request(wl)).Match(hub.Item{Event: wl.ToolAfter(0, 0)}) = %v, want true", hubFilter(f.request(wl)).Match(hub.Item{Event: wl.ToolAfter(0, 0)}))
 	}
 	for _, bad := range []string{"type=nope", "tool=", "type=unspecified", "session=", "session=1,session=2", "everything", "decisions=yes"} {
 		if _, err := parseWatchFilter(bad); err == nil {
@@ -114,20 +118,15 @@ func startFakeWatch(t *testing.T, f fakeWatch) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle(ahpv1connect.NewObservationServiceHandler(f))
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Config.Protocols = new(http.Protocols)
-	srv.Config.Protocols.SetHTTP1(true)
-	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: mux}
 	if f.accepted != nil {
-		srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		srv.ConnState = func(_ net.Conn, state http.ConnState) {
 			if state == http.StateNew {
 				f.accepted.Add(1)
 			}
 		}
 	}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return testkit.ServeLoopback(t, srv)
 }
 
 // TestWatchPhaseReportsWhatWentWrong: a watcher that misses items, gets one twice, gets a wrong
@@ -212,8 +211,18 @@ func watchPhaseCompleteIsClean(t *testing.T, conns int) {
 	}
 	st := &Stats{}
 	p.finish(st)
-	if ws := st.Watch; st.Errors != 0 || ws.Expected != 100 || ws.Received != 300 || ws.Missing != 0 || ws.EndedEarly != 0 || ws.Connections != len(g.conns) {
-		t.Errorf("errors %d %v, watch %+v", st.Errors, st.ErrorKinds, *ws)
+	if ws := st.Watch; st.Errors != 0 {
+		t.Errorf("st.Errors = %v, want 0", st.Errors)
+	} else if ws.Expected != 100 {
+		t.Errorf("ws.Expected = %v, want 100", ws.Expected)
+	} else if ws.Received != 300 {
+		t.Errorf("ws.Received = %v, want 300", ws.Received)
+	} else if ws.Missing != 0 {
+		t.Errorf("ws.Missing = %v, want 0", ws.Missing)
+	} else if ws.EndedEarly != 0 {
+		t.Errorf("ws.EndedEarly = %v, want 0", ws.EndedEarly)
+	} else if ws.Connections != len(g.conns) {
+		t.Errorf("ws.Connections = %v, want %v", ws.Connections, len(g.conns))
 	}
 	// The watchers that share an HTTP client share its one HTTP/2 connection.
 	if n := int(accepted.Load()); n != len(g.conns) {
@@ -252,8 +261,12 @@ func TestLeanCodecReadsWhatTheChecksUse(t *testing.T) {
 	}
 	var obs ahpv1.WatchResponse
 	b, _ = proto.Marshal(&ahpv1.WatchResponse{Event: wl.ToolAfter(0, 1)})
-	if err := (leanWatchCodec{}).Unmarshal(b, &obs); err != nil || obs.Decision != nil || obs.GetEvent().GetType() != ahpv1.EventType_EVENT_TYPE_TOOL_AFTER {
-		t.Errorf("observation decoded as %v, %v", &obs, err)
+	if err := (leanWatchCodec{}).Unmarshal(b, &obs); err != nil {
+		t.Errorf("%v", err)
+	} else if obs.Decision != nil {
+		t.Errorf("obs.Decision = %v, want nil", obs.Decision)
+	} else if obs.GetEvent().GetType() != ahpv1.EventType_EVENT_TYPE_TOOL_AFTER {
+		t.Errorf("obs.GetEvent().GetType() = %v, want EVENT_TYPE_TOOL_AFTER", obs.GetEvent().GetType())
 	}
 	if err := (leanWatchCodec{}).Unmarshal(b[:len(b)-3], &obs); err == nil {
 		t.Error("a truncated message decoded")
@@ -265,7 +278,9 @@ func TestLeanCodecReadsWhatTheChecksUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back ahpv1.WatchRequest
-	if err := (leanWatchCodec{}).Unmarshal(enc, &back); err != nil || !proto.Equal(&back, req) {
-		t.Errorf("WatchRequest round trip: %v, %v", &back, err)
+	if err := (leanWatchCodec{}).Unmarshal(enc, &back); err != nil {
+		t.Errorf("WatchRequest round trip: %v", err)
+	} else if !proto.Equal(&back, req) {
+		t.Errorf("WatchRequest round trip: proto.Equal(&back, req) is false")
 	}
 }

@@ -32,8 +32,10 @@ func TestWorkloadPayloadSize(t *testing.T) {
 			if size > bare && size < bare+len(`,"description":"x"`) {
 				want = bare // too small to pad
 			}
-			if len(data) != want || wl.InputBytes(seq) != want {
-				t.Errorf("payload %d, request %d: input is %d bytes (InputBytes %d), want %d", size, seq, len(data), wl.InputBytes(seq), want)
+			if len(data) != want {
+				t.Errorf("payload %d, request %d: len(data) = %v, want %v", size, seq, len(data), want)
+			} else if wl.InputBytes(seq) != want {
+				t.Errorf("payload %d, request %d: wl.InputBytes(seq) = %v, want %v", size, seq, wl.InputBytes(seq), want)
 			}
 			if got := ev.GetTool().GetInput().GetFields()["command"].GetStringValue(); got != bench.Commands[seq] {
 				t.Errorf("command %q, want %q", got, bench.Commands[seq])
@@ -51,8 +53,11 @@ func TestWorkloadEventIDsAreUniquePerRun(t *testing.T) {
 	t.Parallel()
 	a, _ := bench.NewWorkload(0)
 	b, _ := bench.NewWorkload(0)
-	if a.EventID(1) == a.EventID(2) || a.EventID(1) == b.EventID(1) {
-		t.Fatalf("ids %q %q %q: want unique per request and per run", a.EventID(1), a.EventID(2), b.EventID(1))
+	if a.EventID(1) == a.EventID(2) {
+		t.Fatalf("ids %q %q %q: a.EventID(1) == a.EventID(2); want unique per request and per run", a.EventID(1), a.EventID(2), b.EventID(1))
+	}
+	if a.EventID(1) == b.EventID(1) {
+		t.Fatalf("ids %q %q %q: a.EventID(1) == b.EventID(1); want unique per request and per run", a.EventID(1), a.EventID(2), b.EventID(1))
 	}
 	if a.SessionID(0) == a.SessionID(1) {
 		t.Fatal("workers share a session")
@@ -69,15 +74,21 @@ func TestHooksInterceptLineDecodes(t *testing.T) {
 	}
 	for seq := range uint64(2) {
 		line := wl.AppendHooksIntercept([]byte("garbage to overwrite"[:0]), 3, seq)
-		if bytes.ContainsAny(line, "\r\n") || !json.Valid(line) {
-			t.Fatalf("not one line of JSON: %s", line)
+		if bytes.ContainsAny(line, "\r\n") {
+			t.Fatalf("not one line of JSON: bytes.ContainsAny(line, \"\\r\\n\") is true")
+		}
+		if !json.Valid(line) {
+			t.Fatalf("not one line of JSON: json.Valid(line) is false")
 		}
 		msg, err := hooks.DecodeMessage(line)
 		if err != nil {
 			t.Fatalf("request %d does not decode: %v\n%s", seq, err, line)
 		}
-		if msg.Method != "hooks/intercept" || msg.Intercept == nil {
-			t.Fatalf("decoded %+v", msg)
+		if msg.Method != "hooks/intercept" {
+			t.Fatalf("decoded: msg.Method = %v, want \"hooks/intercept\" in %+v", msg.Method, msg)
+		}
+		if msg.Intercept == nil {
+			t.Fatalf("decoded: msg.Intercept is nil in %+v", msg)
 		}
 		got := msg.Intercept.Request.GetEvent()
 		want := wl.ToolBefore(3, seq)
@@ -98,8 +109,10 @@ func TestBuiltinPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(p.Rules()); n != bench.PolicyRules || p.Name() != bench.BuiltinPolicyName {
-		t.Fatalf("policy %q has %d rules, want %q with %d", p.Name(), n, bench.BuiltinPolicyName, bench.PolicyRules)
+	if n := len(p.Rules()); n != bench.PolicyRules {
+		t.Fatalf("n = %v, want bench.PolicyRules", n)
+	} else if p.Name() != bench.BuiltinPolicyName {
+		t.Fatalf("p.Name() = %v, want bench.BuiltinPolicyName", p.Name())
 	}
 	for _, size := range []int{0, 2048} {
 		wl, _ := bench.NewWorkload(size)
@@ -118,18 +131,28 @@ func TestBuiltinPolicy(t *testing.T) {
 func TestExpectation(t *testing.T) {
 	t.Parallel()
 	fixed := bench.FixedExpectation(bench.VerdictAllow, bench.VerdictDeny)
-	if fixed.Check(0, bench.VerdictAllow) != nil || fixed.Check(1, bench.VerdictDeny) != nil || fixed.Check(3, bench.VerdictDeny) != nil {
-		t.Error("fixed expectation refused a right verdict")
+	if fixed.Check(0, bench.VerdictAllow) != nil {
+		t.Errorf("fixed expectation refused a right verdict: fixed.Check(0, bench.VerdictAllow) = %v, want nil", fixed.Check(0, bench.VerdictAllow))
+	} else if fixed.Check(1, bench.VerdictDeny) != nil {
+		t.Errorf("fixed expectation refused a right verdict: fixed.Check(1, bench.VerdictDeny) = %v, want nil", fixed.Check(1, bench.VerdictDeny))
+	} else if fixed.Check(3, bench.VerdictDeny) != nil {
+		t.Errorf("fixed expectation refused a right verdict: fixed.Check(3, bench.VerdictDeny) = %v, want nil", fixed.Check(3, bench.VerdictDeny))
 	}
 	if err := fixed.Check(2, bench.VerdictDeny); !errors.Is(err, bench.ErrWrongVerdict) {
 		t.Errorf("wrong verdict for ls: %v", err)
 	}
 	learned := bench.LearnedExpectation()
-	if learned.Check(0, bench.VerdictAsk) != nil || learned.Check(1, bench.VerdictAllow) != nil || !learned.Learned() {
-		t.Error("a learned expectation takes the first answers")
+	if learned.Check(0, bench.VerdictAsk) != nil {
+		t.Errorf("a learned expectation takes the first answers: learned.Check(0, bench.VerdictAsk) = %v, want nil", learned.Check(0, bench.VerdictAsk))
+	} else if learned.Check(1, bench.VerdictAllow) != nil {
+		t.Errorf("a learned expectation takes the first answers: learned.Check(1, bench.VerdictAllow) = %v, want nil", learned.Check(1, bench.VerdictAllow))
+	} else if !learned.Learned() {
+		t.Errorf("a learned expectation takes the first answers: learned.Learned() is false")
 	}
-	if learned.Check(2, bench.VerdictAsk) != nil || learned.Check(4, bench.VerdictAllow) == nil {
-		t.Error("a learned expectation must hold later answers to the first ones")
+	if learned.Check(2, bench.VerdictAsk) != nil {
+		t.Errorf("a learned expectation must hold later answers to the first ones: learned.Check(2, bench.VerdictAsk) = %v, want nil", learned.Check(2, bench.VerdictAsk))
+	} else if learned.Check(4, bench.VerdictAllow) == nil {
+		t.Errorf("a learned expectation must hold later answers to the first ones: learned.Check(4, bench.VerdictAllow) is nil")
 	}
 }
 

@@ -89,8 +89,11 @@ func BenchmarkDirectConnectIntercept(b *testing.B) {
 	for b.Loop() {
 		i++
 		resp, err := clients.Intercept.Intercept(ctx, req(i))
-		if err != nil || resp.Msg.GetDecision() == nil {
+		if err != nil {
 			b.Fatal(err)
+		}
+		if resp.Msg.GetDecision() == nil {
+			b.Fatal("an answer without a decision")
 		}
 	}
 }

@@ -8,17 +8,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // sharedDir is the project's shared directory ($AHP_SHARED_DIR, by default ../shared next to the
@@ -37,28 +36,17 @@ var (
 )
 
 // quietLogger discards logs; tests that check logs make their own.
-func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+func quietLogger() *slog.Logger { return testkit.Discard() }
 
-// h2cProtocols are the protocols of a test server that the bridge's h2c client can reach.
-func h2cProtocols() *http.Protocols {
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	return &p
-}
-
-// startHTTP runs h on a loopback httptest server speaking HTTP/1.1 and h2c.
+// startHTTP runs h on a loopback port speaking HTTP/1.1 and h2c, where the bridge's upstream
+// client can dial it, and returns its URL.
 func startHTTP(t testing.TB, h http.Handler) string {
 	t.Helper()
-	hs := httptest.NewUnstartedServer(h)
-	hs.Config.Protocols = h2cProtocols()
-	hs.Start()
-	t.Cleanup(hs.Close)
-	return hs.URL
+	return testkit.StartLoopback(t, h)
 }
 
-// startServer runs a real ahp-server (embedded default policy) over httptest with h2c, as in
-// production, and returns its URL.
+// startServer runs a real ahp-server (embedded default policy) on a loopback port with its
+// production http.Server settings, and returns its URL.
 func startServer(t testing.TB, tweak func(*server.Config)) string {
 	t.Helper()
 	cfg := server.Config{Logger: quietLogger(), Version: "2.4.0"}
@@ -69,11 +57,7 @@ func startServer(t testing.TB, tweak func(*server.Config)) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewUnstartedServer(srv.Handler())
-	hs.Config = srv.HTTPServer()
-	hs.Start()
-	t.Cleanup(hs.Close)
-	return hs.URL
+	return testkit.ServeLoopback(t, srv.HTTPServer())
 }
 
 // upstreamClients connects to url the way ahp-jsonrpc-bridge does.
@@ -94,11 +78,7 @@ func embeddedClients(t testing.TB) bridge.Clients {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := closer.Close(); err != nil {
-			t.Errorf("closing the embedded server: %v", err)
-		}
-	})
+	testkit.CloseAtEnd(t, "the embedded server", closer.Close)
 	return clients
 }
 
@@ -283,21 +263,9 @@ func deadURL(t testing.TB) string {
 	return "http://" + addr
 }
 
-// lockedWriter serialises writes of concurrent loggers.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// slogTo is a text logger writing to w.
+// slogTo is a text logger at debug level writing to w, one record at a time.
 func slogTo(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(&lockedWriter{w: w}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return slog.New(slog.NewTextHandler(testkit.LockedWriter(w), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // drain reads and discards a request body, as a server would before answering.

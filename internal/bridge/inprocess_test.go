@@ -12,10 +12,10 @@ import (
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/server"
-	"google.golang.org/protobuf/types/known/structpb"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
-func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+func quietLog() *slog.Logger { return testkit.Discard() }
 
 // embeddedPair returns the Clients of NewEmbedded (unary calls in-process) and the Clients of a
 // second embedded server reached the old way, every call through its HTTP handler on a pipe.
@@ -26,11 +26,7 @@ func embeddedPair(t *testing.T) (local, pipe Clients) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := closer.Close(); err != nil {
-			t.Errorf("closing the in-process server: %v", err)
-		}
-	})
+	testkit.CloseAtEnd(t, "the in-process server", closer.Close)
 	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -39,11 +35,7 @@ func embeddedPair(t *testing.T) (local, pipe Clients) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := pipeCloser.Close(); err != nil {
-			t.Errorf("closing the piped server: %v", err)
-		}
-	})
+	testkit.CloseAtEnd(t, "the piped server", pipeCloser.Close)
 	return local, pipe
 }
 
@@ -96,8 +88,11 @@ func TestEmbeddedInProcessAnswersAsThePipe(t *testing.T) {
 		for _, msg := range messages {
 			got, want := bl.Handle(ctx, []byte(msg), tr), bp.Handle(ctx, []byte(msg), tr)
 			g, w := volatileJSON.ReplaceAllString(string(got.Body), `"$1":_`), volatileJSON.ReplaceAllString(string(want.Body), `"$1":_`)
-			if g != w || got.HTTPStatus != want.HTTPStatus {
-				t.Errorf("transport %d, message %s:\nin-process %d %s\npipe       %d %s", tr, msg, got.HTTPStatus, got.Body, want.HTTPStatus, want.Body)
+			if got.HTTPStatus != want.HTTPStatus {
+				t.Errorf("transport %d, message %s: HTTP status in-process %d, pipe %d", tr, msg, got.HTTPStatus, want.HTTPStatus)
+			}
+			if g != w {
+				t.Errorf("transport %d, message %s:\nin-process %s\npipe       %s", tr, msg, got.Body, want.Body)
 			}
 		}
 	}
@@ -119,11 +114,7 @@ func TestEmbeddedStreams(t *testing.T) {
 	streams := clients.Intercept.(localIntercept).streams
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	input, _ := structpb.NewStruct(map[string]any{"command": "rm -rf /"})
-	event := func(id string) *ahpv1.Event {
-		return &ahpv1.Event{Id: id, Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE, Session: &ahpv1.Session{Id: "s1"},
-			Tool: &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input}}
-	}
+	event := func(id string) *ahpv1.Event { return testkit.ShellEvent(id, "rm -rf /") }
 
 	if _, err := clients.Intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: event("u1")})); err != nil {
 		t.Fatal(err)
@@ -136,28 +127,13 @@ func TestEmbeddedStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan *ahpv1.WatchResponse, 1)
-	go func() {
-		defer close(got)
-		if watch.Receive() {
-			got <- watch.Msg()
-		}
-	}()
-	var seen *ahpv1.WatchResponse
-	for i := 0; seen == nil; i++ {
-		// The subscription is live once a decision made after it arrives.
-		if _, err := clients.Intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: event("w" + time.Now().Format("150405.000000000"))})); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case seen = <-got:
-			if seen == nil {
-				t.Fatalf("Watch ended: %v", watch.Err())
-			}
-		case <-time.After(20 * time.Millisecond):
-		case <-ctx.Done():
-			t.Fatal("Watch saw no in-process decision")
-		}
+	// Watch answers once the server has subscribed (it sends its headers then), so a decision
+	// made now reaches it.
+	if _, err := clients.Intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: event("w1")})); err != nil {
+		t.Fatal(err)
+	}
+	if !watch.Receive() {
+		t.Fatalf("Watch saw no in-process decision: %v", watch.Err())
 	}
 
 	stream := clients.Intercept.InterceptStream(ctx)
@@ -165,14 +141,17 @@ func TestEmbeddedStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	answer, err := stream.Receive()
-	if err != nil || answer.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-		t.Fatalf("InterceptStream = %v, %v", answer, err)
+	if err != nil {
+		t.Fatalf("InterceptStream: %v", err)
+	}
+	if v := answer.GetDecision().GetVerdict(); v != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("InterceptStream verdict %v, want deny: %v", v, answer)
 	}
 	_ = stream.CloseRequest()
 	_ = stream.CloseResponse()
 
 	os := clients.Observation.ObserveStream(ctx)
-	if err := os.Send(&ahpv1.ObserveStreamRequest{Event: &ahpv1.Event{Id: "os1", Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_SESSION_START, Session: &ahpv1.Session{Id: "s1"}}}); err != nil {
+	if err := os.Send(&ahpv1.ObserveStreamRequest{Event: testkit.Event("os1", ahpv1.EventType_EVENT_TYPE_SESSION_START)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.CloseAndReceive(); err != nil {
@@ -185,8 +164,11 @@ func TestEmbeddedStreams(t *testing.T) {
 	for watch.Receive() {
 	}
 	_, err = clients.Harness.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
-	if connect.CodeOf(err) != connect.CodeUnavailable || connect.IsWireError(err) {
-		t.Errorf("unary call after Close: %v", err)
+	if connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Errorf("unary call after Close: %v, want unavailable", err)
+	}
+	if connect.IsWireError(err) {
+		t.Errorf("unary call after Close: %v came over the wire, want the client's own error", err)
 	}
 	after := clients.Intercept.InterceptStream(ctx)
 	_ = after.Send(&ahpv1.InterceptStreamRequest{Event: event("late")})
@@ -217,8 +199,11 @@ func TestEmbeddedCloseWithoutStreams(t *testing.T) {
 		}
 		err = watch.Err()
 	}
-	if !errors.Is(err, errClosed) || connect.CodeOf(err) != connect.CodeUnavailable {
-		t.Errorf("Watch after Close: %v", err)
+	if !errors.Is(err, errClosed) {
+		t.Errorf("Watch after Close: %v, want errClosed", err)
+	}
+	if connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Errorf("Watch after Close: %v, want unavailable", err)
 	}
 }
 

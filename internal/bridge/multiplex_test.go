@@ -1,7 +1,6 @@
 package bridge_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -17,7 +16,7 @@ import (
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/server"
-	"google.golang.org/protobuf/types/known/structpb"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // countingUpstream serves h and counts unary Intercept calls and InterceptStream streams.
@@ -67,15 +66,6 @@ func countedUpstream(t *testing.T, h http.Handler, opts bridge.UpstreamOptions) 
 	return up, clients, ctx
 }
 
-func shellEvent(id, command string) *ahpv1.Event {
-	input, _ := structpb.NewStruct(map[string]any{"command": command})
-	return &ahpv1.Event{
-		Id: id, Source: "urn:mux-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE,
-		Session: &ahpv1.Session{Id: "mux"},
-		Tool:    &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
-	}
-}
-
 func intercept(ctx context.Context, c ahpv1connect.InterceptServiceClient, ev *ahpv1.Event) (*ahpv1.Decision, error) {
 	resp, err := c.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
 	if err != nil {
@@ -95,7 +85,7 @@ func TestInterceptCallsShareOneStream(t *testing.T) {
 	for i := range 32 {
 		for _, c := range []struct{ command, want string }{{"ls -la", "VERDICT_ALLOW"}, {"rm -rf /", "VERDICT_DENY"}} {
 			wg.Go(func() {
-				d, err := intercept(ctx, clients.Intercept, shellEvent(fmt.Sprintf("same-%d", i), c.command))
+				d, err := intercept(ctx, clients.Intercept, testkit.ShellEvent(fmt.Sprintf("same-%d", i), c.command))
 				switch {
 				case err != nil:
 					errs <- err
@@ -110,8 +100,11 @@ func TestInterceptCallsShareOneStream(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if n, s := up.unary.Load(), up.streams.Load(); n != 0 || s != 1 {
-		t.Errorf("%d unary calls and %d streams; want every call on one stream", n, s)
+	if n := up.unary.Load(); n != 0 {
+		t.Errorf("%d unary calls, want 0 (every call on one stream)", n)
+	}
+	if s := up.streams.Load(); s != 1 {
+		t.Errorf("%d streams, want 1 (every call on one stream)", s)
 	}
 }
 
@@ -121,18 +114,27 @@ func TestStreamRejectionsComeFromTheUnaryCall(t *testing.T) {
 	t.Parallel()
 	up, clients, ctx := countedUpstream(t, nil, bridge.UpstreamOptions{StreamPatience: patient})
 
-	if _, err := intercept(ctx, clients.Intercept, shellEvent("ok-1", "ls")); err != nil {
+	if _, err := intercept(ctx, clients.Intercept, testkit.ShellEvent("ok-1", "ls")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := intercept(ctx, clients.Intercept, shellEvent("", "ls"))
-	if connect.CodeOf(err) != connect.CodeInvalidArgument || !connect.IsWireError(err) || !strings.Contains(err.Error(), "event.id") {
-		t.Fatalf("invalid event: %v; want the server's invalid_argument naming event.id", err)
+	_, err := intercept(ctx, clients.Intercept, testkit.ShellEvent("", "ls"))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Fatalf("invalid event: %v; want invalid_argument", err)
 	}
-	if _, err := intercept(ctx, clients.Intercept, shellEvent("ok-2", "ls")); err != nil {
+	if !connect.IsWireError(err) {
+		t.Fatalf("invalid event: %v is the client's own error; want the server's", err)
+	}
+	if !strings.Contains(err.Error(), "event.id") {
+		t.Fatalf("invalid event: %v; want it to name event.id", err)
+	}
+	if _, err := intercept(ctx, clients.Intercept, testkit.ShellEvent("ok-2", "ls")); err != nil {
 		t.Fatal(err)
 	}
-	if n, s := up.unary.Load(), up.streams.Load(); n != 1 || s != 1 {
-		t.Errorf("%d unary calls and %d streams; want the rejected event alone asked again unary", n, s)
+	if n := up.unary.Load(); n != 1 {
+		t.Errorf("%d unary calls, want 1 (the rejected event alone asked again unary)", n)
+	}
+	if s := up.streams.Load(); s != 1 {
+		t.Errorf("%d streams, want 1 (the rejected event alone asked again unary)", s)
 	}
 }
 
@@ -165,11 +167,11 @@ func TestServersThatDoNotEchoTheTagAreCalledUnary(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
 	mux.Handle(ahpv1connect.NewInterceptServiceHandler(silentTagServer{}))
-	var logs lockedBuffer
+	var logs testkit.LogBuffer
 	up, clients, ctx := countedUpstream(t, mux, bridge.UpstreamOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	for i := range 5 {
 		id := fmt.Sprintf("e%d", i)
-		d, err := intercept(ctx, clients.Intercept, shellEvent(id, "ls"))
+		d, err := intercept(ctx, clients.Intercept, testkit.ShellEvent(id, "ls"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,30 +179,17 @@ func TestServersThatDoNotEchoTheTagAreCalledUnary(t *testing.T) {
 			t.Errorf("call %d answered by %q; want the unary answer", i, d.GetDecisionId())
 		}
 	}
-	if n, s := up.unary.Load(), up.streams.Load(); n != 5 || s != 1 {
-		t.Errorf("%d unary calls and %d streams; want 5 unary calls after one stream attempt", n, s)
+	if n := up.unary.Load(); n != 5 {
+		t.Errorf("%d unary calls, want 5 (5 unary calls after one stream attempt)", n)
 	}
-	if got := logs.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "does not echo request_id") {
-		t.Errorf("no warning that the bridge fell back to unary calls; logs:\n%s", got)
+	if s := up.streams.Load(); s != 1 {
+		t.Errorf("%d streams, want 1 (5 unary calls after one stream attempt)", s)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	if got := logs.String(); !strings.Contains(got, "level=WARN") {
+		t.Errorf("nothing logged at warning level; logs:\n%s", got)
+	} else if !strings.Contains(got, "does not echo request_id") {
+		t.Errorf("the warning does not say the server does not echo request_id; logs:\n%s", got)
+	}
 }
 
 // TestUnaryOnlyNeverStreams checks the opt-out.
@@ -208,11 +197,14 @@ func TestUnaryOnlyNeverStreams(t *testing.T) {
 	t.Parallel()
 	up, clients, ctx := countedUpstream(t, nil, bridge.UpstreamOptions{UnaryOnly: true})
 	for i := range 3 {
-		if _, err := intercept(ctx, clients.Intercept, shellEvent(fmt.Sprintf("u%d", i), "ls")); err != nil {
+		if _, err := intercept(ctx, clients.Intercept, testkit.ShellEvent(fmt.Sprintf("u%d", i), "ls")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n, s := up.unary.Load(), up.streams.Load(); n != 3 || s != 0 {
-		t.Errorf("%d unary calls and %d streams; want 3 and 0", n, s)
+	if n := up.unary.Load(); n != 3 {
+		t.Errorf("%d unary calls, want 3 (3 and 0)", n)
+	}
+	if s := up.streams.Load(); s != 0 {
+		t.Errorf("%d streams, want 0 (3 and 0)", s)
 	}
 }

@@ -40,8 +40,12 @@ func TestErrorsDoNotEchoSecrets(t *testing.T) {
 		for _, c := range harness {
 			reply := handle(t, b, c.msg, bridge.TransportHTTP)
 			resp := decodeReply(t, reply)
-			if resp.Error == nil || !strings.HasPrefix(resp.Error.Message, c.wantPrefix) {
-				t.Errorf("%s: reply %s", secret, reply.Body)
+			if resp.Error == nil {
+				t.Errorf("%s: a result, want an error: %s", secret, reply.Body)
+				continue
+			}
+			if !strings.HasPrefix(resp.Error.Message, c.wantPrefix) {
+				t.Errorf("%s: message %q, want it to begin %q", secret, resp.Error.Message, c.wantPrefix)
 			}
 			for _, part := range strings.Fields(secret) {
 				if len(part) > 6 && strings.Contains(string(reply.Body), part) {

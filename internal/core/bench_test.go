@@ -3,12 +3,12 @@ package core_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/typed"
 )
 
@@ -19,7 +19,7 @@ func BenchmarkCoreIntercept(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		if _, err := c.Intercept(ctx, shell(fmt.Sprintf("e%d", i), "ls -la"), nil); err != nil {
+		if _, err := c.Intercept(ctx, testkit.ShellEvent(fmt.Sprintf("e%d", i), "ls -la"), nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -32,8 +32,7 @@ func BenchmarkCoreObserve(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		ev := shell(fmt.Sprintf("o%d", i), "ls -la")
-		ev.Type = ahpv1.EventType_EVENT_TYPE_TOOL_AFTER
+		ev := testkit.ShellEvent(fmt.Sprintf("o%d", i), "ls -la", testkit.Type(ahpv1.EventType_EVENT_TYPE_TOOL_AFTER))
 		if dup, err := c.Observe(ctx, ev); err != nil || dup {
 			b.Fatal(dup, err)
 		}
@@ -44,5 +43,5 @@ func BenchmarkCoreObserve(b *testing.B) {
 func benchCore(b *testing.B) (*core.Core, context.Context) {
 	b.ReportAllocs()
 	p := policy.Default()
-	return core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: slog.New(slog.DiscardHandler)}), context.Background()
+	return core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: testkit.Discard()}), context.Background()
 }

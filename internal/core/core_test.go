@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,25 +12,13 @@ import (
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/hub"
 	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/typed"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-const testPolicy = `
-version: 1
-name: core-test
-rules:
-  - id: deny-rm
-    on: [tool.before]
-    match: {tool_kinds: [shell]}
-    when: 'has(input.command) && input.command.startsWith("rm ")'
-    effect: {deny: {reason: "no rm", code: dev.ahpgateway.test.rm}}
-  - id: ask-push
-    on: [tool.before]
-    when: 'has(input.command) && input.command.startsWith("git push")'
-    effect: {ask: {reason: "pushing needs a human"}}
-  - id: explode
+var testPolicy = testkit.PolicyYAML("core-test", `  - id: explode
     on: [tool.before]
     when: 'has(input.boom) && input.boom.missing == 1'
     effect: {deny: {reason: "unreachable"}}
@@ -39,7 +26,7 @@ rules:
     on: [confirmation]
     when: 'payload.confirmation_type == "cost_confirm"'
     effect: {typed: {action: reject, reason: "over budget"}}
-`
+`)
 
 type fixture struct {
 	core *core.Core
@@ -61,72 +48,102 @@ func newFixture(t *testing.T) *fixture {
 		Hub:    f.hub,
 		NewID:  func() string { return "d" + string(rune('0'+f.ids.Add(1)%10)) },
 		Limits: core.HarnessLimits{BatchSize: 3, MaxDepth: 2},
-		Logger: slog.New(slog.DiscardHandler),
+		Logger: testkit.Discard(),
 	})
 	return f
 }
 
-func shell(id, command string) *ahpv1.Event {
-	input, _ := structpb.NewStruct(map[string]any{"command": command})
-	return &ahpv1.Event{
-		Id: id, Source: "urn:test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE,
-		Session: &ahpv1.Session{Id: "s1"},
-		Tool:    &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
+// syntheticDeny fails unless d is a synthetic denial, and returns its deny effect.
+func syntheticDeny(t *testing.T, d *ahpv1.Decision) *ahpv1.DenyEffect {
+	t.Helper()
+	if !d.GetSynthetic() {
+		t.Fatalf("decision not marked synthetic: %v", d)
 	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("verdict %v, want deny: %v", d.GetVerdict(), d)
+	}
+	deny := d.GetEffects()[0].GetDeny()
+	if deny == nil {
+		t.Fatalf("first effect is no deny: %v", d)
+	}
+	return deny
 }
 
 func TestInterceptDeniesAndAllows(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	d, err := f.core.Intercept(context.Background(), shell("e1", "rm -rf build"), nil)
+	d, err := f.core.Intercept(context.Background(), testkit.ShellEvent("e1", "rm -rf build"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || d.GetEffects()[0].GetDeny().GetReason() != "no rm" {
-		t.Fatalf("decision = %v", d)
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
 	}
-	if d.GetDecisionId() == "" || len(d.GetMatchedRuleIds()) != 1 || d.GetMatchedRuleIds()[0] != "deny-rm" {
-		t.Fatalf("decision id / rules = %q %v", d.GetDecisionId(), d.GetMatchedRuleIds())
+	if d.GetEffects()[0].GetDeny().GetReason() != "no rm" {
+		t.Fatalf("decision: d.GetEffects()[0].GetDeny().GetReason() = %v, want \"no rm\" in %v", d.GetEffects()[0].GetDeny().GetReason(), d)
 	}
-	d, err = f.core.Intercept(context.Background(), shell("e2", "ls"), nil)
-	if err != nil || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW || len(d.GetEffects()) != 0 {
-		t.Fatalf("ls: %v %v", d, err)
+	if d.GetDecisionId() == "" {
+		t.Fatalf("decision id / rules: d.GetDecisionId() == \"\"")
+	}
+	if len(d.GetMatchedRuleIds()) != 1 {
+		t.Fatalf("decision id / rules: len(d.GetMatchedRuleIds()) = %v, want 1", len(d.GetMatchedRuleIds()))
+	}
+	if d.GetMatchedRuleIds()[0] != "deny-rm" {
+		t.Fatalf("decision id / rules: d.GetMatchedRuleIds()[0] = %v, want \"deny-rm\"", d.GetMatchedRuleIds()[0])
+	}
+	d, err = f.core.Intercept(context.Background(), testkit.ShellEvent("e2", "ls"), nil)
+	if err != nil {
+		t.Fatalf("ls: %v", err)
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("ls: d.GetVerdict() = %v, want VERDICT_ALLOW", d.GetVerdict())
+	}
+	if len(d.GetEffects()) != 0 {
+		t.Fatalf("ls: len(d.GetEffects()) = %v, want 0", len(d.GetEffects()))
 	}
 }
 
 func TestRetriedEventReplaysSameDecision(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	first, err := f.core.Intercept(context.Background(), shell("e1", "rm x"), nil)
+	first, err := f.core.Intercept(context.Background(), testkit.ShellEvent("e1", "rm x"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := f.core.Intercept(context.Background(), shell("e1", "rm x"), nil)
+	again, err := f.core.Intercept(context.Background(), testkit.ShellEvent("e1", "rm x"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !again.GetReplayed() || again.GetDecisionId() != first.GetDecisionId() {
-		t.Fatalf("replay = %v, first = %v", again, first)
+	if !again.GetReplayed() {
+		t.Fatalf("replay: again.GetReplayed() is false")
 	}
-	other := shell("e1", "rm x")
+	if again.GetDecisionId() != first.GetDecisionId() {
+		t.Fatalf("replay: again.GetDecisionId() = %v, want %v", again.GetDecisionId(), first.GetDecisionId())
+	}
+	other := testkit.ShellEvent("e1", "rm x")
 	other.Source = "urn:other" // a different source is a different event
 	d, _ := f.core.Intercept(context.Background(), other, nil)
-	if d.GetReplayed() || d.GetDecisionId() == first.GetDecisionId() {
-		t.Fatal("a different source must not replay")
+	if d.GetReplayed() {
+		t.Fatalf("a different source must not replay: d.GetReplayed() is true")
+	}
+	if d.GetDecisionId() == first.GetDecisionId() {
+		t.Fatalf("a different source must not replay: d.GetDecisionId() == first.GetDecisionId()")
 	}
 }
 
 func TestHooksCallerGetsDenyInsteadOfAsk(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ev := shell("e1", "git push origin main")
-	ev.Origin = &ahpv1.Origin{Dialect: ahpv1.Dialect_DIALECT_HOOKS, ProtocolVersion: "0.1"}
+	ev := testkit.ShellEvent("e1", "git push origin main", testkit.HooksOrigin())
 	d, err := f.core.Intercept(context.Background(), ev, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || len(d.GetFallbacks()) != 1 {
-		t.Fatalf("hooks caller: %v", d)
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("hooks caller: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
+	}
+	if len(d.GetFallbacks()) != 1 {
+		t.Fatalf("hooks caller: len(d.GetFallbacks()) = %v, want 1 in %v", len(d.GetFallbacks()), d)
 	}
 	for _, e := range d.GetEffects() {
 		if e.GetDeny() == nil {
@@ -134,24 +151,27 @@ func TestHooksCallerGetsDenyInsteadOfAsk(t *testing.T) {
 		}
 	}
 	// A caller that can ask gets the ask.
-	ev2 := shell("e2", "git push origin main")
+	ev2 := testkit.ShellEvent("e2", "git push origin main")
 	d, err = f.core.Intercept(context.Background(), ev2, &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_ASK, ahpv1.EffectKind_EFFECT_KIND_DENY}})
-	if err != nil || d.GetVerdict() != ahpv1.Verdict_VERDICT_ASK {
-		t.Fatalf("ask-capable caller: %v %v", d, err)
+	if err != nil {
+		t.Fatalf("ask-capable caller: %v", err)
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ASK {
+		t.Fatalf("ask-capable caller: d.GetVerdict() = %v, want VERDICT_ASK", d.GetVerdict())
 	}
 }
 
 func TestRuleEvaluationErrorFailsClosed(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ev := shell("e1", "ls")
+	ev := testkit.ShellEvent("e1", "ls")
 	ev.Tool.Input.Fields["boom"] = structpb.NewStringValue("not a map")
 	d, err := f.core.Intercept(context.Background(), ev, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || !strings.Contains(d.GetEffects()[0].GetDeny().GetReason(), `"explode"`) {
-		t.Fatalf("decision = %v", d)
+	if reason := syntheticDeny(t, d).GetReason(); !strings.Contains(reason, `"explode"`) {
+		t.Fatalf("reason %q does not name the rule \"explode\"", reason)
 	}
 }
 
@@ -162,20 +182,26 @@ func (panicky) Settings() policy.Settings           { return policy.Settings{} }
 
 func TestPanicIsAnErrorForThatCallOnly(t *testing.T) {
 	t.Parallel()
-	c := core.New(core.Config{Policy: func() core.Policy { return panicky{} }, Typed: typed.Decide, Logger: slog.New(slog.DiscardHandler)})
-	_, err := c.Intercept(context.Background(), shell("e1", "ls"), nil)
+	c := core.New(core.Config{Policy: func() core.Policy { return panicky{} }, Typed: typed.Decide, Logger: testkit.Discard()})
+	_, err := c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
 	ce, ok := core.AsError(err)
-	if !ok || ce.Code != core.CodeInternal {
-		t.Fatalf("err = %v", err)
+	if !ok {
+		t.Fatalf("not a core error: %v", err)
+	}
+	if ce.Code != core.CodeInternal {
+		t.Fatalf("ce.Code = %v, want core.CodeInternal", ce.Code)
 	}
 	// The batch turns the same failure into a labelled block and carries on.
-	ds, err := c.Batch(context.Background(), []*ahpv1.Event{shell("e2", "ls"), shell("e3", "ls")}, nil)
-	if err != nil || len(ds) != 2 {
-		t.Fatalf("batch: %v %v", ds, err)
+	ds, err := c.Batch(context.Background(), []*ahpv1.Event{testkit.ShellEvent("e2", "ls"), testkit.ShellEvent("e3", "ls")}, nil)
+	if err != nil {
+		t.Fatalf("batch: %v", err)
+	}
+	if len(ds) != 2 {
+		t.Fatalf("batch: len(ds) = %v, want 2", len(ds))
 	}
 	for _, d := range ds {
-		if !d.GetSynthetic() || !strings.HasPrefix(d.GetEffects()[0].GetDeny().GetReason(), "Handler error: ") {
-			t.Fatalf("batch decision = %v", d)
+		if reason := syntheticDeny(t, d).GetReason(); !strings.HasPrefix(reason, "Handler error: ") {
+			t.Fatalf("batch decision reason %q, want it to begin \"Handler error: \"", reason)
 		}
 	}
 }
@@ -198,8 +224,12 @@ func TestInterceptRejectsObserveOnlyAndBadEvents(t *testing.T) {
 	for _, tc := range cases {
 		_, err := f.core.Intercept(context.Background(), tc.ev, nil)
 		ce, ok := core.AsError(err)
-		if !ok || ce.Code != core.CodeInvalidArgument || ce.Field != tc.field {
-			t.Errorf("%s: err = %v, want invalid argument on %s", tc.name, err, tc.field)
+		if !ok {
+			t.Errorf("%s: not a core error: %v", tc.name, err)
+		} else if ce.Code != core.CodeInvalidArgument {
+			t.Errorf("%s: ce.Code = %v, want core.CodeInvalidArgument", tc.name, ce.Code)
+		} else if ce.Field != tc.field {
+			t.Errorf("%s: ce.Field = %v, want %v", tc.name, ce.Field, tc.field)
 		}
 	}
 }
@@ -209,25 +239,32 @@ func TestObserveCountsOnce(t *testing.T) {
 	f := newFixture(t)
 	sub := f.hub.Subscribe(hub.Filter{}, 16)
 	defer sub.Close()
-	ev := &ahpv1.Event{Id: "o1", Source: "urn:test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "s1"}}
+	ev := testkit.Event("o1", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER)
 	for i, wantDup := range []bool{false, true} {
 		dup, err := f.core.Observe(context.Background(), ev)
-		if err != nil || dup != wantDup {
-			t.Fatalf("observe #%d: dup=%v err=%v", i, dup, err)
+		if err != nil {
+			t.Fatalf("observe #%d: %v", i, err)
+		}
+		if dup != wantDup {
+			t.Fatalf("observe #%d: dup = %v, want %v", i, dup, wantDup)
 		}
 	}
-	select {
-	case it := <-sub.Items():
-		if it.Decision != nil || it.Event.GetId() != "o1" {
-			t.Fatalf("item = %v", it)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("observation not published")
+	// The hub keeps publish order: had the duplicate been published, it would come before o2.
+	if _, err := f.core.Observe(context.Background(), testkit.Event("o2", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER)); err != nil {
+		t.Fatal(err)
 	}
-	select {
-	case it := <-sub.Items():
-		t.Fatalf("duplicate published: %v", it)
-	case <-time.After(50 * time.Millisecond):
+	for _, want := range []string{"o1", "o2"} {
+		select {
+		case it := <-sub.Items():
+			if it.Event.GetId() != want {
+				t.Fatalf("published %s, want %s (a duplicate was published)", it.Event.GetId(), want)
+			}
+			if it.Decision != nil {
+				t.Fatalf("observation %s published with a decision: %v", want, it.Decision)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("observation %s not published", want)
+		}
 	}
 	if _, err := f.core.Observe(context.Background(), &ahpv1.Event{Id: "x", Type: ahpv1.EventType_EVENT_TYPE_RATE_LIMIT}); err == nil {
 		t.Fatal("a typed event must not be accepted as an observation")
@@ -241,28 +278,37 @@ func TestBatchLimits(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	_, err := f.core.Batch(ctx, []*ahpv1.Event{shell("a", "ls"), shell("b", "ls"), shell("c", "ls"), shell("d", "ls")}, nil)
+	_, err := f.core.Batch(ctx, []*ahpv1.Event{testkit.ShellEvent("a", "ls"), testkit.ShellEvent("b", "ls"), testkit.ShellEvent("c", "ls"), testkit.ShellEvent("d", "ls")}, nil)
 	if err == nil || !strings.Contains(err.Error(), "Batch size 4 exceeds configured limit 3") {
 		t.Fatalf("size: %v", err)
 	}
 	typedEv := &ahpv1.Event{Id: "t", Type: ahpv1.EventType_EVENT_TYPE_IDLE, Body: &ahpv1.Event_Idle{Idle: &ahpv1.IdlePayload{}}}
-	_, err = f.core.Batch(ctx, []*ahpv1.Event{shell("a", "rm x"), typedEv}, nil)
+	_, err = f.core.Batch(ctx, []*ahpv1.Event{testkit.ShellEvent("a", "rm x"), typedEv}, nil)
 	if err == nil || !strings.Contains(err.Error(), "events[1].type: Event type idle cannot be batched") {
 		t.Fatalf("typed in batch: %v", err)
 	}
 	// The invalid batch had no side effect: "a" was not decided, so deciding it now is not a replay.
-	d, _ := f.core.Intercept(ctx, shell("a", "rm x"), nil)
+	d, _ := f.core.Intercept(ctx, testkit.ShellEvent("a", "rm x"), nil)
 	if d.GetReplayed() {
 		t.Fatal("an invalid batch must not evaluate any event")
 	}
 	ds, err := f.core.Batch(ctx, []*ahpv1.Event{}, nil)
-	if err != nil || len(ds) != 0 {
-		t.Fatalf("empty batch: %v %v", ds, err)
+	if err != nil {
+		t.Fatalf("empty batch: %v", err)
+	}
+	if len(ds) != 0 {
+		t.Fatalf("empty batch: len(ds) = %v, want 0", len(ds))
 	}
 	after := &ahpv1.Event{Id: "p", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER}
-	ds, err = f.core.Batch(ctx, []*ahpv1.Event{shell("q", "rm y"), after}, nil)
-	if err != nil || ds[0].GetVerdict() != ahpv1.Verdict_VERDICT_DENY || ds[1].GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("mixed batch: %v %v", ds, err)
+	ds, err = f.core.Batch(ctx, []*ahpv1.Event{testkit.ShellEvent("q", "rm y"), after}, nil)
+	if err != nil {
+		t.Fatalf("mixed batch: %v", err)
+	}
+	if ds[0].GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("mixed batch: ds[0].GetVerdict() = %v, want VERDICT_DENY", ds[0].GetVerdict())
+	}
+	if ds[1].GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("mixed batch: ds[1].GetVerdict() = %v, want VERDICT_ALLOW", ds[1].GetVerdict())
 	}
 }
 
@@ -275,12 +321,18 @@ func TestTypedRuleAndBuiltIn(t *testing.T) {
 		}}}
 	}
 	d, err := f.core.Typed(context.Background(), confirm("c1", ahpv1.ConfirmationKind_CONFIRMATION_KIND_COST_CONFIRM), ahpv1.EventType_EVENT_TYPE_CONFIRMATION)
-	if err != nil || d.GetConfirmation().GetReject().GetReason() != "over budget" {
-		t.Fatalf("rule answer: %v %v", d, err)
+	if err != nil {
+		t.Fatalf("rule answer: %v", err)
+	}
+	if d.GetConfirmation().GetReject().GetReason() != "over budget" {
+		t.Fatalf("rule answer: d.GetConfirmation().GetReject().GetReason() = %v, want \"over budget\"", d.GetConfirmation().GetReject().GetReason())
 	}
 	d, err = f.core.Typed(context.Background(), confirm("c2", ahpv1.ConfirmationKind_CONFIRMATION_KIND_SAFETY_CONFIRM), ahpv1.EventType_EVENT_TYPE_CONFIRMATION)
-	if err != nil || d.GetConfirmation().GetEscalate() == nil {
-		t.Fatalf("built-in answer: %v %v", d, err)
+	if err != nil {
+		t.Fatalf("built-in answer: %v", err)
+	}
+	if d.GetConfirmation().GetEscalate() == nil {
+		t.Fatalf("built-in answer: d.GetConfirmation().GetEscalate() is nil")
 	}
 	// The type may be left out; the call names it.
 	ev := confirm("c3", ahpv1.ConfirmationKind_CONFIRMATION_KIND_USER_CONFIRM)
@@ -289,8 +341,10 @@ func TestTypedRuleAndBuiltIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.core.Typed(context.Background(), confirm("c4", 0), ahpv1.EventType_EVENT_TYPE_PLANNING)
-	if ce, ok := core.AsError(err); !ok || ce.Field != "event.type" {
-		t.Fatalf("wrong type: %v", err)
+	if ce, ok := core.AsError(err); !ok {
+		t.Fatalf("wrong type: not a core error: %v", err)
+	} else if ce.Field != "event.type" {
+		t.Fatalf("wrong type: ce.Field = %v, want \"event.type\"", ce.Field)
 	}
 }
 
@@ -299,15 +353,23 @@ func TestHandshakeVersions(t *testing.T) {
 	f := newFixture(t)
 	for _, v := range []string{"2", "2.0", "2.4", "2.99.1"} {
 		resp, err := f.core.Handshake(context.Background(), &ahpv1.HandshakeRequest{ProtocolVersion: v, AgentInfo: &ahpv1.AgentInfo{}})
-		if err != nil || resp.GetProtocolVersion() != "2.4" || resp.GetConfig().GetBatchSize() != 3 {
-			t.Errorf("%q: %v %v", v, resp, err)
+		if err != nil {
+			t.Errorf("%q: %v", v, err)
+		} else if resp.GetProtocolVersion() != "2.4" {
+			t.Errorf("%q: resp.GetProtocolVersion() = %v, want \"2.4\"", v, resp.GetProtocolVersion())
+		} else if resp.GetConfig().GetBatchSize() != 3 {
+			t.Errorf("%q: resp.GetConfig().GetBatchSize() = %v, want 3", v, resp.GetConfig().GetBatchSize())
 		}
 	}
 	for _, v := range []string{"3.0", "02.4", "", "1.9"} {
 		_, err := f.core.Handshake(context.Background(), &ahpv1.HandshakeRequest{ProtocolVersion: v})
 		ce, ok := core.AsError(err)
-		if !ok || ce.Code != core.CodeFailedPrecondition || ce.Reason != "Unsupported protocol version: "+v {
-			t.Errorf("%q: err = %v", v, err)
+		if !ok {
+			t.Errorf("%q: not a core error: %v", v, err)
+		} else if ce.Code != core.CodeFailedPrecondition {
+			t.Errorf("%q: ce.Code = %v, want core.CodeFailedPrecondition", v, ce.Code)
+		} else if ce.Reason != "Unsupported protocol version: "+v {
+			t.Errorf("%q: ce.Reason = %v, want %v", v, ce.Reason, "Unsupported protocol version: "+v)
 		}
 	}
 }
@@ -320,25 +382,37 @@ func TestQueryUsesTheSameRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.GetAnswer().GetBoolValue() || resp.GetReason() != "no rm" {
-		t.Fatalf("should_i_proceed rm: %v", resp)
+	if resp.GetAnswer().GetBoolValue() {
+		t.Fatalf("should_i_proceed rm: resp.GetAnswer().GetBoolValue() is true in %v", resp)
+	}
+	if resp.GetReason() != "no rm" {
+		t.Fatalf("should_i_proceed rm: resp.GetReason() = %v, want \"no rm\" in %v", resp.GetReason(), resp)
 	}
 	payload, _ = structpb.NewValue(map[string]any{"question": "Should I delete this file?", "file_path": "/workspace/important.txt"})
 	resp, err = f.core.Query(context.Background(), &ahpv1.QueryRequest{QueryType: "should_i_proceed", Payload: payload})
-	if err != nil || !resp.GetAnswer().GetBoolValue() {
-		t.Fatalf("harmless question: %v %v", resp, err)
+	if err != nil {
+		t.Fatalf("harmless question: %v", err)
+	}
+	if !resp.GetAnswer().GetBoolValue() {
+		t.Fatalf("harmless question: resp.GetAnswer().GetBoolValue() is false")
 	}
 	resp, err = f.core.Query(context.Background(), &ahpv1.QueryRequest{QueryType: "policy_status", Payload: structpb.NewNullValue()})
-	if err != nil || resp.GetAnswer().GetStructValue().GetFields()["verdict"].GetStringValue() != "allow" {
-		t.Fatalf("other query: %v %v", resp, err)
+	if err != nil {
+		t.Fatalf("other query: %v", err)
+	}
+	if resp.GetAnswer().GetStructValue().GetFields()["verdict"].GetStringValue() != "allow" {
+		t.Fatalf("other query: resp.GetAnswer().GetStructValue().GetFields()[\"verdict\"].GetStringValue() = %v, want \"allow\"", resp.GetAnswer().GetStructValue().GetFields()["verdict"].GetStringValue())
 	}
 }
 
 func TestCapabilitiesListTypes(t *testing.T) {
 	t.Parallel()
 	caps := newFixture(t).core.Capabilities()
-	if caps.GetHarnessProtocolVersion() != "2.4" || len(caps.GetHooksProtocolVersions()) != 1 {
-		t.Fatalf("caps = %v", caps)
+	if caps.GetHarnessProtocolVersion() != "2.4" {
+		t.Fatalf("caps: caps.GetHarnessProtocolVersion() = %v, want \"2.4\" in %v", caps.GetHarnessProtocolVersion(), caps)
+	}
+	if len(caps.GetHooksProtocolVersions()) != 1 {
+		t.Fatalf("caps: len(caps.GetHooksProtocolVersions()) = %v, want 1 in %v", len(caps.GetHooksProtocolVersions()), caps)
 	}
 	has := func(list []ahpv1.EventType, t ahpv1.EventType) bool {
 		for _, x := range list {
@@ -348,8 +422,11 @@ func TestCapabilitiesListTypes(t *testing.T) {
 		}
 		return false
 	}
-	if !has(caps.GetInterceptableEventTypes(), ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE) || has(caps.GetInterceptableEventTypes(), ahpv1.EventType_EVENT_TYPE_TOOL_ERROR) {
-		t.Fatal("interceptable types wrong")
+	if !has(caps.GetInterceptableEventTypes(), ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE) {
+		t.Fatalf("interceptable types wrong: has(caps.GetInterceptableEventTypes(), EVENT_TYPE_TOOL_BEFORE) is false")
+	}
+	if has(caps.GetInterceptableEventTypes(), ahpv1.EventType_EVENT_TYPE_TOOL_ERROR) {
+		t.Fatalf("interceptable types wrong: has(caps.GetInterceptableEventTypes(), EVENT_TYPE_TOOL_ERROR) is true")
 	}
 	if !has(caps.GetObservableEventTypes(), ahpv1.EventType_EVENT_TYPE_VERIFICATION) {
 		t.Fatal("observable types wrong")
@@ -360,7 +437,7 @@ func TestCanceledContext(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := newFixture(t).core.Intercept(ctx, shell("e", "ls"), nil)
+	_, err := newFixture(t).core.Intercept(ctx, testkit.ShellEvent("e", "ls"), nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
@@ -369,11 +446,14 @@ func TestCanceledContext(t *testing.T) {
 func TestDecisionIsNotSharedWithReplay(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	d1, _ := f.core.Intercept(context.Background(), shell("e", "rm x"), nil)
+	d1, _ := f.core.Intercept(context.Background(), testkit.ShellEvent("e", "rm x"), nil)
 	d1.Effects = nil // a caller mutating its answer must not change what replays see
-	d2, _ := f.core.Intercept(context.Background(), shell("e", "rm x"), nil)
-	if len(d2.GetEffects()) != 1 || proto.Equal(d1, d2) {
-		t.Fatalf("replay = %v", d2)
+	d2, _ := f.core.Intercept(context.Background(), testkit.ShellEvent("e", "rm x"), nil)
+	if len(d2.GetEffects()) != 1 {
+		t.Fatalf("replay: len(d2.GetEffects()) = %v, want 1 in %v", len(d2.GetEffects()), d2)
+	}
+	if proto.Equal(d1, d2) {
+		t.Fatalf("replay: proto.Equal(d1, d2) is true in %v", d2)
 	}
 }
 
@@ -392,9 +472,15 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: slog.New(slog.DiscardHandler)})
-	d, err := c.Intercept(context.Background(), shell("e", "ls"), nil)
-	if err != nil || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW || d.GetSynthetic() {
-		t.Fatalf("decision = %v, %v", d, err)
+	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: testkit.Discard()})
+	d, err := c.Intercept(context.Background(), testkit.ShellEvent("e", "ls"), nil)
+	if err != nil {
+		t.Fatalf("decision: %v", err)
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_ALLOW", d.GetVerdict())
+	}
+	if d.GetSynthetic() {
+		t.Fatalf("decision: d.GetSynthetic() is true")
 	}
 }

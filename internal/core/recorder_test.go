@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/typed"
 )
 
@@ -61,7 +61,7 @@ func recordingCore(t *testing.T, r core.Recorder, o core.Observer) *core.Core {
 	p := policy.Default()
 	return core.New(core.Config{
 		Policy: func() core.Policy { return p }, Typed: typed.Decide,
-		Recorder: r, Observer: o, Logger: slog.New(slog.DiscardHandler),
+		Recorder: r, Observer: o, Logger: testkit.Discard(),
 	})
 }
 
@@ -69,20 +69,26 @@ func TestRequiredAuditFailureFailsClosed(t *testing.T) {
 	t.Parallel()
 	rec := &fakeRecorder{fail: true, required: true}
 	c := recordingCore(t, rec, nil)
-	d, err := c.Intercept(context.Background(), shell("e1", "ls"), nil)
+	d, err := c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || d.GetEffects()[0].GetDeny().GetCode() != "dev.ahpgateway.audit.unavailable" {
-		t.Fatalf("decision = %v", d)
+	if code := syntheticDeny(t, d).GetCode(); code != "dev.ahpgateway.audit.unavailable" {
+		t.Fatalf("deny code %q, want dev.ahpgateway.audit.unavailable", code)
 	}
 	// Once the audit works again, the retry is decided afresh, not replayed as a denial.
 	rec.mu.Lock()
 	rec.fail = false
 	rec.mu.Unlock()
-	d, err = c.Intercept(context.Background(), shell("e1", "ls"), nil)
-	if err != nil || d.GetReplayed() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("after recovery: %v %v", d, err)
+	d, err = c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
+	if err != nil {
+		t.Fatalf("after recovery: %v", err)
+	}
+	if d.GetReplayed() {
+		t.Fatalf("after recovery: d.GetReplayed() is true")
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("after recovery: d.GetVerdict() = %v, want VERDICT_ALLOW", d.GetVerdict())
 	}
 	// A typed event gets its own refusal shape.
 	rec.mu.Lock()
@@ -92,17 +98,29 @@ func TestRequiredAuditFailureFailsClosed(t *testing.T) {
 		ConfirmationType: &ahpv1.ConfirmationType{Type: &ahpv1.ConfirmationType_Known{Known: ahpv1.ConfirmationKind_CONFIRMATION_KIND_USER_CONFIRM}},
 	}}}
 	d, err = c.Typed(context.Background(), conf, ahpv1.EventType_EVENT_TYPE_CONFIRMATION)
-	if err != nil || d.GetConfirmation().GetReject() == nil || !d.GetSynthetic() {
-		t.Fatalf("typed under failing audit: %v %v", d, err)
+	if err != nil {
+		t.Fatalf("typed under failing audit: %v", err)
+	}
+	if d.GetConfirmation().GetReject() == nil {
+		t.Fatalf("typed under failing audit: d.GetConfirmation().GetReject() is nil")
+	}
+	if !d.GetSynthetic() {
+		t.Fatalf("typed under failing audit: d.GetSynthetic() is false")
 	}
 }
 
 func TestOptionalAuditFailureDoesNotChangeDecisions(t *testing.T) {
 	t.Parallel()
 	c := recordingCore(t, &fakeRecorder{fail: true}, nil)
-	d, err := c.Intercept(context.Background(), shell("e1", "ls"), nil)
-	if err != nil || d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("decision = %v %v", d, err)
+	d, err := c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
+	if err != nil {
+		t.Fatalf("decision: %v", err)
+	}
+	if d.GetSynthetic() {
+		t.Fatalf("decision: d.GetSynthetic() is true")
+	}
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_ALLOW", d.GetVerdict())
 	}
 }
 
@@ -113,18 +131,26 @@ func TestRequiredAuditFailureRefusesObservationAndAllowsRetry(t *testing.T) {
 	c := recordingCore(t, rec, obs)
 	ev := &ahpv1.Event{Id: "o1", Source: "urn:t", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER}
 	_, err := c.Observe(context.Background(), ev)
-	if ce, ok := core.AsError(err); !ok || ce.Code != core.CodeUnavailable {
-		t.Fatalf("err = %v", err)
+	if ce, ok := core.AsError(err); !ok {
+		t.Fatalf("not a core error: %v", err)
+	} else if ce.Code != core.CodeUnavailable {
+		t.Fatalf("ce.Code = %v, want core.CodeUnavailable", ce.Code)
 	}
 	rec.mu.Lock()
 	rec.fail = false
 	rec.mu.Unlock()
 	dup, err := c.Observe(context.Background(), ev)
-	if err != nil || dup {
-		t.Fatalf("retry after recovery: dup=%v err=%v", dup, err)
+	if err != nil {
+		t.Fatalf("retry after recovery: %v", err)
 	}
-	if rec.observed != 1 || obs.observed != 1 {
-		t.Fatalf("recorded %d, observed %d; want 1 and 1", rec.observed, obs.observed)
+	if dup {
+		t.Fatalf("retry after recovery: dup is true")
+	}
+	if rec.observed != 1 {
+		t.Fatalf("recorded %d observations, want 1", rec.observed)
+	}
+	if obs.observed != 1 {
+		t.Fatalf("observer saw %d observations, want 1", obs.observed)
 	}
 }
 
@@ -134,7 +160,7 @@ func TestEveryDecisionIsRecordedAndCounted(t *testing.T) {
 	obs := &countingObserver{}
 	c := recordingCore(t, rec, obs)
 	for _, cmd := range []string{"ls", "rm -rf /", "ls"} {
-		if _, err := c.Intercept(context.Background(), shell("same-"+cmd, cmd), nil); err != nil {
+		if _, err := c.Intercept(context.Background(), testkit.ShellEvent("same-"+cmd, cmd), nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,11 +10,8 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/hub"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
-
-func event(session string, typ ahpv1.EventType, kind ahpv1.ToolKind) *ahpv1.Event {
-	return &ahpv1.Event{Id: "e", Type: typ, Session: &ahpv1.Session{Id: session}, Tool: &ahpv1.Tool{Kind: kind}}
-}
 
 func receive(t *testing.T, s *hub.Subscription) hub.Item {
 	t.Helper()
@@ -29,8 +26,8 @@ func receive(t *testing.T, s *hub.Subscription) hub.Item {
 
 func TestFilters(t *testing.T) {
 	t.Parallel()
-	before := event("s1", ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE, ahpv1.ToolKind_TOOL_KIND_SHELL)
-	after := event("s2", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, ahpv1.ToolKind_TOOL_KIND_FILE_READ)
+	before := testkit.ShellEvent("e", "ls", testkit.Session("s1"))
+	after := testkit.Event("e", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("s2"), testkit.Tool("Read", ahpv1.ToolKind_TOOL_KIND_FILE_READ))
 	decided := hub.Item{Event: before, Decision: &ahpv1.Decision{DecisionId: "d"}}
 	observed := hub.Item{Event: after}
 	cases := []struct {
@@ -61,9 +58,7 @@ func TestDeliversInOrder(t *testing.T) {
 	s := h.Subscribe(hub.Filter{}, 16)
 	defer s.Close()
 	for i := range 10 {
-		ev := event("s", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, 0)
-		ev.Id = string(rune('a' + i))
-		h.Publish(hub.Item{Event: ev})
+		h.Publish(hub.Item{Event: testkit.Event(string(rune('a'+i)), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("s"))})
 	}
 	for i := range 10 {
 		if got, want := receive(t, s).Event.GetId(), string(rune('a'+i)); got != want {
@@ -80,16 +75,9 @@ func TestSlowSubscriberIsCutOff(t *testing.T) {
 	fast := h.Subscribe(hub.Filter{}, 1024)
 	defer fast.Close()
 	for range 10 {
-		h.Publish(hub.Item{Event: event("s", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, 0)})
+		h.Publish(hub.Item{Event: testkit.Event("e", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("s"))})
 	}
-	select {
-	case <-slow.Ended():
-	case <-time.After(5 * time.Second):
-		t.Fatal("slow subscriber was not cut off")
-	}
-	if !errors.Is(slow.Err(), hub.ErrSlowSubscriber) {
-		t.Fatalf("Err = %v, want ErrSlowSubscriber", slow.Err())
-	}
+	wantCutOff(t, slow)
 	for range 10 { // the fast one still gets everything
 		receive(t, fast)
 	}
@@ -117,7 +105,7 @@ func TestCloseEndsSubscriptions(t *testing.T) {
 func BenchmarkPublishNoSubscribers(b *testing.B) {
 	h := hub.New(1024)
 	defer h.Close()
-	it := hub.Item{Event: event("s", ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE, 0)}
+	it := hub.Item{Event: testkit.Event("e", ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE, testkit.Session("s"))}
 	for b.Loop() {
 		h.Publish(it)
 	}
@@ -132,8 +120,7 @@ func TestTransformRunsBeforeWatchersSeeItems(t *testing.T) {
 	defer h.Close()
 	s := h.Subscribe(hub.Filter{}, 4)
 	defer s.Close()
-	orig := event("s", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, 0)
-	orig.Id = "secret"
+	orig := testkit.Event("secret", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("s"))
 	h.Publish(hub.Item{Event: orig})
 	if got := receive(t, s).Event.GetId(); got != "[REDACTED]" {
 		t.Fatalf("watcher saw %q", got)
@@ -162,9 +149,7 @@ func gatedHub(t *testing.T, queueSize int, opts ...hub.Option) (h *hub.Hub, ente
 }
 
 func numbered(session string, i int) hub.Item {
-	ev := event(session, ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, 0)
-	ev.Id = strconv.Itoa(i)
-	return hub.Item{Event: ev}
+	return hub.Item{Event: testkit.Event(strconv.Itoa(i), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session(session))}
 }
 
 // drain returns the items buffered now, without waiting.
@@ -180,15 +165,34 @@ func drain(s *hub.Subscription) []hub.Item {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+// wantCutOff waits until s ends and fails unless it ended as a slow subscriber.
+func wantCutOff(t *testing.T, s *hub.Subscription) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-s.Ended():
+	case <-time.After(5 * time.Second):
+		t.Fatal("slow subscriber was not cut off")
 	}
+	if !errors.Is(s.Err(), hub.ErrSlowSubscriber) {
+		t.Fatalf("Err = %v, want ErrSlowSubscriber", s.Err())
+	}
+}
+
+// receiveN waits for the next n items of s.
+func receiveN(t *testing.T, s *hub.Subscription, n int) []hub.Item {
+	t.Helper()
+	items := make([]hub.Item, n)
+	for i := range items {
+		items[i] = receive(t, s)
+	}
+	return items
+}
+
+// finalStats closes h, which waits for its dispatcher to end, and returns the counters then: no
+// delivery is in progress that has yet to be counted.
+func finalStats(h *hub.Hub) hub.Stats {
+	h.Close()
+	return h.Stats()
 }
 
 // ids returns the event ids of items.
@@ -232,8 +236,13 @@ func TestQueuedItemsAreOneBatchInOrderWithOneWakeUp(t *testing.T) {
 		h.Publish(numbered("s", i))
 	}
 	close(release)
-	waitFor(t, "two batches", func() bool { return h.Stats().Batches == 2 })
-	if st := h.Stats(); st.Published != 101 {
+	// Every item arrived, so the second batch is being delivered; finalStats waits for its end.
+	wantIDs(t, "subscriber", receiveN(t, s, 101), seq(0, 101)...)
+	st := finalStats(h)
+	if st.Batches != 2 {
+		t.Fatalf("Batches = %d, want 2 (item 0, then the hundred queued behind it)", st.Batches)
+	}
+	if st.Published != 101 {
 		t.Fatalf("Published = %d, want 101", st.Published)
 	}
 	select {
@@ -241,7 +250,6 @@ func TestQueuedItemsAreOneBatchInOrderWithOneWakeUp(t *testing.T) {
 	default:
 		t.Fatal("Ready did not fire after delivery")
 	}
-	wantIDs(t, "subscriber", drain(s), seq(0, 101)...)
 	select {
 	case <-s.Ready():
 		t.Fatal("the two batches woke the subscriber twice although it had not taken the first yet")
@@ -266,7 +274,6 @@ func TestBatchesAreBounded(t *testing.T) {
 	close(release)
 	// item 0 alone, then full batches, then the rest.
 	want := uint64(1 + (n+hub.MaxBatch-1)/hub.MaxBatch)
-	waitFor(t, "all batches", func() bool { return h.Stats().Batches >= want })
 	var got []hub.Item
 	for len(got) < n+1 {
 		select {
@@ -277,7 +284,7 @@ func TestBatchesAreBounded(t *testing.T) {
 		}
 	}
 	wantIDs(t, "subscriber", got, seq(0, n+1)...)
-	if b := h.Stats().Batches; b != want {
+	if b := finalStats(h).Batches; b != want {
 		t.Fatalf("Batches = %d, want %d (batches of at most %d)", b, want, hub.MaxBatch)
 	}
 }
@@ -300,21 +307,20 @@ func TestCutOffInsideABatchKeepsWhatWasBuffered(t *testing.T) {
 		h.Publish(numbered(session, i))
 	}
 	close(release)
-	select {
-	case <-slow.Ended():
-	case <-time.After(5 * time.Second):
-		t.Fatal("slow subscriber was not cut off")
-	}
-	if !errors.Is(slow.Err(), hub.ErrSlowSubscriber) {
-		t.Fatalf("Err = %v, want ErrSlowSubscriber", slow.Err())
-	}
+	wantCutOff(t, slow)
 	// What fitted is still there, in order; nothing after the gap.
 	wantIDs(t, "slow subscriber", drain(slow), 0, 1)
-	waitFor(t, "two batches", func() bool { return h.Stats().Batches == 2 })
-	wantIDs(t, "fast subscriber", drain(fast), seq(0, 10)...)
-	wantIDs(t, "filtered subscriber", drain(only), 1, 3, 5, 7, 9)
-	if st := h.Stats(); st.CutOff != 1 || st.Subscribers != 2 {
-		t.Fatalf("stats = %+v, want 1 cut off and 2 subscribers left", st)
+	wantIDs(t, "fast subscriber", receiveN(t, fast, 10), seq(0, 10)...)
+	wantIDs(t, "filtered subscriber", receiveN(t, only, 5), 1, 3, 5, 7, 9)
+	st := h.Stats()
+	if st.CutOff != 1 {
+		t.Errorf("CutOff = %d, want 1", st.CutOff)
+	}
+	if st.Subscribers != 2 {
+		t.Errorf("Subscribers = %d, want 2 left", st.Subscribers)
+	}
+	if b := finalStats(h).Batches; b != 2 {
+		t.Errorf("Batches = %d, want 2 (item 0, then the nine queued behind it)", b)
 	}
 }
 
@@ -339,10 +345,13 @@ func TestWindowDelaysDeliveryButNotForever(t *testing.T) {
 			t.Fatalf("item %d took %v, window %v", i, d, hub.DefaultBatchWindow)
 		}
 	}
-	// Counted after the wake-up, so it may lag a moment.
-	waitFor(t, "20 batches", func() bool { return h.Stats().Batches == 20 })
-	if st := h.Stats(); st.Batches != 20 || st.Published != 20 {
-		t.Fatalf("stats = %+v, want 20 batches of 1", st)
+	// A batch is counted after the wake-up; finalStats waits for the last count.
+	st := finalStats(h)
+	if st.Batches != 20 {
+		t.Errorf("Batches = %d, want 20 (one per item)", st.Batches)
+	}
+	if st.Published != 20 {
+		t.Errorf("Published = %d, want 20", st.Published)
 	}
 }
 
@@ -419,8 +428,11 @@ func TestSharedIsBuiltOncePerItem(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if builds.Load() != 2 || transforms.Load() != 2 {
-		t.Fatalf("%d builds and %d transforms for 2 items and 3 subscribers, want 2 and 2", builds.Load(), transforms.Load())
+	if builds.Load() != 2 {
+		t.Fatalf("%d builds for 2 items and 3 subscribers, want 2", builds.Load())
+	}
+	if transforms.Load() != 2 {
+		t.Fatalf("%d transforms for 2 items and 3 subscribers, want 2", transforms.Load())
 	}
 	for i := range subs {
 		for j := range 2 {
@@ -440,8 +452,11 @@ func TestSharedIsBuiltOncePerItem(t *testing.T) {
 	h.Publish(numbered("s", 2))
 	it := <-subs[0].Items()
 	a, b := it.Shared(testKey{"a"}, build), it.Shared(testKey{"b"}, build)
-	if a == b || it.Shared(testKey{"a"}, build) != a {
-		t.Fatal("keys are not told apart")
+	if a == b {
+		t.Fatal("keys are not told apart: two keys share one value")
+	}
+	if it.Shared(testKey{"a"}, build) != a {
+		t.Fatal("a key's value was built again")
 	}
 	loose := numbered("s", 3)
 	if loose.Shared(testKey{"a"}, build) == loose.Shared(testKey{"a"}, build) {

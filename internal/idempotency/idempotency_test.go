@@ -6,12 +6,12 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/idempotency"
-	"google.golang.org/protobuf/types/known/structpb"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
+// event is a shell call with id from source.
 func event(source, id, command string) *ahpv1.Event {
-	input, _ := structpb.NewStruct(map[string]any{"command": command})
-	return &ahpv1.Event{Id: id, Source: source, Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE, Tool: &ahpv1.Tool{Name: "Bash", Input: input}}
+	return testkit.ShellEvent(id, command, testkit.Source(source))
 }
 
 func TestKeyRecognisesRetriesOnly(t *testing.T) {
@@ -43,10 +43,15 @@ func TestMemoryStore(t *testing.T) {
 		t.Fatal("empty store returned a decision")
 	}
 	m.RememberDecision("k", &ahpv1.Decision{DecisionId: "d1"})
-	if d, ok := m.Decision("k"); !ok || d.GetDecisionId() != "d1" {
-		t.Fatalf("Decision = %v, %v", d, ok)
+	if d, ok := m.Decision("k"); !ok {
+		t.Fatal("Decision found nothing for a remembered key")
+	} else if d.GetDecisionId() != "d1" {
+		t.Fatalf("Decision = %v, want decision d1", d)
 	}
-	if !m.FirstObservation("o") || m.FirstObservation("o") {
-		t.Fatal("FirstObservation must be true once, then false")
+	if !m.FirstObservation("o") {
+		t.Fatal("first FirstObservation = false, want true")
+	}
+	if m.FirstObservation("o") {
+		t.Fatal("second FirstObservation = true, want false")
 	}
 }

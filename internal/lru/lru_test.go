@@ -50,11 +50,20 @@ func TestGetOrCreate(t *testing.T) {
 	calls := 0
 	create := func() *int { calls++; v := calls; return &v }
 	v1, existed := c.GetOrCreate("k", create)
-	if existed || *v1 != 1 {
-		t.Fatalf("first GetOrCreate = %d, %v", *v1, existed)
+	if existed {
+		t.Fatalf("first GetOrCreate: existed is true")
+	}
+	if *v1 != 1 {
+		t.Fatalf("first GetOrCreate: *v1 = %v, want 1", *v1)
 	}
 	v2, existed := c.GetOrCreate("k", create)
-	if !existed || v2 != v1 || calls != 1 {
+	if !existed {
+		t.Fatal("second GetOrCreate: existed is false")
+	}
+	if v2 != v1 {
+		t.Fatal("second GetOrCreate returned another value than the first")
+	}
+	if calls != 1 {
 		t.Fatalf("second GetOrCreate created again (calls=%d)", calls)
 	}
 }

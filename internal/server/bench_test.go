@@ -3,9 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // fiftyRules is a realistic 50-rule policy: a mix of kind/name matches, regexes over the command,
@@ -49,12 +48,9 @@ func (noopIntercept) Intercept(context.Context, *connect.Request[ahpv1.Intercept
 	return connect.NewResponse(&ahpv1.InterceptResponse{Decision: &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_ALLOW}}), nil
 }
 
-func loopback(b *testing.B, h http.Handler, hs *http.Server) ahpv1connect.InterceptServiceClient {
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config = hs
-	srv.Start()
-	b.Cleanup(srv.Close)
-	return ahpv1connect.NewInterceptServiceClient(h2cClient(), srv.URL)
+// loopback serves hs on a loopback port and returns a client for it.
+func loopback(b *testing.B, hs *http.Server) ahpv1connect.InterceptServiceClient {
+	return ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), testkit.ServeLoopback(b, hs))
 }
 
 func runIntercepts(b *testing.B, client ahpv1connect.InterceptServiceClient) {
@@ -64,7 +60,7 @@ func runIntercepts(b *testing.B, client ahpv1connect.InterceptServiceClient) {
 	for b.Loop() {
 		// A fresh event id each time, so the idempotency store never short-circuits evaluation.
 		i++
-		ev := shell(fmt.Sprintf("bench-%d", i), "ls -la")
+		ev := testkit.ShellEvent(fmt.Sprintf("bench-%d", i), "ls -la")
 		if _, err := client.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev})); err != nil {
 			b.Fatal(err)
 		}
@@ -78,24 +74,26 @@ func BenchmarkInterceptLoopback50Rules(b *testing.B) {
 	if err := os.WriteFile(file, []byte(fiftyRules()), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	srv, err := server.New(server.Config{PolicyFile: file, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(server.Config{PolicyFile: file, Logger: testkit.Discard()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if n := len(srv.Policy().Rules()); n != 50 {
 		b.Fatalf("policy has %d rules", n)
 	}
-	runIntercepts(b, loopback(b, srv.Handler(), srv.HTTPServer()))
+	runIntercepts(b, loopback(b, srv.HTTPServer()))
 }
 
 // BenchmarkInterceptLoopbackNoop is the same transport and client against a handler that answers
 // at once: the baseline for the 1.25x goal.
 func BenchmarkInterceptLoopbackNoop(b *testing.B) {
-	srv, err := server.New(server.Config{Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(server.Config{Logger: testkit.Discard()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(ahpv1connect.NewInterceptServiceHandler(noopIntercept{}))
-	runIntercepts(b, loopback(b, mux, srv.HTTPServer()))
+	hs := srv.HTTPServer() // the production server settings, with the no-op handler
+	hs.Handler = mux
+	runIntercepts(b, loopback(b, hs))
 }

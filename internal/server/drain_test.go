@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -12,33 +11,43 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // TestShutdownEndsInterceptStreams: an open InterceptStream must not hold a shutdown up for its
 // grace period; it ends with Unavailable so that its client reconnects elsewhere.
 func TestShutdownEndsInterceptStreams(t *testing.T) {
 	t.Parallel()
-	addr, shutdown, served := serveOn(t, server.Config{Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: 30 * time.Second})
+	addr, shutdown, served := serveOn(t, server.Config{Logger: testkit.Discard(), ShutdownTimeout: 30 * time.Second})
 	defer shutdown()
 
 	cctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	stream := ahpv1connect.NewInterceptServiceClient(h2cClient(), "http://"+addr).InterceptStream(cctx)
-	if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: shell("drain-1", "ls"), RequestId: "r1"}); err != nil {
+	stream := ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), "http://"+addr).InterceptStream(cctx)
+	if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: testkit.ShellEvent("drain-1", "ls"), RequestId: "r1"}); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := stream.Receive()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.GetRequestId() != "r1" || resp.GetEventId() != "drain-1" || resp.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("answer %v; want request r1, event drain-1 allowed", resp)
+	if resp.GetRequestId() != "r1" {
+		t.Fatalf("resp.GetRequestId() = %v, want \"r1\"", resp.GetRequestId())
+	}
+	if resp.GetEventId() != "drain-1" {
+		t.Fatalf("resp.GetEventId() = %v, want \"drain-1\"", resp.GetEventId())
+	}
+	if resp.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("resp.GetDecision().GetVerdict() = %v, want VERDICT_ALLOW", resp.GetDecision().GetVerdict())
 	}
 
 	shutdown()
 	_, err = stream.Receive()
-	if connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "shutting down") {
-		t.Fatalf("stream ended with %v; want unavailable: server is shutting down", err)
+	if connect.CodeOf(err) != connect.CodeUnavailable {
+		t.Fatalf("stream ended with %v; want unavailable", err)
+	}
+	if !strings.Contains(err.Error(), "shutting down") {
+		t.Fatalf("stream ended with %v; want it to say the server is shutting down", err)
 	}
 	select {
 	case err := <-served:
@@ -55,7 +64,7 @@ func TestShutdownEndsInterceptStreams(t *testing.T) {
 func TestObserveStreamRateLimitCountsEvents(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, func(c *server.Config) { c.StreamRate = 20 })
-	client := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
+	client := ts.observe()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	batch := make([]*ahpv1.Event, 30)
@@ -68,8 +77,11 @@ func TestObserveStreamRateLimitCountsEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum, err := cs.CloseAndReceive()
-	if err != nil || sum.Msg.GetAccepted() != 30 {
-		t.Fatalf("ObserveStream = %v, %v; want 30 accepted", sum, err)
+	if err != nil {
+		t.Fatalf("ObserveStream: %v", err)
+	}
+	if sum.Msg.GetAccepted() != 30 {
+		t.Fatalf("ObserveStream: sum.Msg.GetAccepted() = %v, want 30", sum.Msg.GetAccepted())
 	}
 	// 20 events of burst at once, the other 10 at 20 per second: at least half a second. (A lower
 	// bound the limiter guarantees, not a speed measurement.)

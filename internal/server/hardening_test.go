@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
+	"github.com/ahp-gateway/ahp/internal/testkit/memhttp"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -36,7 +37,7 @@ tokens:
 	env := map[string]string{"AGENT_TOKEN": agentToken, "WATCH_TOKEN": watchToken}
 	a, err := auth.New(cfg, auth.Options{
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		Logger:    slog.New(slog.DiscardHandler),
+		Logger:    testkit.Discard(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -51,38 +52,37 @@ func bearer(token string) connect.ClientOption {
 func TestAuthAndMetricsWiredIntoEveryService(t *testing.T) {
 	t.Parallel()
 	m := metrics.New(metrics.Options{NoRuntimeMetrics: true})
-	srv, err := server.New(server.Config{Auth: authenticator(t), Metrics: m, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(server.Config{Auth: authenticator(t), Metrics: m, Logger: testkit.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewUnstartedServer(srv.Handler())
-	hs.Config = srv.HTTPServer()
-	hs.Start()
-	defer hs.Close()
+	mem := memhttp.Serve(t, srv.HTTPServer())
 	ctx := context.Background()
 
 	for _, proto := range protocols {
-		anon := ahpv1connect.NewInterceptServiceClient(h2cClient(), hs.URL, proto.opts...)
-		_, err := anon.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shell("auth-anon-"+proto.name, "ls")}))
+		anon := ahpv1connect.NewInterceptServiceClient(mem.Client(), mem.URL(), proto.opts...)
+		_, err := anon.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("auth-anon-"+proto.name, "ls")}))
 		if connect.CodeOf(err) != connect.CodeUnauthenticated {
 			t.Errorf("%s: no credential: %v", proto.name, err)
 		}
-		wrong := ahpv1connect.NewInterceptServiceClient(h2cClient(), hs.URL, append(proto.opts, bearer(watchToken))...)
-		_, err = wrong.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shell("auth-wrong-"+proto.name, "ls")}))
+		wrong := ahpv1connect.NewInterceptServiceClient(mem.Client(), mem.URL(), append(proto.opts, bearer(watchToken))...)
+		_, err = wrong.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("auth-wrong-"+proto.name, "ls")}))
 		if connect.CodeOf(err) != connect.CodePermissionDenied {
 			t.Errorf("%s: watch token on Intercept: %v", proto.name, err)
 		}
-		ok := ahpv1connect.NewInterceptServiceClient(h2cClient(), hs.URL, append(proto.opts, bearer(agentToken))...)
-		resp, err := ok.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shell("auth-ok-"+proto.name, "rm -rf /")}))
-		if err != nil || resp.Msg.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-			t.Errorf("%s: agent token: %v %v", proto.name, resp, err)
+		ok := ahpv1connect.NewInterceptServiceClient(mem.Client(), mem.URL(), append(proto.opts, bearer(agentToken))...)
+		resp, err := ok.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("auth-ok-"+proto.name, "rm -rf /")}))
+		if err != nil {
+			t.Errorf("%s: agent token: %v", proto.name, err)
+		} else if resp.Msg.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+			t.Errorf("%s: agent token: resp.Msg.GetDecision().GetVerdict() = %v, want VERDICT_DENY", proto.name, resp.Msg.GetDecision().GetVerdict())
 		}
 		if err != nil && strings.Contains(err.Error(), agentToken) {
 			t.Errorf("%s: error leaks the token", proto.name)
 		}
 	}
 	// Watch needs the watch scope.
-	watch := ahpv1connect.NewObservationServiceClient(h2cClient(), hs.URL, bearer(agentToken))
+	watch := ahpv1connect.NewObservationServiceClient(mem.Client(), mem.URL(), bearer(agentToken))
 	stream, err := watch.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{}))
 	if err == nil {
 		for stream.Receive() {

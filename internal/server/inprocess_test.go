@@ -3,10 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +12,8 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/metrics"
+	"github.com/ahp-gateway/ahp/internal/testkit"
+	"github.com/ahp-gateway/ahp/internal/testkit/memhttp"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -44,12 +42,10 @@ type httpClients struct {
 	ahpv1connect.HarnessServiceClient
 }
 
-func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-// newLocal builds a server with the built-in policy (cfg tweaks the config) and its Local.
-func newLocal(t *testing.T, opts LocalOptions, tweak func(*Config)) (*Server, *Local) {
+// newServer builds a server with the built-in policy; tweak, if any, adjusts the config.
+func newServer(t *testing.T, tweak func(*Config)) *Server {
 	t.Helper()
-	cfg := Config{Logger: quiet(), Version: "test"}
+	cfg := Config{Logger: testkit.Discard(), Version: "test"}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -57,48 +53,32 @@ func newLocal(t *testing.T, opts LocalOptions, tweak func(*Config)) (*Server, *L
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv
+}
+
+// newLocal builds a server (see newServer) and its Local, closed when the test ends.
+func newLocal(t *testing.T, opts LocalOptions, tweak func(*Config)) (*Server, *Local) {
+	t.Helper()
+	srv := newServer(t, tweak)
 	l, err := srv.Local(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := l.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	testkit.CloseAtEnd(t, "Local", l.Close)
 	return srv, l
 }
 
-// newHTTP builds the same server behind its HTTP handler and returns clients for it.
+// newHTTP builds the same server behind its http.Server, in memory, and returns HTTP/1.1
+// clients for it.
 func newHTTP(t *testing.T, tweak func(*Config), opts ...connect.ClientOption) unaryClients {
 	t.Helper()
-	cfg := Config{Logger: quiet(), Version: "test"}
-	if tweak != nil {
-		tweak(&cfg)
-	}
-	srv, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewUnstartedServer(srv.Handler())
-	hs.Config = srv.HTTPServer()
-	hs.Start()
-	t.Cleanup(hs.Close)
-	hc := hs.Client()
+	mem := memhttp.Serve(t, newServer(t, tweak).HTTPServer())
+	hc, url := mem.HTTP1Client(), mem.URL()
 	return httpClients{
-		ahpv1connect.NewInterceptServiceClient(hc, hs.URL, opts...),
-		ahpv1connect.NewTypedDecisionServiceClient(hc, hs.URL, opts...),
-		ahpv1connect.NewObservationServiceClient(hc, hs.URL, opts...),
-		ahpv1connect.NewHarnessServiceClient(hc, hs.URL, opts...),
-	}
-}
-
-func shellEvent(id, command string) *ahpv1.Event {
-	input, _ := structpb.NewStruct(map[string]any{"command": command})
-	return &ahpv1.Event{
-		Id: id, Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE,
-		Session: &ahpv1.Session{Id: "s1"},
-		Tool:    &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
+		ahpv1connect.NewInterceptServiceClient(hc, url, opts...),
+		ahpv1connect.NewTypedDecisionServiceClient(hc, url, opts...),
+		ahpv1connect.NewObservationServiceClient(hc, url, opts...),
+		ahpv1connect.NewHarnessServiceClient(hc, url, opts...),
 	}
 }
 
@@ -119,19 +99,19 @@ func rpcCases() []rpcCase {
 		}
 	}
 	return []rpcCase{
-		{"intercept allowed", intercept(shellEvent("e-allow", "ls -la")), 0},
-		{"intercept denied", intercept(shellEvent("e-deny", "rm -rf /")), 0},
-		{"intercept asks", intercept(shellEvent("e-ask", "git push --force origin main")), 0},
-		{"intercept replayed", intercept(shellEvent("e-deny", "rm -rf /")), 0},
-		{"intercept conflicting replay", intercept(shellEvent("e-deny", "rm -rf /tmp/x")), 0},
+		{"intercept allowed", intercept(testkit.ShellEvent("e-allow", "ls -la")), 0},
+		{"intercept denied", intercept(testkit.ShellEvent("e-deny", "rm -rf /")), 0},
+		{"intercept asks", intercept(testkit.ShellEvent("e-ask", "git push --force origin main")), 0},
+		{"intercept replayed", intercept(testkit.ShellEvent("e-deny", "rm -rf /")), 0},
+		{"intercept conflicting replay", intercept(testkit.ShellEvent("e-deny", "rm -rf /tmp/x")), 0},
 		{"intercept invalid event", intercept(&ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE}), connect.CodeInvalidArgument},
 		{"intercept without event", intercept(nil), connect.CodeInvalidArgument},
 		{"batch", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{shellEvent("b1", "ls"), shellEvent("b2", "mkfs.ext4 /dev/sda1")}}))
+			r, err := c.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{testkit.ShellEvent("b1", "ls"), testkit.ShellEvent("b2", "mkfs.ext4 /dev/sda1")}}))
 			return msgOf(r, err)
 		}, 0},
 		{"typed idle without its payload", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Idle(ctx, connect.NewRequest(&ahpv1.IdleRequest{Event: &ahpv1.Event{Id: "idle-1", Source: "urn:inprocess-test", Session: &ahpv1.Session{Id: "s1"}}}))
+			r, err := c.Idle(ctx, connect.NewRequest(&ahpv1.IdleRequest{Event: testkit.Event("idle-1", ahpv1.EventType_EVENT_TYPE_UNSPECIFIED)}))
 			return msgOf(r, err)
 		}, connect.CodeInvalidArgument},
 		{"typed rate limit", func(ctx context.Context, c unaryClients) (proto.Message, error) {
@@ -148,15 +128,15 @@ func rpcCases() []rpcCase {
 			return msgOf(r, err)
 		}, connect.CodeInvalidArgument},
 		{"observe", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: &ahpv1.Event{Id: "o1", Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_SESSION_START, Session: &ahpv1.Session{Id: "s1"}}}))
+			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: testkit.Event("o1", ahpv1.EventType_EVENT_TYPE_SESSION_START)}))
 			return msgOf(r, err)
 		}, 0},
 		{"observe duplicate", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: &ahpv1.Event{Id: "o1", Source: "urn:inprocess-test", Type: ahpv1.EventType_EVENT_TYPE_SESSION_START, Session: &ahpv1.Session{Id: "s1"}}}))
+			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: testkit.Event("o1", ahpv1.EventType_EVENT_TYPE_SESSION_START)}))
 			return msgOf(r, err)
 		}, 0},
 		{"observe a decided type", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: shellEvent("o2", "ls")}))
+			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: testkit.ShellEvent("o2", "ls")}))
 			return msgOf(r, err)
 		}, 0},
 		{"handshake", func(ctx context.Context, c unaryClients) (proto.Message, error) {
@@ -187,6 +167,18 @@ func rpcCases() []rpcCase {
 			r, err := c.GetCapabilities(ctx, connect.NewRequest[ahpv1.GetCapabilitiesRequest](nil))
 			return msgOf(r, err)
 		}, 0},
+	}
+}
+
+// wantError fails unless err has code and, as wire says, did or did not come over the wire (a
+// server's answer rather than the client's own error).
+func wantError(t *testing.T, what string, err error, code connect.Code, wire bool) {
+	t.Helper()
+	if got := connect.CodeOf(err); got != code {
+		t.Errorf("%s: %v, want code %v", what, err, code)
+	}
+	if got := connect.IsWireError(err); got != wire {
+		t.Errorf("%s: %v is a wire error: %v, want %v", what, err, got, wire)
 	}
 }
 
@@ -246,8 +238,12 @@ func TestLocalAnswersAsOverHTTP(t *testing.T) {
 			continue
 		}
 		if wantErr != nil {
-			if connect.CodeOf(gotErr) != connect.CodeOf(wantErr) || gotErr.Error() != wantErr.Error() || connect.IsWireError(gotErr) != connect.IsWireError(wantErr) {
-				t.Errorf("%s: local err %v (wire %v), over HTTP %v (wire %v)", c.name, gotErr, connect.IsWireError(gotErr), wantErr, connect.IsWireError(wantErr))
+			if connect.CodeOf(gotErr) != connect.CodeOf(wantErr) {
+				t.Errorf("%s: connect.CodeOf(gotErr) = %v, want %v: %v", c.name, connect.CodeOf(gotErr), connect.CodeOf(wantErr), gotErr)
+			} else if gotErr.Error() != wantErr.Error() {
+				t.Errorf("%s: gotErr.Error() = %v, want %v: %v", c.name, gotErr.Error(), wantErr.Error(), gotErr)
+			} else if connect.IsWireError(gotErr) != connect.IsWireError(wantErr) {
+				t.Errorf("%s: connect.IsWireError(gotErr) = %v, want %v: %v", c.name, connect.IsWireError(gotErr), connect.IsWireError(wantErr), gotErr)
 			}
 			continue
 		}
@@ -262,15 +258,13 @@ func TestLocalAnswersAsOverHTTP(t *testing.T) {
 // client's (not a wire error), in-process only when LocalOptions set it.
 func TestLocalSizeLimits(t *testing.T) {
 	t.Parallel()
-	big := shellEvent("big", strings.Repeat("x", 4096))
+	big := testkit.ShellEvent("big", strings.Repeat("x", 4096))
 	small := func(c *Config) { c.MaxRequestBytes = 1024 }
 	_, local := newLocal(t, LocalOptions{}, small)
 	remote := newHTTP(t, small)
 	ctx := context.Background()
 	_, wantErr := remote.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: big}))
-	if connect.CodeOf(wantErr) != connect.CodeResourceExhausted || !connect.IsWireError(wantErr) {
-		t.Errorf("big request over HTTP: %v (wire %v), want a resource_exhausted wire error", wantErr, connect.IsWireError(wantErr))
-	}
+	wantError(t, "big request over HTTP", wantErr, connect.CodeResourceExhausted, true)
 	if _, err := local.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: big})); err != nil {
 		t.Errorf("big request in-process: %v, want it decided", err)
 	}
@@ -279,12 +273,8 @@ func TestLocalSizeLimits(t *testing.T) {
 	tightRemote := newHTTP(t, nil, connect.WithReadMaxBytes(8))
 	_, gotErr := tight.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
 	_, wantErr = tightRemote.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
-	if connect.CodeOf(wantErr) != connect.CodeResourceExhausted || connect.IsWireError(wantErr) {
-		t.Errorf("big answer over HTTP: %v (wire %v), want resource_exhausted from the client", wantErr, connect.IsWireError(wantErr))
-	}
-	if connect.CodeOf(gotErr) != connect.CodeResourceExhausted || connect.IsWireError(gotErr) {
-		t.Errorf("big answer in-process: %v (wire %v), want resource_exhausted from the client", gotErr, connect.IsWireError(gotErr))
-	}
+	wantError(t, "big answer through Local", gotErr, connect.CodeResourceExhausted, false)
+	wantError(t, "big answer over HTTP", wantErr, connect.CodeResourceExhausted, false)
 }
 
 // Local copies nothing: the handler works on the caller's request (the core fills in the event
@@ -292,7 +282,8 @@ func TestLocalSizeLimits(t *testing.T) {
 func TestLocalHandsRequestsOver(t *testing.T) {
 	t.Parallel()
 	_, local := newLocal(t, LocalOptions{}, nil)
-	ev := &ahpv1.Event{Id: "handover", Source: "urn:inprocess-test", Session: &ahpv1.Session{Id: "s1"}, Body: &ahpv1.Event_Idle{Idle: &ahpv1.IdlePayload{}}}
+	ev := testkit.Event("handover", ahpv1.EventType_EVENT_TYPE_UNSPECIFIED)
+	ev.Body = &ahpv1.Event_Idle{Idle: &ahpv1.IdlePayload{}}
 	resp, err := local.Idle(context.Background(), connect.NewRequest(&ahpv1.IdleRequest{Event: ev}))
 	if err != nil {
 		t.Fatal(err)
@@ -311,14 +302,14 @@ func TestLocalReplayIgnoresCallerEdits(t *testing.T) {
 	t.Parallel()
 	_, local := newLocal(t, LocalOptions{}, nil)
 	ctx := context.Background()
-	first, err := local.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("copy", "rm -rf /")}))
+	first, err := local.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("copy", "rm -rf /")}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := proto.Clone(first.Msg.GetDecision())
 	first.Msg.GetDecision().GetEffects()[0].GetDeny().Reason = "scribbled"
 	first.Msg.Decision.Verdict = ahpv1.Verdict_VERDICT_ALLOW
-	again, err := local.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("copy", "rm -rf /")}))
+	again, err := local.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("copy", "rm -rf /")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,16 +330,12 @@ func TestLocalCallerContext(t *testing.T) {
 	_, local := newLocal(t, LocalOptions{}, nil)
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := local.Intercept(canceled, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("c1", "ls")}))
-	if connect.CodeOf(err) != connect.CodeCanceled || connect.IsWireError(err) {
-		t.Errorf("canceled: %v", err)
-	}
+	_, err := local.Intercept(canceled, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("c1", "ls")}))
+	wantError(t, "canceled", err, connect.CodeCanceled, false)
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel2()
-	_, err = local.Intercept(expired, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("c2", "ls")}))
-	if connect.CodeOf(err) != connect.CodeDeadlineExceeded || connect.IsWireError(err) {
-		t.Errorf("expired: %v", err)
-	}
+	_, err = local.Intercept(expired, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("c2", "ls")}))
+	wantError(t, "expired", err, connect.CodeDeadlineExceeded, false)
 }
 
 type ctxKey struct{}
@@ -369,8 +356,10 @@ func TestLocalHandlerContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := caller.Deadline()
-	if got, ok := seen.Deadline(); !ok || !got.Equal(want) {
-		t.Errorf("handler deadline %v %v, want the caller's %v", got, ok, want)
+	if got, ok := seen.Deadline(); !ok {
+		t.Error("the handler has no deadline, want the caller's")
+	} else if !got.Equal(want) {
+		t.Errorf("handler deadline %v, want the caller's %v", got, want)
 	}
 	if seen.Value(ctxKey{}) != nil {
 		t.Error("the handler sees the caller's context values")
@@ -380,8 +369,12 @@ func TestLocalHandlerContext(t *testing.T) {
 	if _, err := unary(context.Background(), l, "/test", connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}), handler); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := seen.Deadline(); !ok || time.Until(got) > time.Minute || time.Until(got) < 50*time.Second {
-		t.Errorf("handler deadline %v %v, want about a minute from now", got, ok)
+	if got, ok := seen.Deadline(); !ok {
+		t.Error("the handler has no deadline, want UnaryTimeout's")
+	} else if time.Until(got) > time.Minute {
+		t.Errorf("time.Until(got) = %v, want at most time.Minute", time.Until(got))
+	} else if time.Until(got) < 50*time.Second {
+		t.Errorf("time.Until(got) = %v, want at least 50*time.Second", time.Until(got))
 	}
 
 	// Cancelling the caller cancels the handler.
@@ -393,9 +386,7 @@ func TestLocalHandlerContext(t *testing.T) {
 		<-ctx.Done()
 		return nil, connect.NewError(connect.CodeCanceled, ctx.Err())
 	})
-	if connect.CodeOf(err) != connect.CodeCanceled || connect.IsWireError(err) {
-		t.Errorf("canceled mid-call: %v", err)
-	}
+	wantError(t, "canceled mid-call", err, connect.CodeCanceled, false)
 }
 
 // Handler errors arrive as wire errors with their code, message, details and metadata; a panic
@@ -417,18 +408,34 @@ func TestLocalHandlerErrors(t *testing.T) {
 	err := call(func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
 		return nil, orig
 	})
+	wantError(t, "connect error", err, connect.CodeFailedPrecondition, true)
 	var ce *connect.Error
-	if !errors.As(err, &ce) || !connect.IsWireError(err) || ce.Code() != connect.CodeFailedPrecondition || ce.Message() != "not now" ||
-		len(ce.Details()) != 1 || ce.Meta().Get("X-Why") != "because" || errors.Is(err, orig) {
-		t.Errorf("connect error came back as %#v", err)
+	if !errors.As(err, &ce) {
+		t.Fatalf("connect error came back as %#v, not a *connect.Error", err)
+	}
+	if ce.Message() != "not now" {
+		t.Errorf("connect error message %q, want \"not now\"", ce.Message())
+	}
+	if n := len(ce.Details()); n != 1 {
+		t.Errorf("connect error has %d details, want 1", n)
+	}
+	if v := ce.Meta().Get("X-Why"); v != "because" {
+		t.Errorf("connect error metadata X-Why = %q, want \"because\"", v)
+	}
+	if errors.Is(err, orig) {
+		t.Error("the connect error came back as the handler's own value, not a copy from the wire")
 	}
 
 	plain := errors.New("boom")
 	err = call(func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
 		return nil, plain
 	})
-	if connect.CodeOf(err) != connect.CodeUnknown || !connect.IsWireError(err) || errors.Is(err, plain) || !strings.Contains(err.Error(), "boom") {
-		t.Errorf("plain error came back as %v", err)
+	wantError(t, "plain error", err, connect.CodeUnknown, true)
+	if errors.Is(err, plain) {
+		t.Error("the plain error came back as the handler's own value, not a copy from the wire")
+	}
+	if err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("plain error came back as %v, want it to say boom", err)
 	}
 
 	for name, h := range map[string]func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error){
@@ -440,8 +447,9 @@ func TestLocalHandlerErrors(t *testing.T) {
 		},
 	} {
 		err := call(h)
-		if connect.CodeOf(err) != connect.CodeInternal || !connect.IsWireError(err) || err.Error() != "internal: internal error" {
-			t.Errorf("%s: %v", name, err)
+		wantError(t, name, err, connect.CodeInternal, true)
+		if err == nil || err.Error() != "internal: internal error" {
+			t.Errorf("%s: %v, want \"internal: internal error\"", name, err)
 		}
 	}
 }
@@ -472,21 +480,24 @@ func TestLocalClose(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(release)
-	if err := <-closed; err != nil || !finished.Load() {
-		t.Fatalf("Close = %v, call finished %v", err, finished.Load())
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	} else if !finished.Load() {
+		t.Fatalf("Close: finished.Load() is false")
 	}
 	if err := <-callDone; err != nil {
 		t.Errorf("the call in flight failed: %v", err)
 	}
 
-	_, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("late", "ls")}))
-	if connect.CodeOf(err) != connect.CodeUnavailable || connect.IsWireError(err) || !errors.Is(err, ErrLocalClosed) {
-		t.Errorf("call after Close: %v", err)
+	_, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("late", "ls")}))
+	wantError(t, "call after Close", err, connect.CodeUnavailable, false)
+	if !errors.Is(err, ErrLocalClosed) {
+		t.Errorf("call after Close: %v, want ErrLocalClosed", err)
 	}
 	if err := l.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln := memhttp.NewListener()
 	defer ln.Close()
 	if err := l.Serve(ln); !errors.Is(err, ErrLocalClosed) {
 		t.Errorf("Serve after Close: %v", err)
@@ -496,11 +507,10 @@ func TestLocalClose(t *testing.T) {
 // Close gives up on a call that outlives ShutdownTimeout and says so.
 func TestLocalCloseTimeout(t *testing.T) {
 	t.Parallel()
-	srv, err := New(Config{Logger: quiet(), ShutdownTimeout: 20 * time.Millisecond})
+	l, err := newServer(t, func(c *Config) { c.ShutdownTimeout = 20 * time.Millisecond }).Local(LocalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, _ := srv.Local(LocalOptions{})
 	entered, release := make(chan struct{}), make(chan struct{})
 	defer close(release)
 	go unary(context.Background(), l, "/test", connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}), func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
@@ -519,20 +529,14 @@ func TestLocalCloseTimeout(t *testing.T) {
 func TestLocalServeStreams(t *testing.T) {
 	t.Parallel()
 	_, l := newLocal(t, LocalOptions{}, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := memhttp.NewListener()
 	if err := l.Serve(ln); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Serve(ln); err == nil {
 		t.Error("a second Serve succeeded")
 	}
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	hc := &http.Client{Transport: &http.Transport{Protocols: &p}}
-	url := "http://" + ln.Addr().String()
+	hc, url := ln.Client(true), memhttp.URL
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
@@ -540,37 +544,25 @@ func TestLocalServeStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The subscription is live once a decision made after it arrives; keep deciding until one does.
-	got := make(chan *ahpv1.WatchResponse, 1)
-	go func() {
-		if watch.Receive() {
-			got <- watch.Msg()
-		}
-		close(got)
-	}()
-	var seen *ahpv1.WatchResponse
-	for i := 0; seen == nil; i++ {
-		if _, err := l.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("w"+string(rune('a'+i%26))+time.Now().Format("150405.000000"), "ls")})); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case seen = <-got:
-			if seen == nil {
-				t.Fatalf("Watch ended: %v", watch.Err())
-			}
-		case <-time.After(20 * time.Millisecond):
-		case <-ctx.Done():
-			t.Fatal("Watch saw no decision made through Local")
-		}
+	// Watch answers once the server has subscribed (it sends its headers then), so a decision
+	// made now reaches it.
+	if _, err := l.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("w1", "ls")})); err != nil {
+		t.Fatal(err)
+	}
+	if !watch.Receive() {
+		t.Fatalf("Watch saw no decision made through Local: %v", watch.Err())
 	}
 
 	stream := ahpv1connect.NewInterceptServiceClient(hc, url).InterceptStream(ctx)
-	if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: shellEvent("s1", "rm -rf /")}); err != nil {
+	if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: testkit.ShellEvent("s1", "rm -rf /")}); err != nil {
 		t.Fatal(err)
 	}
 	answer, err := stream.Receive()
-	if err != nil || answer.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-		t.Fatalf("InterceptStream = %v, %v", answer, err)
+	if err != nil {
+		t.Fatalf("InterceptStream: %v", err)
+	}
+	if answer.GetDecision().GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("InterceptStream: answer.GetDecision().GetVerdict() = %v, want VERDICT_DENY", answer.GetDecision().GetVerdict())
 	}
 	stream.CloseRequest()
 	stream.CloseResponse()
@@ -589,7 +581,7 @@ func TestLocalServeStreams(t *testing.T) {
 func TestLocalRefusesInterceptorsItWouldSkip(t *testing.T) {
 	t.Parallel()
 	var tracing connect.UnaryInterceptorFunc = func(next connect.UnaryFunc) connect.UnaryFunc { return next }
-	srv, err := New(Config{Logger: quiet(), Tracing: tracing})
+	srv, err := New(Config{Logger: testkit.Discard(), Tracing: tracing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,7 +593,7 @@ func TestLocalRefusesInterceptorsItWouldSkip(t *testing.T) {
 // The validation warm-up in New decides, records and counts nothing.
 func TestNewWarmsUpWithoutEffects(t *testing.T) {
 	t.Parallel()
-	m := metrics.New(metrics.Options{NoRuntimeMetrics: true, Logger: quiet()})
+	m := metrics.New(metrics.Options{NoRuntimeMetrics: true, Logger: testkit.Discard()})
 	_, l := newLocal(t, LocalOptions{}, func(c *Config) { c.Metrics = m })
 	count := func() float64 {
 		fams, err := m.Registry().Gather()
@@ -622,7 +614,7 @@ func TestNewWarmsUpWithoutEffects(t *testing.T) {
 	if n := count(); n != 0 {
 		t.Fatalf("%v decisions and events counted before any call", n)
 	}
-	if _, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shellEvent("one", "ls")})); err != nil {
+	if _, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("one", "ls")})); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(); n != 1 {
@@ -633,7 +625,7 @@ func TestNewWarmsUpWithoutEffects(t *testing.T) {
 // The HTTP handler is built on first use, and only once.
 func TestHandlerIsBuiltOnFirstUse(t *testing.T) {
 	t.Parallel()
-	srv, err := New(Config{Logger: quiet()})
+	srv, err := New(Config{Logger: testkit.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -641,7 +633,13 @@ func TestHandlerIsBuiltOnFirstUse(t *testing.T) {
 		t.Fatal("New built the HTTP handler")
 	}
 	h := srv.Handler()
-	if h == nil || !srv.handlerBuilt.Load() || srv.HTTPServer().Handler != h {
-		t.Fatal("Handler and HTTPServer disagree")
+	if h == nil {
+		t.Fatalf("Handler and HTTPServer disagree: h is nil")
+	}
+	if !srv.handlerBuilt.Load() {
+		t.Fatalf("Handler and HTTPServer disagree: srv.handlerBuilt.Load() is false")
+	}
+	if srv.HTTPServer().Handler != h {
+		t.Fatalf("Handler and HTTPServer disagree: srv.HTTPServer().Handler = %v, want %v", srv.HTTPServer().Handler, h)
 	}
 }

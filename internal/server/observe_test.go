@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,13 +13,13 @@ import (
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 func observation(id string) *ahpv1.Event {
-	return &ahpv1.Event{Id: id, Source: "urn:batch", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "batch"}}
+	return testkit.Event(id, ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("batch"))
 }
 
 // auditedEventIDs reads the event ids of the audit log's observation records, in order.
@@ -54,7 +53,7 @@ func auditedEventIDs(t *testing.T, path string) []string {
 func TestObserveStreamBatches(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	log, err := audit.Open(audit.Config{Path: path, Required: true, Logger: slog.New(slog.DiscardHandler)})
+	log, err := audit.Open(audit.Config{Path: path, Required: true, Logger: testkit.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +64,7 @@ func TestObserveStreamBatches(t *testing.T) {
 
 	for _, proto := range protocols {
 		t.Run(proto.name, func(t *testing.T) {
-			client := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url, proto.opts...)
+			client := ts.observe(proto.opts...)
 			id := func(s string) string { return proto.name + "-" + s }
 
 			// A single event, a batch in order, a batch repeating one earlier event (a retry).
@@ -84,8 +83,11 @@ func TestObserveStreamBatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sum.Msg.GetAccepted() != 5 || sum.Msg.GetDuplicates() != 1 {
-				t.Fatalf("accepted %d, duplicates %d; want 5 and 1", sum.Msg.GetAccepted(), sum.Msg.GetDuplicates())
+			if sum.Msg.GetAccepted() != 5 {
+				t.Fatalf("sum.Msg.GetAccepted() = %v, want 5", sum.Msg.GetAccepted())
+			}
+			if sum.Msg.GetDuplicates() != 1 {
+				t.Fatalf("sum.Msg.GetDuplicates() = %v, want 1", sum.Msg.GetDuplicates())
 			}
 
 			// An invalid batch records none of its events, names the event at fault and ends the
@@ -124,7 +126,7 @@ func TestObserveStreamBatches(t *testing.T) {
 func TestObserveStreamRejectsMalformedMessages(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	client := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
+	client := ts.observe()
 	tooMany := make([]*ahpv1.Event, 1001)
 	for i := range tooMany {
 		tooMany[i] = observation(fmt.Sprintf("many-%d", i))
@@ -144,8 +146,11 @@ func TestObserveStreamRejectsMalformedMessages(t *testing.T) {
 			cs := client.ObserveStream(ctx)
 			_ = cs.Send(c.msg)
 			_, err := cs.CloseAndReceive()
-			if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("got %v, want invalid_argument saying %q", err, c.want)
+			if connect.CodeOf(err) != connect.CodeInvalidArgument {
+				t.Fatalf("connect.CodeOf(err) = %v, want connect.CodeInvalidArgument: %v", connect.CodeOf(err), err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("strings.Contains(err.Error(), c.want) is false: %v", err)
 			}
 		})
 	}

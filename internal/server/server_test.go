@@ -3,9 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,33 +17,25 @@ import (
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/server/reflection"
+	"github.com/ahp-gateway/ahp/internal/testkit"
+	"github.com/ahp-gateway/ahp/internal/testkit/memhttp"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-const basePolicy = `
-version: 1
-name: server-test
-rules:
-  - id: deny-rm
-    on: [tool.before]
-    match: {tool_kinds: [shell]}
-    when: 'has(input.command) && input.command.startsWith("rm ")'
-    effect: {deny: {reason: "no rm", code: dev.ahpgateway.test.rm}}
-  - id: ask-push
-    on: [tool.before]
-    when: 'has(input.command) && input.command.startsWith("git push")'
-    effect: {ask: {reason: "pushing needs a human"}}
-  - id: audit-curl
+var basePolicy = testkit.PolicyYAML("server-test", `  - id: audit-curl
     mode: dry-run
     on: [tool.before]
     when: 'has(input.command) && input.command.startsWith("curl ")'
     effect: {deny: {reason: "would block curl"}}
-`
+`)
 
-// testServer runs a full ahp-server over httptest with HTTP/1.1 and h2c, like production.
+// testServer runs a full ahp-server in memory with its production http.Server settings
+// (HTTP/1.1 and h2c).
 type testServer struct {
 	srv  *server.Server
 	url  string
+	hc   *http.Client // h2c
+	mem  *memhttp.Server
 	file string
 }
 
@@ -55,7 +45,7 @@ func start(t *testing.T, policyYAML string, tweak func(*server.Config)) *testSer
 	if err := os.WriteFile(file, []byte(policyYAML), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{PolicyFile: file, PolicyPollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+	cfg := server.Config{PolicyFile: file, PolicyPollInterval: 10 * time.Millisecond, Logger: testkit.Discard()}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -63,116 +53,166 @@ func start(t *testing.T, policyYAML string, tweak func(*server.Config)) *testSer
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewUnstartedServer(srv.Handler())
-	hs.Config = srv.HTTPServer()
-	hs.Start()
+	mem := memhttp.Serve(t, srv.HTTPServer())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); srv.WatchPolicy(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; hs.Close() })
-	return &testServer{srv: srv, url: hs.URL, file: file}
+	t.Cleanup(func() { cancel(); <-done })
+	return &testServer{srv: srv, url: mem.URL(), hc: mem.Client(), mem: mem, file: file}
+}
+
+// decide has ts intercept ev for a caller with caps (nil: none advertised) and returns the
+// decision.
+func (ts *testServer) decide(t *testing.T, ev *ahpv1.Event, caps *ahpv1.Capabilities) *ahpv1.Decision {
+	t.Helper()
+	resp, err := ts.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev, Capabilities: caps}))
+	if err != nil {
+		t.Fatalf("Intercept %s: %v", ev.GetId(), err)
+	}
+	return resp.Msg.GetDecision()
+}
+
+// The service clients of ts, over h2c.
+func (ts *testServer) intercept(opts ...connect.ClientOption) ahpv1connect.InterceptServiceClient {
+	return ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url, opts...)
+}
+
+func (ts *testServer) typed(opts ...connect.ClientOption) ahpv1connect.TypedDecisionServiceClient {
+	return ahpv1connect.NewTypedDecisionServiceClient(ts.hc, ts.url, opts...)
+}
+
+func (ts *testServer) observe(opts ...connect.ClientOption) ahpv1connect.ObservationServiceClient {
+	return ahpv1connect.NewObservationServiceClient(ts.hc, ts.url, opts...)
+}
+
+func (ts *testServer) harness(opts ...connect.ClientOption) ahpv1connect.HarnessServiceClient {
+	return ahpv1connect.NewHarnessServiceClient(ts.hc, ts.url, opts...)
+}
+
+// protocol is a wire protocol by name and the client options that select it.
+type protocol struct {
+	name string
+	opts []connect.ClientOption
+}
+
+// eachProtocol runs f as a parallel subtest for every protocol.
+func eachProtocol(t *testing.T, f func(t *testing.T, proto protocol)) {
+	for _, proto := range protocols {
+		t.Run(proto.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, proto)
+		})
+	}
 }
 
 // protocols are the three wire protocols every RPC is exercised over.
-var protocols = []struct {
-	name string
-	opts []connect.ClientOption
-}{
+var protocols = []protocol{
 	{"connect", nil},
 	{"connect+json", []connect.ClientOption{connect.WithProtoJSON()}},
 	{"grpc", []connect.ClientOption{connect.WithGRPC()}},
 	{"grpc-web", []connect.ClientOption{connect.WithGRPCWeb()}},
 }
 
-func h2cClient() *http.Client {
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &http.Transport{Protocols: &p}}
-}
-
-func shell(id, command string) *ahpv1.Event {
-	input, _ := structpb.NewStruct(map[string]any{"command": command})
-	return &ahpv1.Event{
-		Id: id, Source: "urn:server-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE,
-		Session: &ahpv1.Session{Id: "s1"},
-		Tool:    &ahpv1.Tool{CallId: "c-" + id, Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
-	}
-}
-
 func TestEveryRPCOverEveryProtocol(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	for _, proto := range protocols {
-		t.Run(proto.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			hc := h2cClient()
-			intercept := ahpv1connect.NewInterceptServiceClient(hc, ts.url, proto.opts...)
-			typedc := ahpv1connect.NewTypedDecisionServiceClient(hc, ts.url, proto.opts...)
-			observe := ahpv1connect.NewObservationServiceClient(hc, ts.url, proto.opts...)
-			harness := ahpv1connect.NewHarnessServiceClient(hc, ts.url, proto.opts...)
-			id := func(s string) string { return proto.name + "-" + s }
+	eachProtocol(t, func(t *testing.T, proto protocol) {
+		ctx := context.Background()
+		intercept := ts.intercept(proto.opts...)
+		typedc := ts.typed(proto.opts...)
+		observe := ts.observe(proto.opts...)
+		harness := ts.harness(proto.opts...)
+		id := func(s string) string { return proto.name + "-" + s }
 
-			// Intercept (unary), with the decision id and rule ids.
-			resp, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shell(id("rm"), "rm -rf x")}))
+		// Intercept (unary), with the decision id and rule ids.
+		resp, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent(id("rm"), "rm -rf x")}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := resp.Msg.GetDecision()
+		if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+			t.Fatalf("Intercept: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
+		}
+		if d.GetDecisionId() == "" {
+			t.Fatalf("Intercept: d.GetDecisionId() == \"\" in %v", d)
+		}
+		if d.GetMatchedRuleIds()[0] != "deny-rm" {
+			t.Fatalf("Intercept: d.GetMatchedRuleIds()[0] = %v, want \"deny-rm\" in %v", d.GetMatchedRuleIds()[0], d)
+		}
+		// Invalid input: a precise InvalidArgument.
+		_, err = intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: &ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE}}))
+		if connect.CodeOf(err) != connect.CodeInvalidArgument {
+			t.Fatalf("invalid Intercept err: connect.CodeOf(err) = %v, want connect.CodeInvalidArgument: %v", connect.CodeOf(err), err)
+		}
+		if !strings.Contains(err.Error(), "event.id") {
+			t.Fatalf("invalid Intercept err: strings.Contains(err.Error(), \"event.id\") is false: %v", err)
+		}
+
+		// InterceptBatch.
+		batch, err := intercept.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{testkit.ShellEvent(id("b1"), "ls"), testkit.ShellEvent(id("b2"), "rm y")}}))
+		if err != nil {
+			t.Fatalf("InterceptBatch: %v", err)
+		}
+		if len(batch.Msg.GetDecisions()) != 2 {
+			t.Fatalf("InterceptBatch: len(batch.Msg.GetDecisions()) = %v, want 2", len(batch.Msg.GetDecisions()))
+		}
+		if batch.Msg.GetDecisions()[1].GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+			t.Fatalf("InterceptBatch: batch.Msg.GetDecisions()[1].GetVerdict() = %v, want VERDICT_DENY", batch.Msg.GetDecisions()[1].GetVerdict())
+		}
+
+		// Typed decision.
+		rl, err := typedc.HandleRateLimit(ctx, connect.NewRequest(&ahpv1.HandleRateLimitRequest{Event: &ahpv1.Event{
+			Id: id("rl"), Body: &ahpv1.Event_RateLimit{RateLimit: &ahpv1.RateLimitPayload{
+				SessionId: "s1", RetryAfterMs: 1500, CurrentUsage: "95000/100000 tokens",
+				LimitType: &ahpv1.RateLimitType{Type: &ahpv1.RateLimitType_Known{Known: ahpv1.RateLimitKind_RATE_LIMIT_KIND_LLM_TOKEN_LIMIT}},
+			}},
+		}}))
+		if err != nil {
+			t.Fatalf("HandleRateLimit: %v", err)
+		}
+		if rl.Msg.GetDecision().GetRateLimit().GetRetry().GetRetryAfterMs() == 0 {
+			t.Fatalf("HandleRateLimit: rl.Msg.GetDecision().GetRateLimit().GetRetry().GetRetryAfterMs() == 0")
+		}
+
+		// Observe (unary) and its idempotency.
+		after := testkit.Event(id("after"), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER)
+		for i, want := range []bool{false, true} {
+			o, err := observe.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: after}))
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("Observe #%d: %v", i, err)
 			}
-			d := resp.Msg.GetDecision()
-			if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || d.GetDecisionId() == "" || d.GetMatchedRuleIds()[0] != "deny-rm" {
-				t.Fatalf("Intercept = %v", d)
+			if o.Msg.GetDuplicate() != want {
+				t.Fatalf("Observe #%d: o.Msg.GetDuplicate() = %v, want %v", i, o.Msg.GetDuplicate(), want)
 			}
-			// Invalid input: a precise InvalidArgument.
-			_, err = intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: &ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE}}))
-			if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "event.id") {
-				t.Fatalf("invalid Intercept err = %v", err)
-			}
+		}
 
-			// InterceptBatch.
-			batch, err := intercept.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{shell(id("b1"), "ls"), shell(id("b2"), "rm y")}}))
-			if err != nil || len(batch.Msg.GetDecisions()) != 2 || batch.Msg.GetDecisions()[1].GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
-				t.Fatalf("InterceptBatch = %v, %v", batch, err)
-			}
-
-			// Typed decision.
-			rl, err := typedc.HandleRateLimit(ctx, connect.NewRequest(&ahpv1.HandleRateLimitRequest{Event: &ahpv1.Event{
-				Id: id("rl"), Body: &ahpv1.Event_RateLimit{RateLimit: &ahpv1.RateLimitPayload{
-					SessionId: "s1", RetryAfterMs: 1500, CurrentUsage: "95000/100000 tokens",
-					LimitType: &ahpv1.RateLimitType{Type: &ahpv1.RateLimitType_Known{Known: ahpv1.RateLimitKind_RATE_LIMIT_KIND_LLM_TOKEN_LIMIT}},
-				}},
-			}}))
-			if err != nil || rl.Msg.GetDecision().GetRateLimit().GetRetry().GetRetryAfterMs() == 0 {
-				t.Fatalf("HandleRateLimit = %v, %v", rl, err)
-			}
-
-			// Observe (unary) and its idempotency.
-			after := &ahpv1.Event{Id: id("after"), Source: "urn:server-test", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "s1"}}
-			for i, want := range []bool{false, true} {
-				o, err := observe.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: after}))
-				if err != nil || o.Msg.GetDuplicate() != want {
-					t.Fatalf("Observe #%d = %v, %v", i, o, err)
-				}
-			}
-
-			// Harness calls.
-			hs, err := harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "2.4", AgentInfo: &ahpv1.AgentInfo{Framework: "test"}}))
-			if err != nil || hs.Msg.GetProtocolVersion() != "2.4" {
-				t.Fatalf("Handshake = %v, %v", hs, err)
-			}
-			_, err = harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "3.0", AgentInfo: &ahpv1.AgentInfo{}}))
-			if connect.CodeOf(err) != connect.CodeFailedPrecondition {
-				t.Fatalf("Handshake 3.0 err = %v", err)
-			}
-			q, err := harness.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{QueryType: "should_i_proceed", Payload: structpb.NewStringValue("?")}))
-			if err != nil || !q.Msg.GetAnswer().GetBoolValue() {
-				t.Fatalf("Query = %v, %v", q, err)
-			}
-			caps, err := harness.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
-			if err != nil || caps.Msg.GetHarnessProtocolVersion() != "2.4" {
-				t.Fatalf("GetCapabilities = %v, %v", caps, err)
-			}
-		})
-	}
+		// Harness calls.
+		hs, err := harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "2.4", AgentInfo: &ahpv1.AgentInfo{Framework: "test"}}))
+		if err != nil {
+			t.Fatalf("Handshake: %v", err)
+		}
+		if hs.Msg.GetProtocolVersion() != "2.4" {
+			t.Fatalf("Handshake: hs.Msg.GetProtocolVersion() = %v, want \"2.4\"", hs.Msg.GetProtocolVersion())
+		}
+		_, err = harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "3.0", AgentInfo: &ahpv1.AgentInfo{}}))
+		if connect.CodeOf(err) != connect.CodeFailedPrecondition {
+			t.Fatalf("Handshake 3.0 err = %v", err)
+		}
+		q, err := harness.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{QueryType: "should_i_proceed", Payload: structpb.NewStringValue("?")}))
+		if err != nil {
+			t.Fatalf("Query: %v", err)
+		}
+		if !q.Msg.GetAnswer().GetBoolValue() {
+			t.Fatalf("Query: q.Msg.GetAnswer().GetBoolValue() is false")
+		}
+		caps, err := harness.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
+		if err != nil {
+			t.Fatalf("GetCapabilities: %v", err)
+		}
+		if caps.Msg.GetHarnessProtocolVersion() != "2.4" {
+			t.Fatalf("GetCapabilities: caps.Msg.GetHarnessProtocolVersion() = %v, want \"2.4\"", caps.Msg.GetHarnessProtocolVersion())
+		}
+	})
 }
 
 func TestStreamingShapes(t *testing.T) {
@@ -180,92 +220,97 @@ func TestStreamingShapes(t *testing.T) {
 	ts := start(t, basePolicy, nil)
 	// Bidi and client streams need HTTP/2 for every protocol; connect-go also serves them over
 	// HTTP/1.1 for Connect and gRPC-Web only as unary or server streams.
-	for _, proto := range protocols {
-		t.Run(proto.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			hc := h2cClient()
-			intercept := ahpv1connect.NewInterceptServiceClient(hc, ts.url, proto.opts...)
-			observe := ahpv1connect.NewObservationServiceClient(hc, ts.url, proto.opts...)
+	eachProtocol(t, func(t *testing.T, proto protocol) {
+		ctx := context.Background()
+		intercept := ts.intercept(proto.opts...)
+		observe := ts.observe(proto.opts...)
 
-			// Watch first so it sees what follows.
-			watchCtx, stopWatch := context.WithCancel(ctx)
-			defer stopWatch()
-			watch, err := observe.Watch(watchCtx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "stream-" + proto.name}))
+		// Watch first so it sees what follows.
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		watch, err := observe.Watch(watchCtx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "stream-" + proto.name}))
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// Bidi: answers correlated by event id; a bad event gets a per-event error.
+		stream := intercept.InterceptStream(ctx)
+		events := map[string]string{"rm -rf a": "VERDICT_DENY", "ls": "VERDICT_ALLOW", "git push": "VERDICT_ASK"}
+		sent := map[string]string{}
+		i := 0
+		for cmd, want := range events {
+			ev := testkit.ShellEvent(fmt.Sprintf("%s-bidi-%d", proto.name, i), cmd)
+			ev.Session.Id = "stream-" + proto.name
+			sent[ev.GetId()] = want
+			if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: ev}); err != nil {
+				t.Fatal(err)
+			}
+			i++
+		}
+		if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: &ahpv1.Event{Id: "bad", Type: ahpv1.EventType_EVENT_TYPE_SESSION_END}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := stream.CloseRequest(); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for range len(sent) + 1 {
+			resp, err := stream.Receive()
 			if err != nil {
 				t.Fatal(err)
 			}
-
-			// Bidi: answers correlated by event id; a bad event gets a per-event error.
-			stream := intercept.InterceptStream(ctx)
-			events := map[string]string{"rm -rf a": "VERDICT_DENY", "ls": "VERDICT_ALLOW", "git push": "VERDICT_ASK"}
-			sent := map[string]string{}
-			i := 0
-			for cmd, want := range events {
-				ev := shell(fmt.Sprintf("%s-bidi-%d", proto.name, i), cmd)
-				ev.Session.Id = "stream-" + proto.name
-				sent[ev.GetId()] = want
-				if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: ev}); err != nil {
-					t.Fatal(err)
+			if resp.GetEventId() == "bad" {
+				if resp.GetError().GetCode() != "invalid_argument" {
+					t.Fatalf("bad event answer = %v", resp)
 				}
-				i++
+				continue
 			}
-			if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: &ahpv1.Event{Id: "bad", Type: ahpv1.EventType_EVENT_TYPE_SESSION_END}}); err != nil {
+			got[resp.GetEventId()] = resp.GetDecision().GetVerdict().String()
+		}
+		for id, want := range sent {
+			if got[id] != want {
+				t.Errorf("%s: verdict %s, want %s", id, got[id], want)
+			}
+		}
+		if err := stream.CloseResponse(); err != nil {
+			t.Fatal(err)
+		}
+
+		// Client stream.
+		cs := observe.ObserveStream(ctx)
+		for j := range 5 {
+			ev := testkit.Event(fmt.Sprintf("%s-obs-%d", proto.name, j%4), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("stream-"+proto.name))
+			if err := cs.Send(&ahpv1.ObserveStreamRequest{Event: ev}); err != nil {
 				t.Fatal(err)
 			}
-			if err := stream.CloseRequest(); err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]string{}
-			for range len(sent) + 1 {
-				resp, err := stream.Receive()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if resp.GetEventId() == "bad" {
-					if resp.GetError().GetCode() != "invalid_argument" {
-						t.Fatalf("bad event answer = %v", resp)
-					}
-					continue
-				}
-				got[resp.GetEventId()] = resp.GetDecision().GetVerdict().String()
-			}
-			for id, want := range sent {
-				if got[id] != want {
-					t.Errorf("%s: verdict %s, want %s", id, got[id], want)
-				}
-			}
-			if err := stream.CloseResponse(); err != nil {
-				t.Fatal(err)
-			}
+		}
+		sum, err := cs.CloseAndReceive()
+		if err != nil {
+			t.Fatalf("ObserveStream: %v", err)
+		}
+		if sum.Msg.GetAccepted() != 4 {
+			t.Fatalf("ObserveStream: sum.Msg.GetAccepted() = %v, want 4", sum.Msg.GetAccepted())
+		}
+		if sum.Msg.GetDuplicates() != 1 {
+			t.Fatalf("ObserveStream: sum.Msg.GetDuplicates() = %v, want 1", sum.Msg.GetDuplicates())
+		}
 
-			// Client stream.
-			cs := observe.ObserveStream(ctx)
-			for j := range 5 {
-				ev := &ahpv1.Event{Id: fmt.Sprintf("%s-obs-%d", proto.name, j%4), Source: "urn:s", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "stream-" + proto.name}}
-				if err := cs.Send(&ahpv1.ObserveStreamRequest{Event: ev}); err != nil {
-					t.Fatal(err)
-				}
+		// Server stream: the watcher saw the 3 decisions and 4 observations of this session.
+		decisions, observations := 0, 0
+		for decisions+observations < 7 && watch.Receive() {
+			if watch.Msg().GetDecision() != nil {
+				decisions++
+			} else {
+				observations++
 			}
-			sum, err := cs.CloseAndReceive()
-			if err != nil || sum.Msg.GetAccepted() != 4 || sum.Msg.GetDuplicates() != 1 {
-				t.Fatalf("ObserveStream = %v, %v", sum, err)
-			}
-
-			// Server stream: the watcher saw the 3 decisions and 4 observations of this session.
-			decisions, observations := 0, 0
-			for decisions+observations < 7 && watch.Receive() {
-				if watch.Msg().GetDecision() != nil {
-					decisions++
-				} else {
-					observations++
-				}
-			}
-			if decisions != 3 || observations != 4 {
-				t.Fatalf("watch saw %d decisions, %d observations (err %v)", decisions, observations, watch.Err())
-			}
-		})
-	}
+		}
+		if decisions != 3 {
+			t.Fatalf("watch saw %d decisions, want 3 (err %v)", decisions, watch.Err())
+		}
+		if observations != 4 {
+			t.Fatalf("watch saw %d observations, want 4 (err %v)", observations, watch.Err())
+		}
+	})
 }
 
 func TestWatchFilters(t *testing.T) {
@@ -273,8 +318,8 @@ func TestWatchFilters(t *testing.T) {
 	ts := start(t, basePolicy, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	observe := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
-	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	observe := ts.observe()
+	intercept := ts.intercept()
 
 	decisionsOnly, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{DecisionsOnly: true, SessionId: "wf"}))
 	if err != nil {
@@ -289,14 +334,14 @@ func TestWatchFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ev := shell("wf-1", "ls")
+	ev := testkit.ShellEvent("wf-1", "ls")
 	ev.Session.Id = "wf"
 	if _, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev})); err != nil {
 		t.Fatal(err)
 	}
-	read := &ahpv1.Event{Id: "wf-2", Source: "urn:s", Type: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, Session: &ahpv1.Session{Id: "wf"}, Tool: &ahpv1.Tool{Name: "Read", Kind: ahpv1.ToolKind_TOOL_KIND_FILE_READ}}
-	end := &ahpv1.Event{Id: "wf-3", Source: "urn:s", Type: ahpv1.EventType_EVENT_TYPE_SESSION_END, Session: &ahpv1.Session{Id: "wf"}}
-	other := &ahpv1.Event{Id: "wf-4", Source: "urn:s", Type: ahpv1.EventType_EVENT_TYPE_SESSION_END, Session: &ahpv1.Session{Id: "another"}}
+	read := testkit.Event("wf-2", ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("wf"), testkit.Tool("Read", ahpv1.ToolKind_TOOL_KIND_FILE_READ))
+	end := testkit.Event("wf-3", ahpv1.EventType_EVENT_TYPE_SESSION_END, testkit.Session("wf"))
+	other := testkit.Event("wf-4", ahpv1.EventType_EVENT_TYPE_SESSION_END, testkit.Session("another"))
 	for _, e := range []*ahpv1.Event{read, end, other} {
 		if _, err := observe.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: e})); err != nil {
 			t.Fatal(err)
@@ -321,67 +366,71 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	ts := start(t, basePolicy, func(c *server.Config) { c.WatchBuffer = 4 })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	observe := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
+	observe := ts.observe()
 	slow, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Never reading while many items are published overflows the tiny buffer (HTTP/2 flow control
 	// lets the server write ahead only so far). Intercepts keep succeeding meanwhile.
-	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	intercept := ts.intercept()
 	payload := strings.Repeat("x", 16<<10)
 	for i := range 400 {
-		if _, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: shell(fmt.Sprintf("slow-%d", i), "echo "+payload)})); err != nil {
+		if _, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent(fmt.Sprintf("slow-%d", i), "echo "+payload)})); err != nil {
 			t.Fatalf("intercept %d while a watcher lags: %v", i, err)
 		}
 	}
 	for slow.Receive() {
 	}
-	if connect.CodeOf(slow.Err()) != connect.CodeResourceExhausted || !strings.Contains(slow.Err().Error(), "too slow") {
-		t.Fatalf("slow watcher ended with %v", slow.Err())
+	if connect.CodeOf(slow.Err()) != connect.CodeResourceExhausted {
+		t.Fatalf("slow watcher ended with: connect.CodeOf(slow.Err()) = %v, want connect.CodeResourceExhausted in %v", connect.CodeOf(slow.Err()), slow.Err())
+	}
+	if !strings.Contains(slow.Err().Error(), "too slow") {
+		t.Fatalf("slow watcher ended with: strings.Contains(slow.Err().Error(), \"too slow\") is false in %v", slow.Err())
 	}
 }
 
 func TestDryRunRecordsWithoutEffect(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
-	resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shell("dry", "curl example.com")}))
-	if err != nil {
-		t.Fatal(err)
+	d := ts.decide(t, testkit.ShellEvent("dry", "curl example.com"), nil)
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("dry-run decision: d.GetVerdict() = %v, want VERDICT_ALLOW in %v", d.GetVerdict(), d)
 	}
-	d := resp.Msg.GetDecision()
-	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW || len(d.GetEffects()) != 0 || len(d.GetDryRuns()) != 1 || d.GetDryRuns()[0].GetRuleId() != "audit-curl" {
-		t.Fatalf("dry-run decision = %v", d)
+	if len(d.GetEffects()) != 0 {
+		t.Fatalf("dry-run decision: len(d.GetEffects()) = %v, want 0 in %v", len(d.GetEffects()), d)
+	}
+	if len(d.GetDryRuns()) != 1 {
+		t.Fatalf("dry-run decision: len(d.GetDryRuns()) = %v, want 1 in %v", len(d.GetDryRuns()), d)
+	}
+	if d.GetDryRuns()[0].GetRuleId() != "audit-curl" {
+		t.Fatalf("dry-run decision: d.GetDryRuns()[0].GetRuleId() = %v, want \"audit-curl\" in %v", d.GetDryRuns()[0].GetRuleId(), d)
 	}
 }
 
 func TestCapabilityNarrowing(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
 	denyOnly := &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_DENY}}
-	resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shell("narrow", "git push origin main"), Capabilities: denyOnly}))
-	if err != nil {
-		t.Fatal(err)
+	d := ts.decide(t, testkit.ShellEvent("narrow", "git push origin main"), denyOnly)
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("deny-only caller got: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
 	}
-	d := resp.Msg.GetDecision()
-	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || len(d.GetFallbacks()) != 1 || d.GetEffects()[0].GetDeny() == nil {
-		t.Fatalf("deny-only caller got %v", d)
+	if len(d.GetFallbacks()) != 1 {
+		t.Fatalf("deny-only caller got: len(d.GetFallbacks()) = %v, want 1 in %v", len(d.GetFallbacks()), d)
+	}
+	if d.GetEffects()[0].GetDeny() == nil {
+		t.Fatalf("deny-only caller got: d.GetEffects()[0].GetDeny() is nil in %v", d)
 	}
 }
 
 func TestHotReload(t *testing.T) {
 	t.Parallel()
-	ts := start(t, basePolicy, nil)
-	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
-	verdict := func(id, cmd string) ahpv1.Verdict {
-		resp, err := intercept.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: shell(id, cmd)}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.Msg.GetDecision().GetVerdict()
-	}
+	// The server logs each reload after it has swapped the policy in (or kept the old one): the
+	// test waits for those lines.
+	var logs testkit.LogBuffer
+	ts := start(t, basePolicy, func(c *server.Config) { c.Logger = logs.Logger() })
+	verdict := func(id, cmd string) ahpv1.Verdict { return ts.decide(t, testkit.ShellEvent(id, cmd), nil).GetVerdict() }
 	if v := verdict("hr-0", "touch f"); v != ahpv1.Verdict_VERDICT_ALLOW {
 		t.Fatalf("before reload: %v", v)
 	}
@@ -391,14 +440,17 @@ func TestHotReload(t *testing.T) {
     when: 'has(input.command) && input.command.startsWith("touch ")'
     effect: {deny: {reason: "no touching"}}
 `
-	writeFile(t, ts.file, updated)
-	waitFor(t, func() bool { r, _ := ts.srv.ReloadStats(); return r >= 1 })
+	testkit.ReplaceFile(t, ts.file, updated)
+	logs.WaitFor(t, `msg="policy reloaded"`, 1)
 	if v := verdict("hr-1", "touch f"); v != ahpv1.Verdict_VERDICT_DENY {
 		t.Fatalf("after good reload: %v", v)
 	}
 	// A broken file keeps the last good policy and is counted.
-	writeFile(t, ts.file, "rules: [this is: not valid")
-	waitFor(t, func() bool { _, f := ts.srv.ReloadStats(); return f >= 1 })
+	testkit.ReplaceFile(t, ts.file, "rules: [this is: not valid")
+	logs.WaitFor(t, `msg="policy reload failed`, 1)
+	if _, f := ts.srv.ReloadStats(); f == 0 {
+		t.Error("ReloadStats counts no failed reload after the log said one failed")
+	}
 	if v := verdict("hr-2", "touch f"); v != ahpv1.Verdict_VERDICT_DENY {
 		t.Fatalf("after broken reload: %v", v)
 	}
@@ -413,18 +465,21 @@ func TestHealthAndReflection(t *testing.T) {
 	// Health over the Connect protocol with JSON, as curl would call it.
 	req, _ := http.NewRequest(http.MethodPost, ts.url+"/grpc.health.v1.Health/Check", strings.NewReader("{}"))
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := ts.mem.HTTP1Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	body := make([]byte, 256)
 	n, _ := resp.Body.Read(body)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body[:n]), "SERVING") {
-		t.Fatalf("health: %d %s", resp.StatusCode, body[:n])
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("health: resp.StatusCode = %v, want http.StatusOK", resp.StatusCode)
+	}
+	if !strings.Contains(string(body[:n]), "SERVING") {
+		t.Fatalf("health: strings.Contains(string(body[:n]), \"SERVING\") is false")
 	}
 	// Reflection (v1; the client falls back to v1alpha on its own) lists every service.
-	stream := grpcreflect.NewClient(h2cClient(), ts.url, connect.WithGRPC()).NewStream(context.Background())
+	stream := grpcreflect.NewClient(ts.hc, ts.url, connect.WithGRPC()).NewStream(context.Background())
 	defer stream.Close()
 	names, err := stream.ListServices()
 	if err != nil {
@@ -446,12 +501,12 @@ func TestHealthAndReflection(t *testing.T) {
 func TestNoReflectionUnlessMounted(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	stream := grpcreflect.NewClient(h2cClient(), ts.url, connect.WithGRPC()).NewStream(context.Background())
+	stream := grpcreflect.NewClient(ts.hc, ts.url, connect.WithGRPC()).NewStream(context.Background())
 	defer stream.Close()
 	if names, err := stream.ListServices(); err == nil || connect.CodeOf(err) != connect.CodeUnimplemented {
 		t.Errorf("reflection without Config.Reflection: %v, %v; want unimplemented", names, err)
 	}
-	c := grpchealth.NewClient(h2cClient(), ts.url)
+	c := grpchealth.NewClient(ts.hc, ts.url)
 	if _, err := c.Check(context.Background(), &grpchealth.CheckRequest{}); err != nil {
 		t.Errorf("health: %v", err)
 	}
@@ -459,7 +514,7 @@ func TestNoReflectionUnlessMounted(t *testing.T) {
 
 func TestDefaultPolicyWhenNoFile(t *testing.T) {
 	t.Parallel()
-	srv, err := server.New(server.Config{Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(server.Config{Logger: testkit.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,40 +526,17 @@ func TestDefaultPolicyWhenNoFile(t *testing.T) {
 func TestBrokenPolicyFileFailsStartup(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "bad.yaml")
-	writeFile(t, file, "version: 1\nrules:\n  - id: x\n    when: 'nope('\n    effect: {deny: {reason: r}}\n")
-	_, err := server.New(server.Config{PolicyFile: file, Logger: slog.New(slog.DiscardHandler)})
+	testkit.ReplaceFile(t, file, "version: 1\nrules:\n  - id: x\n    when: 'nope('\n    effect: {deny: {reason: r}}\n")
+	_, err := server.New(server.Config{PolicyFile: file, Logger: testkit.Discard()})
 	if err == nil || !strings.Contains(err.Error(), `"x"`) {
 		t.Fatalf("err = %v", err)
-	}
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	// Write to a temp file and rename, the way editors and ConfigMap updates replace files.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
 func TestStreamsEndAtTheirMaximumDuration(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, func(c *server.Config) { c.MaxStreamDuration = 200 * time.Millisecond })
-	observe := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url)
+	observe := ts.observe()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	watch, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{}))
@@ -513,7 +545,10 @@ func TestStreamsEndAtTheirMaximumDuration(t *testing.T) {
 	}
 	for watch.Receive() {
 	}
-	if connect.CodeOf(watch.Err()) != connect.CodeDeadlineExceeded || !strings.Contains(watch.Err().Error(), "maximum stream duration") {
-		t.Fatalf("watch ended with %v", watch.Err())
+	if connect.CodeOf(watch.Err()) != connect.CodeDeadlineExceeded {
+		t.Fatalf("watch ended with: connect.CodeOf(watch.Err()) = %v, want connect.CodeDeadlineExceeded in %v", connect.CodeOf(watch.Err()), watch.Err())
+	}
+	if !strings.Contains(watch.Err().Error(), "maximum stream duration") {
+		t.Fatalf("watch ended with: strings.Contains(watch.Err().Error(), \"maximum stream duration\") is false in %v", watch.Err())
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -22,6 +21,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // selfSigned writes a certificate and key for 127.0.0.1 and returns their paths and a pool that
@@ -66,7 +66,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 func TestServeTLSAndGracefulShutdown(t *testing.T) {
 	t.Parallel()
 	certFile, keyFile, pool := selfSigned(t)
-	addr, cancel, done := serveOn(t, server.Config{TLSCertFile: certFile, TLSKeyFile: keyFile, Logger: slog.New(slog.DiscardHandler)})
+	addr, cancel, done := serveOn(t, server.Config{TLSCertFile: certFile, TLSKeyFile: keyFile, Logger: testkit.Discard()})
 
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
 	url := "https://" + addr
@@ -119,7 +119,7 @@ func TestMutualTLS(t *testing.T) {
 	t.Parallel()
 	certFile, keyFile, pool := selfSigned(t)
 	cert, caFile := clientCert(t)
-	addr, cancel, _ := serveOn(t, server.Config{TLSCertFile: certFile, TLSKeyFile: keyFile, TLSClientCAFile: caFile, Logger: slog.New(slog.DiscardHandler)})
+	addr, cancel, _ := serveOn(t, server.Config{TLSCertFile: certFile, TLSKeyFile: keyFile, TLSClientCAFile: caFile, Logger: testkit.Discard()})
 	defer cancel()
 	url := "https://" + addr
 	call := func(certs []tls.Certificate) error {

@@ -6,7 +6,6 @@ import (
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 )
 
 // TestEveryTypedDecision calls each of the eight typed RPCs over the wire and checks that each
@@ -14,7 +13,7 @@ import (
 func TestEveryTypedDecision(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	c := ahpv1connect.NewTypedDecisionServiceClient(h2cClient(), ts.url)
+	c := ts.typed()
 	ctx := context.Background()
 	ev := func(id string) *ahpv1.Event {
 		return &ahpv1.Event{Id: id, Session: &ahpv1.Session{Id: "typed"}, Harness: &ahpv1.HarnessEnvelope{AgentId: "a1"}}
@@ -91,8 +90,10 @@ func TestEveryTypedDecision(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
 		}
-		if d.GetDecisionId() == "" || !tc.check(d) {
-			t.Errorf("%s: unexpected decision %v", tc.name, d)
+		if d.GetDecisionId() == "" {
+			t.Errorf("%s: unexpected decision: d.GetDecisionId() == \"\" in %v", tc.name, d)
+		} else if !tc.check(d) {
+			t.Errorf("%s: unexpected decision: tc.check(d) is false in %v", tc.name, d)
 		}
 	}
 	// A typed call with another type's payload is refused with the field named.

@@ -10,7 +10,7 @@ import (
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
-	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // Watchers on every protocol, fed in batches with responses shared between them, each see every
@@ -28,7 +28,7 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 	}
 	var watchers []watcher
 	for _, proto := range protocols {
-		observe := ahpv1connect.NewObservationServiceClient(h2cClient(), ts.url, proto.opts...)
+		observe := ts.observe(proto.opts...)
 		for i := range perProtocol {
 			s, err := observe.Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "order", DecisionsOnly: true}))
 			if err != nil {
@@ -40,7 +40,7 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 	}
 
 	// Concurrent callers: batches form, and the publish order is the hub's to choose.
-	intercept := ahpv1connect.NewInterceptServiceClient(h2cClient(), ts.url)
+	intercept := ts.intercept()
 	answered := make(map[string]string) // event id → decision id
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -48,7 +48,7 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := range perWorker {
-				ev := shell(fmt.Sprintf("order-%d-%03d", w, i), "ls")
+				ev := testkit.ShellEvent(fmt.Sprintf("order-%d-%03d", w, i), "ls")
 				ev.Session.Id = "order"
 				resp, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
 				if err != nil {
@@ -74,8 +74,12 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 		for len(got) < total && w.stream.Receive() {
 			msg := w.stream.Msg()
 			id := msg.GetEvent().GetId()
-			if want := answered[id]; msg.GetDecision().GetDecisionId() != want || want == "" {
-				t.Fatalf("%s: event %s came with decision %q, the caller got %q", w.name, id, msg.GetDecision().GetDecisionId(), want)
+			want := answered[id]
+			if want == "" {
+				t.Fatalf("%s: event %s came, but no caller was answered for it", w.name, id)
+			}
+			if got := msg.GetDecision().GetDecisionId(); got != want {
+				t.Fatalf("%s: event %s came with decision %q, the caller got %q", w.name, id, got, want)
 			}
 			if _, err := time.Parse(time.RFC3339Nano, msg.GetTime()); err != nil {
 				t.Fatalf("%s: time %q: %v", w.name, msg.GetTime(), err)
@@ -94,8 +98,11 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 					mine = append(mine, id)
 				}
 			}
-			if len(mine) != perWorker || !slices.IsSorted(mine) {
-				t.Fatalf("%s: caller %d's decisions arrived as %v", w.name, wk, mine)
+			if len(mine) != perWorker {
+				t.Fatalf("%s: len(mine) = %v, want %v", w.name, len(mine), perWorker)
+			}
+			if !slices.IsSorted(mine) {
+				t.Fatalf("%s: slices.IsSorted(mine) is false", w.name)
 			}
 		}
 		if first == nil {

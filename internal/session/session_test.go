@@ -35,14 +35,32 @@ func TestCountsAndFacts(t *testing.T) {
 	m.RecordDecision(failed, &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_DENY})
 
 	v := m.View("s1", "")
-	if v.EventCount != 3 || v.ToolCallCount != 1 || v.ErrorCount != 1 || v.DenyCount != 1 {
-		t.Fatalf("counters = %+v", v)
+	if v.EventCount != 3 {
+		t.Fatalf("counters: v.EventCount = %v, want 3 in %+v", v.EventCount, v)
 	}
-	if v.AgentID != "a1" || v.VerificationStatus != "failed" || v.LastEventType != "verification" {
-		t.Fatalf("view = agent %q verification %q last %q", v.AgentID, v.VerificationStatus, v.LastEventType)
+	if v.ToolCallCount != 1 {
+		t.Fatalf("counters: v.ToolCallCount = %v, want 1 in %+v", v.ToolCallCount, v)
 	}
-	if len(v.Facts) != 3 || !strings.Contains(v.Facts[0].GetContent(), "unit tests failed: 3 failing") {
-		t.Fatalf("facts (newest first) = %v", v.Facts)
+	if v.ErrorCount != 1 {
+		t.Fatalf("counters: v.ErrorCount = %v, want 1 in %+v", v.ErrorCount, v)
+	}
+	if v.DenyCount != 1 {
+		t.Fatalf("counters: v.DenyCount = %v, want 1 in %+v", v.DenyCount, v)
+	}
+	if v.AgentID != "a1" {
+		t.Fatalf("view: v.AgentID = %v, want \"a1\"", v.AgentID)
+	}
+	if v.VerificationStatus != "failed" {
+		t.Fatalf("view: v.VerificationStatus = %v, want \"failed\"", v.VerificationStatus)
+	}
+	if v.LastEventType != "verification" {
+		t.Fatalf("view: v.LastEventType = %v, want \"verification\"", v.LastEventType)
+	}
+	if len(v.Facts) != 3 {
+		t.Fatalf("facts (newest first): len(v.Facts) = %v, want 3 in %v", len(v.Facts), v.Facts)
+	}
+	if !strings.Contains(v.Facts[0].GetContent(), "unit tests failed: 3 failing") {
+		t.Fatalf("facts (newest first): strings.Contains(v.Facts[0].GetContent(), \"unit tests failed: 3 failing\") is false in %v", v.Facts)
 	}
 	if !strings.Contains(v.Facts[2].GetContent(), "tool Bash failed: exit status 2") {
 		t.Fatalf("oldest fact = %q", v.Facts[2].GetContent())
@@ -50,8 +68,11 @@ func TestCountsAndFacts(t *testing.T) {
 	if len(v.AgentFacts) != 1 {
 		t.Fatalf("agent facts = %v", v.AgentFacts)
 	}
-	if len(v.Recent) != 3 || v.Recent[2].ToolName != "Bash" {
-		t.Fatalf("recent = %+v", v.Recent)
+	if len(v.Recent) != 3 {
+		t.Fatalf("recent: len(v.Recent) = %v, want 3 in %+v", len(v.Recent), v.Recent)
+	}
+	if v.Recent[2].ToolName != "Bash" {
+		t.Fatalf("recent: v.Recent[2].ToolName = %v, want \"Bash\" in %+v", v.Recent[2].ToolName, v.Recent)
 	}
 }
 
@@ -69,8 +90,14 @@ func TestBoundedRing(t *testing.T) {
 func TestUnknownSessionGivesEmptyView(t *testing.T) {
 	t.Parallel()
 	v := session.NewMemory(session.Options{}).View("nope", "")
-	if v == nil || v.EventCount != 0 || v.SessionID != "nope" {
-		t.Fatalf("view = %+v", v)
+	if v == nil {
+		t.Fatalf("view: v is nil in %+v", v)
+	}
+	if v.EventCount != 0 {
+		t.Fatalf("view: v.EventCount = %v, want 0 in %+v", v.EventCount, v)
+	}
+	if v.SessionID != "nope" {
+		t.Fatalf("view: v.SessionID = %v, want \"nope\" in %+v", v.SessionID, v)
 	}
 }
 

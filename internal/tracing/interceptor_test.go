@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/testkit/memhttp"
 	"github.com/ahp-gateway/ahp/internal/tracing"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -76,6 +76,7 @@ func (stub) Observe(ctx context.Context, _ *connect.Request[ahpv1.ObserveRequest
 
 // tracedServer serves the stub with the tracing interceptor and records every span.
 type tracedServer struct {
+	mem *memhttp.Server
 	url string
 	rec *tracetest.SpanRecorder
 	tp  *sdktrace.TracerProvider
@@ -97,13 +98,8 @@ func newTracedServer(t *testing.T, cfg tracing.Config) *tracedServer {
 	reflector := grpcreflect.NewStaticReflector(grpchealth.HealthV1ServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opt))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opt))
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Config.Protocols = new(http.Protocols)
-	srv.Config.Protocols.SetHTTP1(true)
-	srv.Config.Protocols.SetUnencryptedHTTP2(true)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return &tracedServer{url: srv.URL, rec: rec, tp: tp}
+	mem := memhttp.New(t, mux)
+	return &tracedServer{mem: mem, url: mem.URL(), rec: rec, tp: tp}
 }
 
 func (s *tracedServer) spans(kind trace.SpanKind) []sdktrace.ReadOnlySpan {
@@ -123,12 +119,6 @@ func (s *tracedServer) serverSpan(t *testing.T) sdktrace.ReadOnlySpan {
 		t.Fatalf("%d server spans, want 1", len(spans))
 	}
 	return spans[0]
-}
-
-func h2cClient() *http.Client {
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &http.Transport{Protocols: &p}}
 }
 
 func assertEqual[T comparable](t *testing.T, what string, got, want T) {
@@ -155,7 +145,7 @@ func TestEventTraceparentBecomesParent(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
 			s := newTracedServer(t, tracing.Config{})
-			client := ahpv1connect.NewInterceptServiceClient(h2cClient(), s.url, p.opt)
+			client := ahpv1connect.NewInterceptServiceClient(s.mem.Client(), s.url, p.opt)
 			resp, err := client.Intercept(context.Background(), connect.NewRequest(fixtureRequest(t)))
 			if err != nil {
 				t.Fatal(err)
@@ -174,7 +164,7 @@ func TestEventTraceparentBecomesParent(t *testing.T) {
 func TestObserveTraceparentBecomesParent(t *testing.T) {
 	t.Parallel()
 	s := newTracedServer(t, tracing.Config{})
-	client := ahpv1connect.NewObservationServiceClient(h2cClient(), s.url, connect.WithGRPC())
+	client := ahpv1connect.NewObservationServiceClient(s.mem.Client(), s.url, connect.WithGRPC())
 	_, err := client.Observe(context.Background(), connect.NewRequest(&ahpv1.ObserveRequest{Event: eventWithTraceparent(t, headerParent)}))
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +176,7 @@ func TestObserveTraceparentBecomesParent(t *testing.T) {
 func TestHeaderWinsOverExtension(t *testing.T) {
 	t.Parallel()
 	s := newTracedServer(t, tracing.Config{})
-	client := ahpv1connect.NewInterceptServiceClient(h2cClient(), s.url)
+	client := ahpv1connect.NewInterceptServiceClient(s.mem.Client(), s.url)
 	req := connect.NewRequest(fixtureRequest(t))
 	req.Header().Set("traceparent", headerParent)
 	if _, err := client.Intercept(context.Background(), req); err != nil {
@@ -199,7 +189,7 @@ func TestInvalidExtensionIsIgnored(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []string{"00-zzz", "00-00000000000000000000000000000000-b7ad6b7169203331-01", ""} {
 		s := newTracedServer(t, tracing.Config{})
-		client := ahpv1connect.NewObservationServiceClient(h2cClient(), s.url)
+		client := ahpv1connect.NewObservationServiceClient(s.mem.Client(), s.url)
 		_, err := client.Observe(context.Background(), connect.NewRequest(&ahpv1.ObserveRequest{Event: eventWithTraceparent(t, bad)}))
 		if err != nil {
 			t.Fatal(err)
@@ -220,14 +210,16 @@ func TestInvalidExtensionIsIgnored(t *testing.T) {
 func TestLinkMode(t *testing.T) {
 	t.Parallel()
 	s := newTracedServer(t, tracing.Config{RemoteParent: tracing.RemoteParentLink})
-	client := ahpv1connect.NewInterceptServiceClient(h2cClient(), s.url)
+	client := ahpv1connect.NewInterceptServiceClient(s.mem.Client(), s.url)
 	if _, err := client.Intercept(context.Background(), connect.NewRequest(fixtureRequest(t))); err != nil {
 		t.Fatal(err)
 	}
 	span := s.serverSpan(t)
 	assertEqual(t, "has parent", span.Parent().IsValid(), false)
-	if links := span.Links(); len(links) != 1 || links[0].SpanContext.TraceID().String() != fixtureTraceID {
-		t.Errorf("links = %+v, want one to the fixture's trace", links)
+	if links := span.Links(); len(links) != 1 {
+		t.Errorf("%d links %+v, want one", len(links), links)
+	} else if got := links[0].SpanContext.TraceID().String(); got != fixtureTraceID {
+		t.Errorf("link to trace %s, want the fixture's %s", got, fixtureTraceID)
 	}
 }
 
@@ -240,7 +232,7 @@ func TestClientTakesEventParent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := ahpv1connect.NewInterceptServiceClient(h2cClient(), s.url, connect.WithInterceptors(ic))
+	client := ahpv1connect.NewInterceptServiceClient(s.mem.Client(), s.url, connect.WithInterceptors(ic))
 	if _, err := client.Intercept(context.Background(), connect.NewRequest(fixtureRequest(t))); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +252,7 @@ func TestHealthIsNotTracedByDefault(t *testing.T) {
 		s := newTracedServer(t, tracing.Config{TraceHealth: traceHealth})
 		req, _ := http.NewRequest(http.MethodPost, s.url+"/grpc.health.v1.Health/Check", strings.NewReader("{}"))
 		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := s.mem.HTTP1Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +276,7 @@ func TestReflectionIsInfrastructure(t *testing.T) {
 			// An empty gRPC stream: the handler runs (and ends at once), which is all tracing sees.
 			req, _ := http.NewRequest(http.MethodPost, s.url+"/"+service+"/ServerReflectionInfo", http.NoBody)
 			req.Header.Set("Content-Type", "application/grpc")
-			resp, err := h2cClient().Do(req)
+			resp, err := s.mem.Client().Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

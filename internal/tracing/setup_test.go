@@ -75,8 +75,10 @@ func TestSetupCustomExporter(t *testing.T) {
 	if err := otel.GetTracerProvider().(*sdktrace.TracerProvider).ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if spans := exp.GetSpans(); len(spans) != 1 || spans[0].Name != "exported" {
-		t.Errorf("exported spans = %v", spans)
+	if spans := exp.GetSpans(); len(spans) != 1 {
+		t.Errorf("%d exported spans %v, want one", len(spans), spans)
+	} else if spans[0].Name != "exported" {
+		t.Errorf("exported span %q, want \"exported\"", spans[0].Name)
 	}
 	if err := shutdown(context.Background()); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package reflection_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"connectrpc.com/grpcreflect"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/server/reflection"
+	"github.com/ahp-gateway/ahp/internal/testkit/memhttp"
 )
 
 // TestMountListsAndDescribesTheServices: what Mount serves answers grpcurl's two questions —
@@ -21,15 +21,8 @@ func TestMountListsAndDescribesTheServices(t *testing.T) {
 	mux := http.NewServeMux()
 	services := []string{ahpv1connect.InterceptServiceName, ahpv1connect.HarnessServiceName}
 	reflection.Mount(mux, services, connect.WithInterceptors(countStreams{&streams}))
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Config.Protocols = new(http.Protocols)
-	srv.Config.Protocols.SetUnencryptedHTTP2(true)
-	srv.Start()
-	t.Cleanup(srv.Close)
-
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	client := grpcreflect.NewClient(&http.Client{Transport: &http.Transport{Protocols: &p}}, srv.URL, connect.WithGRPC())
+	srv := memhttp.New(t, mux)
+	client := grpcreflect.NewClient(srv.Client(), srv.URL(), connect.WithGRPC())
 	stream := client.NewStream(context.Background())
 	defer stream.Close()
 	names, err := stream.ListServices()
@@ -46,8 +39,11 @@ func TestMountListsAndDescribesTheServices(t *testing.T) {
 		}
 	}
 	files, err := stream.FileContainingSymbol(ahpv1connect.InterceptServiceName)
-	if err != nil || len(files) == 0 {
-		t.Fatalf("FileContainingSymbol: %d files, %v", len(files), err)
+	if err != nil {
+		t.Fatalf("FileContainingSymbol: %v", err)
+	}
+	if len(files) == 0 {
+		t.Fatal("FileContainingSymbol found no file")
 	}
 	if streams.Load() == 0 {
 		t.Error("the handler options given to Mount were not applied")

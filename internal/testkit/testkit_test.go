@@ -1,0 +1,60 @@
+package testkit_test
+
+import (
+	"testing"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/testkit"
+)
+
+func TestShellEventDefaultsAndOptions(t *testing.T) {
+	t.Parallel()
+	ev := testkit.ShellEvent("e1", "ls")
+	if got := ev.GetTool().GetInput().GetFields()["command"].GetStringValue(); got != "ls" {
+		t.Errorf("command = %q, want ls", got)
+	}
+	if ev.GetTool().GetCallId() != "c-e1" {
+		t.Errorf("call id = %q, want c-e1", ev.GetTool().GetCallId())
+	}
+	if ev.GetSource() != testkit.DefaultSource {
+		t.Errorf("source = %q", ev.GetSource())
+	}
+	if ev.GetSession().GetId() != testkit.DefaultSession {
+		t.Errorf("session = %q", ev.GetSession().GetId())
+	}
+	ev = testkit.ShellEvent("e2", "ls", testkit.Session("s9"), testkit.Agent("a1"), testkit.Source("urn:x"), testkit.HooksOrigin(),
+		testkit.Type(ahpv1.EventType_EVENT_TYPE_TOOL_AFTER), testkit.Tool("Read", ahpv1.ToolKind_TOOL_KIND_FILE_READ))
+	if ev.GetSession().GetId() != "s9" {
+		t.Errorf("session = %q, want s9", ev.GetSession().GetId())
+	}
+	if ev.GetSession().GetAgent().GetId() != "a1" {
+		t.Errorf("agent = %q, want a1", ev.GetSession().GetAgent().GetId())
+	}
+	if ev.GetSource() != "urn:x" {
+		t.Errorf("source = %q, want urn:x", ev.GetSource())
+	}
+	if ev.GetOrigin().GetDialect() != ahpv1.Dialect_DIALECT_HOOKS {
+		t.Errorf("origin = %v, want Hooks", ev.GetOrigin())
+	}
+	if ev.GetType() != ahpv1.EventType_EVENT_TYPE_TOOL_AFTER {
+		t.Errorf("type = %v", ev.GetType())
+	}
+	if ev.GetTool().GetName() != "Read" {
+		t.Errorf("tool name = %q, want Read", ev.GetTool().GetName())
+	}
+	if ev.GetTool().GetInput() == nil {
+		t.Error("Tool dropped the input")
+	}
+}
+
+func TestLogBufferWaitFor(t *testing.T) {
+	t.Parallel()
+	var logs testkit.LogBuffer
+	log := logs.Logger()
+	go func() {
+		log.Info("first")
+		log.Info("second")
+	}()
+	logs.WaitFor(t, `msg=second`, 1)
+	logs.WaitFor(t, `msg=first`, 1) // already written
+}
