@@ -132,6 +132,11 @@ type Config struct {
 
 	// openFile opens the active file for appending; tests replace it.
 	openFile func(path string) (file, error)
+	// tickEvery starts the clock of FsyncInterval; tests replace it to tick by hand.
+	tickEvery func(time.Duration) (ticks <-chan time.Time, stop func())
+	// changed, when set, is called by the writer after each change of its failure state, so
+	// tests can wait for a state instead of polling for it.
+	changed func()
 }
 
 // file is what the writer needs of the active file.
@@ -144,6 +149,11 @@ type file interface {
 
 func openAppend(path string) (file, error) {
 	return os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+}
+
+func newTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 // Head is a point in the chain: a record's seq and hash. Publishing the head now and then (a log
@@ -295,6 +305,9 @@ func withDefaults(cfg Config) (Config, string, error) {
 	}
 	if cfg.openFile == nil {
 		cfg.openFile = openAppend
+	}
+	if cfg.tickEvery == nil {
+		cfg.tickEvery = newTicker
 	}
 	return cfg, path, nil
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -364,7 +365,7 @@ func TestWriteFailureIsExplicitAndRecovers(t *testing.T) {
 	for _, mode := range []string{"nothing written", "half written", "all written, truncate fails"} {
 		dir := t.TempDir()
 		fl := &faults{}
-		cfg := withFaults(audit.Config{Dir: dir, Required: true, RetryInterval: 5 * time.Millisecond}, fl)
+		cfg, changed := audit.WithStateSignal(withFaults(audit.Config{Dir: dir, Required: true, RetryInterval: 5 * time.Millisecond}, fl))
 		l := open(t, cfg)
 		if !l.Required() {
 			t.Fatal("Required() = false")
@@ -386,17 +387,24 @@ func TestWriteFailureIsExplicitAndRecovers(t *testing.T) {
 		if err := l.Append(record(3)); err == nil { // accepted, then the write fails
 			accepted++
 		}
-		eventually(t, "the writer to report failure", func() bool { return l.Err() != nil })
+		waitUntil(t, changed, "the writer to report failure", func() bool { return l.Err() != nil })
 		err := l.Append(record(accepted))
 		if !errors.Is(err, audit.ErrUnavailable) || !strings.Contains(err.Error(), "no space left") {
 			t.Fatalf("Append while failing = %v, want ErrUnavailable with its cause", err)
 		}
-		if st := l.Stats(); !st.Failing || st.WriteErrors == 0 || st.Rejected == 0 {
-			t.Errorf("stats while failing %+v", st)
+		st := l.Stats()
+		if !st.Failing {
+			t.Errorf("stats while failing: Failing = false (%+v)", st)
+		}
+		if st.WriteErrors == 0 {
+			t.Errorf("stats while failing: WriteErrors = 0 (%+v)", st)
+		}
+		if st.Rejected == 0 {
+			t.Errorf("stats while failing: Rejected = 0 (%+v)", st)
 		}
 
 		fl.failWrites.Store(false)
-		eventually(t, "recovery", func() bool { return l.Err() == nil })
+		waitUntil(t, changed, "recovery", func() bool { return l.Err() == nil })
 		if err := l.Append(record(accepted)); err != nil {
 			t.Fatalf("Append after recovery: %v", err)
 		}
@@ -406,8 +414,11 @@ func TestWriteFailureIsExplicitAndRecovers(t *testing.T) {
 		if rep := mustVerify(t, path); rep.Records != accepted {
 			t.Errorf("%s: %d records written, %d accepted", mode, rep.Records, accepted)
 		}
-		if st := l.Stats(); st.Dropped != 0 || st.Written != uint64(accepted) {
-			t.Errorf("stats %+v", st)
+		if st := l.Stats(); st.Dropped != 0 {
+			t.Errorf("%s: Dropped = %d, want 0", mode, st.Dropped)
+		}
+		if st := l.Stats(); st.Written != uint64(accepted) {
+			t.Errorf("%s: Written = %d, want %d", mode, st.Written, accepted)
 		}
 	}
 }
@@ -416,13 +427,21 @@ func TestReopenAfterOpenFailure(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	fl := &faults{}
-	l := open(t, withFaults(audit.Config{Dir: dir, MaxBytes: 1 << 10, RetryInterval: 5 * time.Millisecond}, fl))
+	cfg, changed := audit.WithStateSignal(withFaults(audit.Config{Dir: dir, MaxBytes: 1 << 10, RetryInterval: 5 * time.Millisecond}, fl))
+	l := open(t, cfg)
 	fl.mu.Lock()
 	fl.openFailures = 3 // the new file after each rotation fails to open a few times
 	fl.mu.Unlock()
 	for i := range 40 {
-		for l.Append(record(i)) != nil {
-			time.Sleep(time.Millisecond)
+		for {
+			err := l.Append(record(i))
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, audit.ErrUnavailable) {
+				t.Fatalf("Append %d = %v, want nil or ErrUnavailable", i, err)
+			}
+			waitUntil(t, changed, "recovery", func() bool { return l.Err() == nil })
 		}
 	}
 	closeLog(t, l)
@@ -500,10 +519,12 @@ func TestCloseWithConcurrentAppendsNeverLosesAnAcceptedRecord(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	l := open(t, audit.Config{Dir: dir, QueueSize: 16})
+	const beforeClose = 100 // accepted records, several queues' worth, before Close starts
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		accepted int
+		busy     = make(chan struct{}) // closed when beforeClose records were accepted
 	)
 	for range 4 {
 		wg.Go(func() {
@@ -515,12 +536,15 @@ func TestCloseWithConcurrentAppendsNeverLosesAnAcceptedRecord(t *testing.T) {
 				if err == nil {
 					mu.Lock()
 					accepted++
+					if accepted == beforeClose {
+						close(busy)
+					}
 					mu.Unlock()
 				}
 			}
 		})
 	}
-	time.Sleep(20 * time.Millisecond)
+	<-busy
 	closeLog(t, l)
 	wg.Wait()
 	if n := countLines(t, []string{filepath.Join(dir, audit.DefaultFileName)}); n != accepted {
@@ -593,12 +617,26 @@ func TestFsyncModes(t *testing.T) {
 	t.Run("interval", func(t *testing.T) {
 		t.Parallel()
 		fl := &faults{}
-		l := open(t, withFaults(audit.Config{FsyncInterval: 10 * time.Millisecond}, fl))
+		interval := make(chan time.Duration, 1)
+		ticks := make(chan time.Time)
+		l := open(t, audit.WithTicker(withFaults(audit.Config{FsyncInterval: 10 * time.Millisecond}, fl), func(d time.Duration) <-chan time.Time {
+			interval <- d
+			return ticks
+		}))
 		if err := l.AppendWait(ctx, record(0)); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "an interval sync", func() bool { return fl.syncs.Load() > 0 })
-		time.Sleep(30 * time.Millisecond)
+		if d := <-interval; d != 10*time.Millisecond {
+			t.Errorf("ticker interval %v, want 10ms", d)
+		}
+		if n := fl.syncs.Load(); n != 0 {
+			t.Errorf("%d syncs before the first tick", n)
+		}
+		// A send returns once the writer took the tick, the next one once it has handled it: after
+		// four sends the first three ticks (one after the write, two idle) are handled.
+		for range 4 {
+			ticks <- t0
+		}
 		if n := fl.syncs.Load(); n != 1 {
 			t.Errorf("%d syncs for one write; idle intervals must not sync", n)
 		}
@@ -606,13 +644,19 @@ func TestFsyncModes(t *testing.T) {
 	t.Run("never", func(t *testing.T) {
 		t.Parallel()
 		fl := &faults{}
-		l := open(t, withFaults(audit.Config{Fsync: audit.FsyncNever, FsyncInterval: time.Millisecond}, fl))
+		var ticker atomic.Bool
+		l := open(t, audit.WithTicker(withFaults(audit.Config{Fsync: audit.FsyncNever, FsyncInterval: time.Millisecond}, fl), func(time.Duration) <-chan time.Time {
+			ticker.Store(true)
+			return nil
+		}))
 		for i := range 5 {
 			if err := l.AppendWait(ctx, record(i)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		if ticker.Load() {
+			t.Error("FsyncNever started the interval ticker")
+		}
 		if n := fl.syncs.Load(); n != 0 {
 			t.Errorf("%d syncs under FsyncNever", n)
 		}
@@ -625,7 +669,8 @@ func TestFsyncModes(t *testing.T) {
 		t.Parallel()
 		fl := &faults{}
 		fl.failSyncs.Store(true)
-		l := open(t, withFaults(audit.Config{Fsync: audit.FsyncAlways, RetryInterval: 5 * time.Millisecond}, fl))
+		cfg, changed := audit.WithStateSignal(withFaults(audit.Config{Fsync: audit.FsyncAlways, RetryInterval: 5 * time.Millisecond}, fl))
+		l := open(t, cfg)
 		wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
 		if err := l.AppendWait(wctx, record(0)); !errors.Is(err, context.DeadlineExceeded) {
@@ -635,7 +680,7 @@ func TestFsyncModes(t *testing.T) {
 			t.Errorf("Err() = %v", l.Err())
 		}
 		fl.failSyncs.Store(false)
-		eventually(t, "recovery", func() bool { return l.Err() == nil })
+		waitUntil(t, changed, "recovery", func() bool { return l.Err() == nil })
 	})
 }
 

@@ -226,14 +226,16 @@ func withFaults(cfg audit.Config, fl *faults) audit.Config {
 	})
 }
 
-// eventually polls cond until it holds or 10 s pass.
-func eventually(t testing.TB, what string, cond func() bool) {
+// waitUntil waits until cond holds, checking it again on each signal from changed (see
+// audit.WithStateSignal), for at most 10 s.
+func waitUntil(t testing.TB, changed <-chan struct{}, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	timeout := time.After(10 * time.Second)
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-changed:
+		case <-timeout:
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -27,27 +27,39 @@ type recorder struct {
 	errs     []error
 	reloaded chan struct{}
 	failed   chan struct{}
+	// polled receives a signal after each poll; a signal not yet received stands for all later
+	// polls, so the watcher never waits for the test.
+	polled chan struct{}
 }
 
 func newRecorder() *recorder {
-	return &recorder{reloaded: make(chan struct{}, 10), failed: make(chan struct{}, 10)}
+	return &recorder{reloaded: make(chan struct{}, 10), failed: make(chan struct{}, 10), polled: make(chan struct{}, 1)}
 }
 
 func (r *recorder) options() policy.WatchOptions {
-	return policy.WatchOptions{
+	return policy.WithPollHook(policy.WatchOptions{
 		Interval: 5 * time.Millisecond,
 		OnReload: func(p *policy.Policy) {
 			r.mu.Lock()
 			r.reloads = append(r.reloads, p.Name())
 			r.mu.Unlock()
-			r.reloaded <- struct{}{}
+			signal(r.reloaded)
 		},
 		OnError: func(err error) {
 			r.mu.Lock()
 			r.errs = append(r.errs, err)
 			r.mu.Unlock()
-			r.failed <- struct{}{}
+			signal(r.failed)
 		},
+	}, func() { signal(r.polled) })
+}
+
+// signal sends on ch without blocking the watcher: a test that stopped listening, or fails, must
+// not hang it.
+func signal(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
@@ -137,7 +149,11 @@ func TestWatcherReportsAPersistentProblemOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(t, rec.failed, "missing-file error")
-	time.Sleep(50 * time.Millisecond) // ten more polls
+	// Each signal stands for a poll that ended after the previous one was received; the first two
+	// may stand for polls up to the failing one, so twelve signals mean ten more polls.
+	for range 12 {
+		wait(t, rec.polled, "a poll")
+	}
 	rec.mu.Lock()
 	n := len(rec.errs)
 	rec.mu.Unlock()
@@ -165,8 +181,11 @@ func TestReloadIgnoresRewritesWithTheSameContent(t *testing.T) {
 	if err := w.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	if w.Policy() != old || len(rec.reloads) != 0 {
-		t.Error("an unchanged file was reloaded")
+	if w.Policy() != old {
+		t.Error("an unchanged file replaced the policy")
+	}
+	if len(rec.reloads) != 0 {
+		t.Errorf("OnReload called for an unchanged file: %v", rec.reloads)
 	}
 }
 
