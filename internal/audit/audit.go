@@ -368,27 +368,23 @@ func (l *Log) AppendWait(ctx context.Context, rec Record) error {
 	if err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	if err := l.enqueue(ctx, request{body: body, done: done}); err != nil {
-		return err
-	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return l.enqueueWait(ctx, request{body: body})
 }
 
 // Flush waits until every record accepted before it is written and synced, whatever the fsync
 // mode.
 func (l *Log) Flush(ctx context.Context) error {
-	done := make(chan error, 1)
-	if err := l.enqueue(ctx, request{flush: true, done: done}); err != nil {
+	return l.enqueueWait(ctx, request{flush: true})
+}
+
+// enqueueWait queues req and waits for the writer's answer or the end of ctx.
+func (l *Log) enqueueWait(ctx context.Context, req request) error {
+	req.done = make(chan error, 1)
+	if err := l.enqueue(ctx, req); err != nil {
 		return err
 	}
 	select {
-	case err := <-done:
+	case err := <-req.done:
 		return err
 	case <-ctx.Done():
 		return ctx.Err()

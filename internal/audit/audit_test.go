@@ -235,13 +235,7 @@ func TestResumeContinuesTheChain(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	for round := range 3 {
-		l := open(t, audit.Config{Dir: dir, MaxBytes: 3 << 10})
-		for i := range 15 {
-			if err := l.Append(record(round*15 + i)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		closeLog(t, l)
+		l := appendRecords(t, audit.Config{Dir: dir, MaxBytes: 3 << 10}, round*15, (round+1)*15)
 		if h := l.Head(); h.Seq != uint64(round+1)*15 {
 			t.Errorf("round %d: head %+v", round, h)
 		}
@@ -256,21 +250,18 @@ func TestResumeAfterCrashDuringRotation(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, audit.DefaultFileName)
-	l := open(t, audit.Config{Dir: dir})
-	for i := range 5 {
-		_ = l.Append(record(i))
-	}
-	closeLog(t, l)
+	appendRecords(t, audit.Config{Dir: dir}, 0, 5)
 	// The crash happened after the rename and before the new active file was created.
 	if err := os.Rename(path, path+".000001"); err != nil {
 		t.Fatal(err)
 	}
-	l = open(t, audit.Config{Dir: dir})
-	_ = l.Append(record(5))
-	closeLog(t, l)
+	appendRecords(t, audit.Config{Dir: dir}, 5, 6)
 	files, _ := audit.Files(path)
-	if rep := mustVerify(t, files...); rep.Records != 6 || len(files) != 2 {
-		t.Errorf("records %d in %v", rep.Records, files)
+	if len(files) != 2 {
+		t.Errorf("files %v, want the rotated one and a new active one", files)
+	}
+	if rep := mustVerify(t, files...); rep.Records != 6 {
+		t.Errorf("records = %d, want 6", rep.Records)
 	}
 }
 
@@ -278,11 +269,7 @@ func TestHalfWrittenTailIsCut(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, audit.DefaultFileName)
-	l := open(t, audit.Config{Dir: dir})
-	for i := range 5 {
-		_ = l.Append(record(i))
-	}
-	closeLog(t, l)
+	appendRecords(t, audit.Config{Dir: dir}, 0, 5)
 	whole, _ := os.ReadFile(path)
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	_, _ = f.WriteString(`{"seq":6,"time":"2026-11-29T10:00:01.000000000Z","kind":"deci`)
@@ -290,12 +277,21 @@ func TestHalfWrittenTailIsCut(t *testing.T) {
 
 	// Before a restart, Verify points at the cut line.
 	rep, err := audit.Verify(path)
-	if err != nil || rep.OK() || rep.Failure.Line != 6 || rep.Failure.Check != audit.CheckIncomplete || rep.Records != 5 {
-		t.Fatalf("Verify = %+v, %v", rep.Failure, err)
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if rep.OK() {
+		t.Fatal("Verify passed a log with a half-written line")
+	}
+	if rep.Failure.Line != 6 || rep.Failure.Check != audit.CheckIncomplete {
+		t.Errorf("Verify failure %+v, want line 6, %s", rep.Failure, audit.CheckIncomplete)
+	}
+	if rep.Records != 5 {
+		t.Errorf("Verify records = %d, want 5", rep.Records)
 	}
 
 	var logs bytes.Buffer
-	l = open(t, audit.Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	l := open(t, audit.Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if !strings.Contains(logs.String(), "half-written") {
 		t.Errorf("no warning: %s", logs.String())
 	}
@@ -313,16 +309,10 @@ func TestTailMissingOnlyItsNewlineIsKept(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, audit.DefaultFileName)
-	l := open(t, audit.Config{Dir: dir})
-	for i := range 3 {
-		_ = l.Append(record(i))
-	}
-	closeLog(t, l)
+	appendRecords(t, audit.Config{Dir: dir}, 0, 3)
 	b, _ := os.ReadFile(path)
 	_ = os.WriteFile(path, bytes.TrimSuffix(b, []byte("\n")), 0o600)
-	l = open(t, audit.Config{Dir: dir})
-	_ = l.Append(record(3))
-	closeLog(t, l)
+	appendRecords(t, audit.Config{Dir: dir}, 3, 4)
 	if rep := mustVerify(t, path); rep.Records != 4 {
 		t.Errorf("records = %d", rep.Records)
 	}

@@ -81,17 +81,25 @@ func record(i int) audit.Record {
 	return audit.RecordFor(ev, denial(ev.Id, "command not allowed"), t0.Add(time.Duration(i)*time.Millisecond))
 }
 
-// writeLog writes n records to a new log (rotating at maxBytes when > 0) and returns its files.
-func writeLog(t testing.TB, n int, maxBytes int64) []string {
+// appendRecords opens a log with cfg, appends record(from) … record(to-1), closes the log and
+// returns it.
+func appendRecords(t testing.TB, cfg audit.Config, from, to int) *audit.Log {
 	t.Helper()
-	dir := t.TempDir()
-	l := open(t, audit.Config{Dir: dir, MaxBytes: maxBytes})
-	for i := range n {
+	l := open(t, cfg)
+	for i := from; i < to; i++ {
 		if err := l.Append(record(i)); err != nil {
 			t.Fatalf("Append %d: %v", i, err)
 		}
 	}
 	closeLog(t, l)
+	return l
+}
+
+// writeLog writes n records to a new log (rotating at maxBytes when > 0) and returns its files.
+func writeLog(t testing.TB, n int, maxBytes int64) []string {
+	t.Helper()
+	dir := t.TempDir()
+	appendRecords(t, audit.Config{Dir: dir, MaxBytes: maxBytes}, 0, n)
 	files, err := audit.Files(filepath.Join(dir, audit.DefaultFileName))
 	if err != nil {
 		t.Fatal(err)
