@@ -11,7 +11,6 @@ import (
 var confirmationKind = &kind{
 	name:     "confirmation",
 	actions:  []string{"approve", "reject", "escalate"},
-	present:  func(ev *ahpv1.Event) bool { return ev.GetConfirmation() != nil },
 	refuse:   setReject,
 	escalate: setEscalate,
 	decide:   decideConfirmation,

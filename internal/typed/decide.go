@@ -10,6 +10,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -101,8 +102,6 @@ type kind struct {
 	name string
 	// actions are the rule actions the type accepts.
 	actions []string
-	// present reports whether ev carries the type's payload.
-	present func(ev *ahpv1.Event) bool
 	// refuse answers with the type's refusal variant.
 	refuse func(d *ahpv1.Decision, reason string)
 	// escalate hands the decision to a human; nil when the type cannot.
@@ -135,10 +134,17 @@ func kindOf(ev *ahpv1.Event) (*kind, error) {
 	if !ok {
 		return nil, fmt.Errorf("typed: event.type: %s: %w", ev.GetType(), ErrNotTyped)
 	}
-	if !k.present(ev) {
+	if !k.carried(ev) {
 		return nil, fmt.Errorf("typed: event.body.%s: %w", k.name, ErrMissingPayload)
 	}
 	return k, nil
+}
+
+// carried reports whether ev's body holds the type's payload: the body field named k.name.
+func (k *kind) carried(ev *ahpv1.Event) bool {
+	m := ev.ProtoReflect()
+	f := m.Descriptor().Fields().ByName(protoreflect.Name(k.name))
+	return f != nil && m.Get(f).Message().IsValid()
 }
 
 // accept returns the rule's typed answer if the type accepts its action, else nil and a note.
@@ -315,120 +321,67 @@ func retrySuffix(ms uint64) string {
 	return fmt.Sprintf(" (retry after %dms)", ms)
 }
 
-// verdictOf is the generic verdict of the typed answer in d: what the agent was told to do.
+// variantVerdicts is the generic verdict of each typed decision variant, by its field name: what
+// the agent was told to do. The eight types share these names.
+var variantVerdicts = map[protoreflect.Name]ahpv1.Verdict{
+	"allow":    ahpv1.Verdict_VERDICT_ALLOW,
+	"approve":  ahpv1.Verdict_VERDICT_ALLOW,
+	"block":    ahpv1.Verdict_VERDICT_DENY,
+	"skip":     ahpv1.Verdict_VERDICT_DENY,
+	"reject":   ahpv1.Verdict_VERDICT_DENY,
+	"defer":    ahpv1.Verdict_VERDICT_DEFER,
+	"retry":    ahpv1.Verdict_VERDICT_DEFER,
+	"queue":    ahpv1.Verdict_VERDICT_DEFER,
+	"refine":   ahpv1.Verdict_VERDICT_MODIFY,
+	"modify":   ahpv1.Verdict_VERDICT_MODIFY,
+	"escalate": ahpv1.Verdict_VERDICT_ESCALATE,
+}
+
+// verdictOf is the generic verdict of the typed answer in d (unspecified when d has none).
 func verdictOf(d *ahpv1.Decision) ahpv1.Verdict {
-	const (
-		allow    = ahpv1.Verdict_VERDICT_ALLOW
-		deny     = ahpv1.Verdict_VERDICT_DENY
-		later    = ahpv1.Verdict_VERDICT_DEFER
-		modify   = ahpv1.Verdict_VERDICT_MODIFY
-		escalate = ahpv1.Verdict_VERDICT_ESCALATE
-	)
-	switch t := d.GetTyped().(type) {
-	case *ahpv1.Decision_Idle:
-		if t.Idle.GetDefer() != nil {
-			return later
-		}
-		return allow
-	case *ahpv1.Decision_IntentDetection:
-		if t.IntentDetection.GetBlock() != nil {
-			return deny
-		}
-		return allow
-	case *ahpv1.Decision_ContextPerception:
-		switch {
-		case t.ContextPerception.GetBlock() != nil:
-			return deny
-		case t.ContextPerception.GetRefine() != nil:
-			return modify
-		}
-		return allow
-	case *ahpv1.Decision_MemoryRecall:
-		if t.MemoryRecall.GetBlock() != nil {
-			return deny
-		}
-		return allow
-	case *ahpv1.Decision_Planning:
-		switch {
-		case t.Planning.GetBlock() != nil:
-			return deny
-		case t.Planning.GetModify() != nil:
-			return modify
-		}
-		return allow
-	case *ahpv1.Decision_Reasoning:
-		if t.Reasoning.GetBlock() != nil {
-			return deny
-		}
-		return allow
-	case *ahpv1.Decision_RateLimit:
-		if t.RateLimit.GetSkip() != nil {
-			return deny
-		}
-		return later
-	case *ahpv1.Decision_Confirmation:
-		switch {
-		case t.Confirmation.GetApprove() != nil:
-			return allow
-		case t.Confirmation.GetReject() != nil:
-			return deny
-		}
-		return escalate
+	m := d.ProtoReflect()
+	f := m.WhichOneof(m.Descriptor().Oneofs().ByName("typed"))
+	if f == nil {
+		return ahpv1.Verdict_VERDICT_UNSPECIFIED
 	}
-	return ahpv1.Verdict_VERDICT_UNSPECIFIED
+	m = m.Get(f).Message()
+	f = m.WhichOneof(m.Descriptor().Oneofs().ByName("decision"))
+	if f == nil {
+		return ahpv1.Verdict_VERDICT_UNSPECIFIED
+	}
+	return variantVerdicts[f.Name()]
 }
 
-// metadataSlot points at the metadata field of the variant in d, or is nil when the variant has
-// none (idle, intent allow, refine, planning modify, queue, skip, every confirmation variant).
-func metadataSlot(d *ahpv1.Decision) **structpb.Struct {
-	var b *ahpv1.TypedBlock
-	switch t := d.GetTyped().(type) {
-	case *ahpv1.Decision_IntentDetection:
-		b = t.IntentDetection.GetBlock()
-	case *ahpv1.Decision_ContextPerception:
-		if a := t.ContextPerception.GetAllow(); a != nil {
-			return &a.Metadata
-		}
-		b = t.ContextPerception.GetBlock()
-	case *ahpv1.Decision_MemoryRecall:
-		if a := t.MemoryRecall.GetAllow(); a != nil {
-			return &a.Metadata
-		}
-		b = t.MemoryRecall.GetBlock()
-	case *ahpv1.Decision_Planning:
-		if a := t.Planning.GetAllow(); a != nil {
-			return &a.Metadata
-		}
-		b = t.Planning.GetBlock()
-	case *ahpv1.Decision_Reasoning:
-		if a := t.Reasoning.GetAllow(); a != nil {
-			return &a.Metadata
-		}
-		b = t.Reasoning.GetBlock()
-	case *ahpv1.Decision_RateLimit:
-		if r := t.RateLimit.GetRetry(); r != nil {
-			return &r.Metadata
-		}
-	}
-	if b != nil {
-		return &b.Metadata
-	}
-	return nil
-}
-
-// setMetadata sets one metadata key on the variant in d, if it has metadata.
+// setMetadata sets one metadata key on the variant in d, if the variant has a metadata field
+// (idle, intent allow, refine, planning modify, queue, skip and every confirmation variant have
+// none). Every typed decision is a oneof "typed" of messages with a oneof "decision" of variants,
+// so one walk serves the eight types.
 func setMetadata(d *ahpv1.Decision, key string, v *structpb.Value) {
-	slot := metadataSlot(d)
-	if slot == nil {
+	variant, ok := populated(d.ProtoReflect(), "typed")
+	if ok {
+		variant, ok = populated(variant, "decision")
+	}
+	if !ok {
 		return
 	}
-	if *slot == nil {
-		*slot = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	f := variant.Descriptor().Fields().ByName("metadata")
+	if f == nil {
+		return
 	}
-	if (*slot).Fields == nil {
-		(*slot).Fields = map[string]*structpb.Value{}
+	md := variant.Mutable(f).Message().Interface().(*structpb.Struct)
+	if md.Fields == nil {
+		md.Fields = map[string]*structpb.Value{}
 	}
-	(*slot).Fields[key] = v
+	md.Fields[key] = v
+}
+
+// populated returns the message set in m's oneof of that name; ok is false when none is set.
+func populated(m protoreflect.Message, oneof protoreflect.Name) (_ protoreflect.Message, ok bool) {
+	f := m.WhichOneof(m.Descriptor().Oneofs().ByName(oneof))
+	if f == nil || !m.Get(f).Message().IsValid() {
+		return nil, false
+	}
+	return m.Mutable(f).Message(), true
 }
 
 // annotate records the rule and notes of tr in the decision's metadata.

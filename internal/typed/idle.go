@@ -13,8 +13,7 @@ import (
 var idleKind = &kind{
 	name:    "idle",
 	actions: []string{"allow", "defer"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetIdle() != nil },
-	refuse:  func(d *ahpv1.Decision, reason string) { setIdleDefer(d, reason) },
+	refuse:  setIdleDefer,
 	later: func(d *ahpv1.Decision, _ *input, g generic) {
 		setIdleDefer(d, withDetail("deferred by policy", g.reason)+retrySuffix(g.retryAfterMs))
 	},

@@ -13,7 +13,6 @@ import (
 var intentKind = &kind{
 	name:    "intent_detection",
 	actions: []string{"allow", "block"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetIntentDetection() != nil },
 	refuse:  setIntentBlock,
 	decide:  decideIntent,
 }

@@ -13,13 +13,8 @@ import (
 var memoryKind = &kind{
 	name:    "memory_recall",
 	actions: []string{"allow", "block"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetMemoryRecall() != nil },
-	refuse: func(d *ahpv1.Decision, reason string) {
-		setMemory(d, &ahpv1.MemoryRecallDecision{
-			Decision: &ahpv1.MemoryRecallDecision_Block{Block: block(reason)},
-		})
-	},
-	decide: decideMemory,
+	refuse:  setMemoryBlock,
+	decide:  decideMemory,
 }
 
 // HitsKey is the memory_recall metadata key holding the number of facts returned, as the
@@ -34,9 +29,7 @@ const HitsKey = "hits"
 // allow with no facts.
 func decideMemory(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace {
 	if action(ta) == "block" {
-		setMemory(d, &ahpv1.MemoryRecallDecision{
-			Decision: &ahpv1.MemoryRecallDecision_Block{Block: block(reasonOf(ta, "blocked"))},
-		})
+		setMemoryBlock(d, reasonOf(ta, "blocked"))
 		return trace{ruleID: ta.RuleID}
 	}
 	p := in.ev.GetMemoryRecall()
@@ -98,4 +91,8 @@ func recallCandidates(v *policy.SessionView) []*ahpv1.Fact {
 
 func setMemory(d *ahpv1.Decision, m *ahpv1.MemoryRecallDecision) {
 	d.Typed = &ahpv1.Decision_MemoryRecall{MemoryRecall: m}
+}
+
+func setMemoryBlock(d *ahpv1.Decision, reason string) {
+	setMemory(d, &ahpv1.MemoryRecallDecision{Decision: &ahpv1.MemoryRecallDecision_Block{Block: block(reason)}})
 }

@@ -15,13 +15,8 @@ import (
 var perceptionKind = &kind{
 	name:    "context_perception",
 	actions: []string{"allow", "block", "refine"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetContextPerception() != nil },
-	refuse: func(d *ahpv1.Decision, reason string) {
-		setPerception(d, &ahpv1.ContextPerceptionDecision{
-			Decision: &ahpv1.ContextPerceptionDecision_Block{Block: block(reason)},
-		})
-	},
-	decide: decidePerception,
+	refuse:  setPerceptionBlock,
+	decide:  decidePerception,
 }
 
 // policySource is the Fact.source of facts a policy injects.
@@ -34,9 +29,7 @@ func decidePerception(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trac
 	p := in.ev.GetContextPerception()
 	switch action(ta) {
 	case "block":
-		setPerception(d, &ahpv1.ContextPerceptionDecision{
-			Decision: &ahpv1.ContextPerceptionDecision_Block{Block: block(reasonOf(ta, "blocked"))},
-		})
+		setPerceptionBlock(d, reasonOf(ta, "blocked"))
 		return trace{ruleID: ta.RuleID}
 	case "refine":
 		setPerception(d, refine(p, in, ta))
@@ -60,6 +53,10 @@ func decidePerception(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trac
 
 func setPerception(d *ahpv1.Decision, c *ahpv1.ContextPerceptionDecision) {
 	d.Typed = &ahpv1.Decision_ContextPerception{ContextPerception: c}
+}
+
+func setPerceptionBlock(d *ahpv1.Decision, reason string) {
+	setPerception(d, &ahpv1.ContextPerceptionDecision{Decision: &ahpv1.ContextPerceptionDecision_Block{Block: block(reason)}})
 }
 
 // isBroad reports a target too broad to answer: a location whose path is a broad path or the

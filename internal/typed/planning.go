@@ -14,13 +14,8 @@ import (
 var planningKind = &kind{
 	name:    "planning",
 	actions: []string{"allow", "block", "modify"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetPlanning() != nil },
-	refuse: func(d *ahpv1.Decision, reason string) {
-		setPlanning(d, &ahpv1.PlanningDecision{
-			Decision: &ahpv1.PlanningDecision_Block{Block: block(reason)},
-		})
-	},
-	decide: decidePlanning,
+	refuse:  setPlanningBlock,
+	decide:  decidePlanning,
 }
 
 // decidePlanning: a rule's block wins, and so does its modify when it names the new task. A rule's
@@ -32,9 +27,7 @@ func decidePlanning(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace 
 	var tr trace
 	switch action(ta) {
 	case "block":
-		setPlanning(d, &ahpv1.PlanningDecision{
-			Decision: &ahpv1.PlanningDecision_Block{Block: block(reasonOf(ta, "blocked"))},
-		})
+		setPlanningBlock(d, reasonOf(ta, "blocked"))
 		return trace{ruleID: ta.RuleID}
 	case "modify":
 		if ta.Task != "" {
@@ -137,4 +130,8 @@ func planningTemplate(s *ahpv1.PlanningStrategy, task string) *structpb.Value {
 
 func setPlanning(d *ahpv1.Decision, p *ahpv1.PlanningDecision) {
 	d.Typed = &ahpv1.Decision_Planning{Planning: p}
+}
+
+func setPlanningBlock(d *ahpv1.Decision, reason string) {
+	setPlanning(d, &ahpv1.PlanningDecision{Decision: &ahpv1.PlanningDecision_Block{Block: block(reason)}})
 }

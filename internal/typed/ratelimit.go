@@ -13,7 +13,6 @@ import (
 var rateLimitKind = &kind{
 	name:    "rate_limit",
 	actions: []string{"retry", "queue", "skip"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetRateLimit() != nil },
 	refuse:  setSkip,
 	later: func(d *ahpv1.Decision, in *input, g generic) {
 		ms := g.retryAfterMs

@@ -9,13 +9,8 @@ import (
 var reasoningKind = &kind{
 	name:    "reasoning",
 	actions: []string{"allow", "block"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetReasoning() != nil },
-	refuse: func(d *ahpv1.Decision, reason string) {
-		setReasoning(d, &ahpv1.ReasoningDecision{
-			Decision: &ahpv1.ReasoningDecision_Block{Block: block(reason)},
-		})
-	},
-	decide: decideReasoning,
+	refuse:  setReasoningBlock,
+	decide:  decideReasoning,
 }
 
 // reasoningHints give one working rule per built-in reasoning type.
@@ -31,9 +26,7 @@ var reasoningHints = map[ahpv1.ReasoningKind]string{
 // hints field is left out. The agent's own hints are not echoed back.
 func decideReasoning(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace {
 	if action(ta) == "block" {
-		setReasoning(d, &ahpv1.ReasoningDecision{
-			Decision: &ahpv1.ReasoningDecision_Block{Block: block(reasonOf(ta, "blocked"))},
-		})
+		setReasoningBlock(d, reasonOf(ta, "blocked"))
 		return trace{ruleID: ta.RuleID}
 	}
 	hints := appendUnique(nil, in.s.Reasoning.Hints...)
@@ -55,4 +48,8 @@ func decideReasoning(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace
 
 func setReasoning(d *ahpv1.Decision, r *ahpv1.ReasoningDecision) {
 	d.Typed = &ahpv1.Decision_Reasoning{Reasoning: r}
+}
+
+func setReasoningBlock(d *ahpv1.Decision, reason string) {
+	setReasoning(d, &ahpv1.ReasoningDecision{Decision: &ahpv1.ReasoningDecision_Block{Block: block(reason)}})
 }
