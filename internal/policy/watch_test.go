@@ -84,7 +84,8 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-func startWatcher(t *testing.T, content string) (*policy.Watcher, *recorder, string) {
+// newWatcher writes content to a fresh policy file and returns a Watcher of it (not running).
+func newWatcher(t *testing.T, content string) (*policy.Watcher, *recorder, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	writeFile(t, path, content)
@@ -93,6 +94,13 @@ func startWatcher(t *testing.T, content string) (*policy.Watcher, *recorder, str
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w, rec, path
+}
+
+// startWatcher is newWatcher with Run going until the test ends.
+func startWatcher(t *testing.T, content string) (*policy.Watcher, *recorder, string) {
+	t.Helper()
+	w, rec, path := newWatcher(t, content)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()
@@ -169,13 +177,7 @@ func TestWatcherReportsAPersistentProblemOnce(t *testing.T) {
 
 func TestReloadIgnoresRewritesWithTheSameContent(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, path, policyDeny)
-	rec := newRecorder()
-	w, err := policy.NewWatcher(path, rec.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, rec, path := newWatcher(t, policyDeny)
 	old := w.Policy()
 	writeFile(t, path, policyDeny)
 	if err := w.Reload(); err != nil {
@@ -191,16 +193,14 @@ func TestReloadIgnoresRewritesWithTheSameContent(t *testing.T) {
 
 func TestForcedReloadReturnsTheError(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, path, policyDeny)
-	rec := newRecorder()
-	w, err := policy.NewWatcher(path, rec.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, rec, path := newWatcher(t, policyDeny)
 	writeFile(t, path, policyBad)
-	if err := w.Reload(); err == nil || !strings.Contains(err.Error(), "undeclared reference") {
-		t.Errorf("Reload() = %v", err)
+	err := w.Reload()
+	if err == nil {
+		t.Fatal("Reload() of a broken file = nil")
+	}
+	if !strings.Contains(err.Error(), "undeclared reference") {
+		t.Errorf("Reload() = %v, want the compile error", err)
 	}
 	if len(rec.errs) != 1 {
 		t.Errorf("OnError called %d times, want 1", len(rec.errs))
