@@ -56,8 +56,14 @@ func Decide(d *ahpv1.Decision, ev *ahpv1.Event, res policy.Result, view *policy.
 	if k.fromPolicy(d, in, strongest(res)) {
 		return nil
 	}
-	ta, note := k.accept(res.Typed)
-	tr := k.decide(d, in, ta)
+	ta, note := k.accept(ev.GetType(), res.Typed)
+	var tr trace
+	if verb, ok := refusalVerbs[action(ta)]; ok {
+		k.refuse(d, reasonOf(ta, verb))
+		tr.ruleID = ta.RuleID
+	} else {
+		tr = k.decide(d, in, ta)
+	}
 	if note != "" {
 		tr.notes = append([]string{note}, tr.notes...)
 	}
@@ -73,14 +79,9 @@ func IsTyped(t ahpv1.EventType) bool {
 }
 
 // Actions lists the rule actions (policy.TypedAnswer.Action) event type t accepts, in the order of
-// its decision variants; nil when t is not typed. A policy compiler can use it to reject a rule
-// whose typed answer could never apply.
-func Actions(t ahpv1.EventType) []string {
-	if k, ok := kinds[t]; ok {
-		return slices.Clone(k.actions)
-	}
-	return nil
-}
+// its decision variants; nil when t is not typed. They are policy.TypedActions: the actions the
+// policy compiler lets a typed rule give.
+func Actions(t ahpv1.EventType) []string { return policy.TypedActions(t) }
 
 // input is what the deciders read; s has defaults applied and view is never nil.
 type input struct {
@@ -100,8 +101,6 @@ type trace struct {
 type kind struct {
 	// name is the wire name of the type, also the field name of its payload and decision.
 	name string
-	// actions are the rule actions the type accepts.
-	actions []string
 	// refuse answers with the type's refusal variant.
 	refuse func(d *ahpv1.Decision, reason string)
 	// escalate hands the decision to a human; nil when the type cannot.
@@ -147,15 +146,24 @@ func (k *kind) carried(ev *ahpv1.Event) bool {
 	return f != nil && m.Get(f).Message().IsValid()
 }
 
-// accept returns the rule's typed answer if the type accepts its action, else nil and a note.
+// accept returns the rule's typed answer if event type t accepts its action, else nil and a note.
 // An empty action is accepted: it means "the built-in behaviour, with the answer's fields".
-func (k *kind) accept(ta *policy.TypedAnswer) (*policy.TypedAnswer, string) {
-	if ta == nil || ta.Action == "" || slices.Contains(k.actions, ta.Action) {
+func (k *kind) accept(t ahpv1.EventType, ta *policy.TypedAnswer) (*policy.TypedAnswer, string) {
+	if ta == nil || ta.Action == "" {
+		return ta, ""
+	}
+	actions := policy.TypedActions(t)
+	if slices.Contains(actions, ta.Action) {
 		return ta, ""
 	}
 	return nil, fmt.Sprintf("ignored typed answer %q of rule %s: %s answers %s",
-		ta.Action, ta.RuleID, k.name, strings.Join(k.actions, ", "))
+		ta.Action, ta.RuleID, k.name, strings.Join(actions, ", "))
 }
+
+// refusalVerbs are the actions that ask for an event type's refusal (block for five types,
+// reject for confirmation, skip for rate_limit), with the verb of the reason a rule gives none.
+// A rule's refusal always wins, so Decide applies it before the type's decider runs.
+var refusalVerbs = map[string]string{"block": "blocked", "reject": "rejected", "skip": "skipped"}
 
 // action is the rule's action, "" when there is no answer.
 func action(ta *policy.TypedAnswer) string {

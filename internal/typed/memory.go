@@ -11,27 +11,22 @@ import (
 
 // memoryKind answers memory_recall: allow{injected_facts, metadata?} or block.
 var memoryKind = &kind{
-	name:    "memory_recall",
-	actions: []string{"allow", "block"},
-	refuse:  setMemoryBlock,
-	decide:  decideMemory,
+	name:   "memory_recall",
+	refuse: setMemoryBlock,
+	decide: decideMemory,
 }
 
 // HitsKey is the memory_recall metadata key holding the number of facts returned, as the
 // reference example does ({"hits": 1}).
 const HitsKey = "hits"
 
-// decideMemory: a rule's block wins. Otherwise the answer is the rule's facts (source "policy",
-// confidence 1) followed by the session and agent facts most relevant to the query (see Rank),
-// each with its relevance as confidence, k in all, where k is the smaller of the payload's
+// decideMemory (a rule's block is applied by Decide): the answer is the rule's facts (source
+// "policy", confidence 1) followed by the session and agent facts most relevant to the query (see
+// Rank), each with its relevance as confidence, k in all, where k is the smaller of the payload's
 // max_results and Settings.Memory.MaxResults (default 20); max_results 0 means "no limit of its
 // own". A fact known both to the session and to the agent counts once. Nothing relevant is an
 // allow with no facts.
 func decideMemory(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace {
-	if action(ta) == "block" {
-		setMemoryBlock(d, reasonOf(ta, "blocked"))
-		return trace{ruleID: ta.RuleID}
-	}
 	p := in.ev.GetMemoryRecall()
 	k := in.s.Memory.MaxResults
 	if m := p.GetMaxResults(); m > 0 && m < uint64(k) {

@@ -13,24 +13,20 @@ import (
 // perceptionKind answers context_perception: allow{injected_context, metadata?}, block or
 // refine{refined_intent, refined_target, scope_hints}.
 var perceptionKind = &kind{
-	name:    "context_perception",
-	actions: []string{"allow", "block", "refine"},
-	refuse:  setPerceptionBlock,
-	decide:  decidePerception,
+	name:   "context_perception",
+	refuse: setPerceptionBlock,
+	decide: decidePerception,
 }
 
 // policySource is the Fact.source of facts a policy injects.
 const policySource = "policy"
 
-// decidePerception: a rule's block, refine or allow wins (an allow injects context even for a
-// broad target). Built in, a target too broad to answer is refined; anything else is allowed with
-// context from session memory and the policy.
+// decidePerception (a rule's block is applied by Decide): a rule's refine or allow wins (an allow
+// injects context even for a broad target). Built in, a target too broad to answer is refined;
+// anything else is allowed with context from session memory and the policy.
 func decidePerception(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace {
 	p := in.ev.GetContextPerception()
 	switch action(ta) {
-	case "block":
-		setPerceptionBlock(d, reasonOf(ta, "blocked"))
-		return trace{ruleID: ta.RuleID}
 	case "refine":
 		setPerception(d, refine(p, in, ta))
 		return trace{ruleID: ta.RuleID}

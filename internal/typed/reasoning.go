@@ -7,10 +7,9 @@ import (
 
 // reasoningKind answers reasoning: allow{hints?, metadata?} or block.
 var reasoningKind = &kind{
-	name:    "reasoning",
-	actions: []string{"allow", "block"},
-	refuse:  setReasoningBlock,
-	decide:  decideReasoning,
+	name:   "reasoning",
+	refuse: setReasoningBlock,
+	decide: decideReasoning,
 }
 
 // reasoningHints give one working rule per built-in reasoning type.
@@ -21,14 +20,10 @@ var reasoningHints = map[ahpv1.ReasoningKind]string{
 	ahpv1.ReasoningKind_REASONING_KIND_REFLEXION:        "after each attempt, write down what went wrong before retrying",
 }
 
-// decideReasoning: a rule's block wins. Otherwise allow with Settings.Reasoning.Hints, then the
-// rule's hints, then the built-in hint for the reasoning type, each once; with no hint at all the
-// hints field is left out. The agent's own hints are not echoed back.
+// decideReasoning (a rule's block is applied by Decide): allow with Settings.Reasoning.Hints, then
+// the rule's hints, then the built-in hint for the reasoning type, each once; with no hint at all
+// the hints field is left out. The agent's own hints are not echoed back.
 func decideReasoning(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace {
-	if action(ta) == "block" {
-		setReasoningBlock(d, reasonOf(ta, "blocked"))
-		return trace{ruleID: ta.RuleID}
-	}
 	hints := appendUnique(nil, in.s.Reasoning.Hints...)
 	var tr trace
 	if ta != nil {
