@@ -195,56 +195,18 @@ type generic struct {
 	retryAfterMs uint64
 }
 
-// severity orders verdicts as policy.Result.Verdict does: deny > ask/escalate > defer > modify >
-// allow.
-func severity(v ahpv1.Verdict) int {
-	switch v {
-	case ahpv1.Verdict_VERDICT_DENY:
-		return 4
-	case ahpv1.Verdict_VERDICT_ASK, ahpv1.Verdict_VERDICT_ESCALATE:
-		return 3
-	case ahpv1.Verdict_VERDICT_DEFER:
-		return 2
-	case ahpv1.Verdict_VERDICT_MODIFY:
-		return 1
-	case ahpv1.Verdict_VERDICT_ALLOW:
-		return 0
-	}
-	return -1
-}
-
 // strongest combines Result.Verdict with the effects. An effect stronger than the summary wins,
 // so a deny effect is never lost to an inconsistent summary (fail closed).
 func strongest(res policy.Result) generic {
 	g := generic{verdict: res.Verdict}
 	for _, e := range res.Effects {
-		v := effectVerdict(e)
-		s, gs := severity(v), severity(g.verdict)
+		v := policy.EffectVerdict(e)
+		s, gs := policy.VerdictRank(v), policy.VerdictRank(g.verdict)
 		if s > gs || (s == gs && s >= 0 && g.effect == nil) {
 			g = describe(e, v)
 		}
 	}
 	return g
-}
-
-// effectVerdict is the verdict an effect stands for; unspecified for messages and the Hooks draft
-// effects, which have no meaning for typed events.
-func effectVerdict(e *ahpv1.Effect) ahpv1.Verdict {
-	switch e.GetEffect().(type) {
-	case *ahpv1.Effect_Deny:
-		return ahpv1.Verdict_VERDICT_DENY
-	case *ahpv1.Effect_Ask:
-		return ahpv1.Verdict_VERDICT_ASK
-	case *ahpv1.Effect_Escalate:
-		return ahpv1.Verdict_VERDICT_ESCALATE
-	case *ahpv1.Effect_Defer:
-		return ahpv1.Verdict_VERDICT_DEFER
-	case *ahpv1.Effect_Modify:
-		return ahpv1.Verdict_VERDICT_MODIFY
-	case *ahpv1.Effect_Allow:
-		return ahpv1.Verdict_VERDICT_ALLOW
-	}
-	return ahpv1.Verdict_VERDICT_UNSPECIFIED
 }
 
 func describe(e *ahpv1.Effect, v ahpv1.Verdict) generic {
