@@ -132,6 +132,11 @@ type Config struct {
 
 	// openFile opens the active file for appending; tests replace it.
 	openFile func(path string) (file, error)
+	// tickEvery starts the clock of FsyncInterval; tests replace it to tick by hand.
+	tickEvery func(time.Duration) (ticks <-chan time.Time, stop func())
+	// changed, when set, is called by the writer after each change of its failure state, so
+	// tests can wait for a state instead of polling for it.
+	changed func()
 }
 
 // file is what the writer needs of the active file.
@@ -144,6 +149,11 @@ type file interface {
 
 func openAppend(path string) (file, error) {
 	return os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+}
+
+func newTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 // Head is a point in the chain: a record's seq and hash. Publishing the head now and then (a log
@@ -296,6 +306,9 @@ func withDefaults(cfg Config) (Config, string, error) {
 	if cfg.openFile == nil {
 		cfg.openFile = openAppend
 	}
+	if cfg.tickEvery == nil {
+		cfg.tickEvery = newTicker
+	}
 	return cfg, path, nil
 }
 
@@ -355,27 +368,23 @@ func (l *Log) AppendWait(ctx context.Context, rec Record) error {
 	if err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	if err := l.enqueue(ctx, request{body: body, done: done}); err != nil {
-		return err
-	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return l.enqueueWait(ctx, request{body: body})
 }
 
 // Flush waits until every record accepted before it is written and synced, whatever the fsync
 // mode.
 func (l *Log) Flush(ctx context.Context) error {
-	done := make(chan error, 1)
-	if err := l.enqueue(ctx, request{flush: true, done: done}); err != nil {
+	return l.enqueueWait(ctx, request{flush: true})
+}
+
+// enqueueWait queues req and waits for the writer's answer or the end of ctx.
+func (l *Log) enqueueWait(ctx context.Context, req request) error {
+	req.done = make(chan error, 1)
+	if err := l.enqueue(ctx, req); err != nil {
 		return err
 	}
 	select {
-	case err := <-done:
+	case err := <-req.done:
 		return err
 	case <-ctx.Done():
 		return ctx.Err()

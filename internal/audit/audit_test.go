@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,13 +235,7 @@ func TestResumeContinuesTheChain(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	for round := range 3 {
-		l := open(t, audit.Config{Dir: dir, MaxBytes: 3 << 10})
-		for i := range 15 {
-			if err := l.Append(record(round*15 + i)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		closeLog(t, l)
+		l := appendRecords(t, audit.Config{Dir: dir, MaxBytes: 3 << 10}, round*15, (round+1)*15)
 		if h := l.Head(); h.Seq != uint64(round+1)*15 {
 			t.Errorf("round %d: head %+v", round, h)
 		}
@@ -255,21 +250,18 @@ func TestResumeAfterCrashDuringRotation(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, audit.DefaultFileName)
-	l := open(t, audit.Config{Dir: dir})
-	for i := range 5 {
-		_ = l.Append(record(i))
-	}
-	closeLog(t, l)
+	appendRecords(t, audit.Config{Dir: dir}, 0, 5)
 	// The crash happened after the rename and before the new active file was created.
 	if err := os.Rename(path, path+".000001"); err != nil {
 		t.Fatal(err)
 	}
-	l = open(t, audit.Config{Dir: dir})
-	_ = l.Append(record(5))
-	closeLog(t, l)
+	appendRecords(t, audit.Config{Dir: dir}, 5, 6)
 	files, _ := audit.Files(path)
-	if rep := mustVerify(t, files...); rep.Records != 6 || len(files) != 2 {
-		t.Errorf("records %d in %v", rep.Records, files)
+	if len(files) != 2 {
+		t.Errorf("files %v, want the rotated one and a new active one", files)
+	}
+	if rep := mustVerify(t, files...); rep.Records != 6 {
+		t.Errorf("records = %d, want 6", rep.Records)
 	}
 }
 
@@ -277,11 +269,7 @@ func TestHalfWrittenTailIsCut(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, audit.DefaultFileName)
-	l := open(t, audit.Config{Dir: dir})
-	for i := range 5 {
-		_ = l.Append(record(i))
-	}
-	closeLog(t, l)
+	appendRecords(t, audit.Config{Dir: dir}, 0, 5)
 	whole, _ := os.ReadFile(path)
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	_, _ = f.WriteString(`{"seq":6,"time":"2026-11-29T10:00:01.000000000Z","kind":"deci`)
@@ -289,12 +277,21 @@ func TestHalfWrittenTailIsCut(t *testing.T) {
 
 	// Before a restart, Verify points at the cut line.
 	rep, err := audit.Verify(path)
-	if err != nil || rep.OK() || rep.Failure.Line != 6 || rep.Failure.Check != audit.CheckIncomplete || rep.Records != 5 {
-		t.Fatalf("Verify = %+v, %v", rep.Failure, err)
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if rep.OK() {
+		t.Fatal("Verify passed a log with a half-written line")
+	}
+	if rep.Failure.Line != 6 || rep.Failure.Check != audit.CheckIncomplete {
+		t.Errorf("Verify failure %+v, want line 6, %s", rep.Failure, audit.CheckIncomplete)
+	}
+	if rep.Records != 5 {
+		t.Errorf("Verify records = %d, want 5", rep.Records)
 	}
 
 	var logs bytes.Buffer
-	l = open(t, audit.Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	l := open(t, audit.Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if !strings.Contains(logs.String(), "half-written") {
 		t.Errorf("no warning: %s", logs.String())
 	}
@@ -312,16 +309,10 @@ func TestTailMissingOnlyItsNewlineIsKept(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, audit.DefaultFileName)
-	l := open(t, audit.Config{Dir: dir})
-	for i := range 3 {
-		_ = l.Append(record(i))
-	}
-	closeLog(t, l)
+	appendRecords(t, audit.Config{Dir: dir}, 0, 3)
 	b, _ := os.ReadFile(path)
 	_ = os.WriteFile(path, bytes.TrimSuffix(b, []byte("\n")), 0o600)
-	l = open(t, audit.Config{Dir: dir})
-	_ = l.Append(record(3))
-	closeLog(t, l)
+	appendRecords(t, audit.Config{Dir: dir}, 3, 4)
 	if rep := mustVerify(t, path); rep.Records != 4 {
 		t.Errorf("records = %d", rep.Records)
 	}
@@ -364,7 +355,7 @@ func TestWriteFailureIsExplicitAndRecovers(t *testing.T) {
 	for _, mode := range []string{"nothing written", "half written", "all written, truncate fails"} {
 		dir := t.TempDir()
 		fl := &faults{}
-		cfg := withFaults(audit.Config{Dir: dir, Required: true, RetryInterval: 5 * time.Millisecond}, fl)
+		cfg, changed := audit.WithStateSignal(withFaults(audit.Config{Dir: dir, Required: true, RetryInterval: 5 * time.Millisecond}, fl))
 		l := open(t, cfg)
 		if !l.Required() {
 			t.Fatal("Required() = false")
@@ -386,17 +377,24 @@ func TestWriteFailureIsExplicitAndRecovers(t *testing.T) {
 		if err := l.Append(record(3)); err == nil { // accepted, then the write fails
 			accepted++
 		}
-		eventually(t, "the writer to report failure", func() bool { return l.Err() != nil })
+		waitUntil(t, changed, "the writer to report failure", func() bool { return l.Err() != nil })
 		err := l.Append(record(accepted))
 		if !errors.Is(err, audit.ErrUnavailable) || !strings.Contains(err.Error(), "no space left") {
 			t.Fatalf("Append while failing = %v, want ErrUnavailable with its cause", err)
 		}
-		if st := l.Stats(); !st.Failing || st.WriteErrors == 0 || st.Rejected == 0 {
-			t.Errorf("stats while failing %+v", st)
+		st := l.Stats()
+		if !st.Failing {
+			t.Errorf("stats while failing: Failing = false (%+v)", st)
+		}
+		if st.WriteErrors == 0 {
+			t.Errorf("stats while failing: WriteErrors = 0 (%+v)", st)
+		}
+		if st.Rejected == 0 {
+			t.Errorf("stats while failing: Rejected = 0 (%+v)", st)
 		}
 
 		fl.failWrites.Store(false)
-		eventually(t, "recovery", func() bool { return l.Err() == nil })
+		waitUntil(t, changed, "recovery", func() bool { return l.Err() == nil })
 		if err := l.Append(record(accepted)); err != nil {
 			t.Fatalf("Append after recovery: %v", err)
 		}
@@ -406,8 +404,11 @@ func TestWriteFailureIsExplicitAndRecovers(t *testing.T) {
 		if rep := mustVerify(t, path); rep.Records != accepted {
 			t.Errorf("%s: %d records written, %d accepted", mode, rep.Records, accepted)
 		}
-		if st := l.Stats(); st.Dropped != 0 || st.Written != uint64(accepted) {
-			t.Errorf("stats %+v", st)
+		if st := l.Stats(); st.Dropped != 0 {
+			t.Errorf("%s: Dropped = %d, want 0", mode, st.Dropped)
+		}
+		if st := l.Stats(); st.Written != uint64(accepted) {
+			t.Errorf("%s: Written = %d, want %d", mode, st.Written, accepted)
 		}
 	}
 }
@@ -416,13 +417,21 @@ func TestReopenAfterOpenFailure(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	fl := &faults{}
-	l := open(t, withFaults(audit.Config{Dir: dir, MaxBytes: 1 << 10, RetryInterval: 5 * time.Millisecond}, fl))
+	cfg, changed := audit.WithStateSignal(withFaults(audit.Config{Dir: dir, MaxBytes: 1 << 10, RetryInterval: 5 * time.Millisecond}, fl))
+	l := open(t, cfg)
 	fl.mu.Lock()
 	fl.openFailures = 3 // the new file after each rotation fails to open a few times
 	fl.mu.Unlock()
 	for i := range 40 {
-		for l.Append(record(i)) != nil {
-			time.Sleep(time.Millisecond)
+		for {
+			err := l.Append(record(i))
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, audit.ErrUnavailable) {
+				t.Fatalf("Append %d = %v, want nil or ErrUnavailable", i, err)
+			}
+			waitUntil(t, changed, "recovery", func() bool { return l.Err() == nil })
 		}
 	}
 	closeLog(t, l)
@@ -500,10 +509,12 @@ func TestCloseWithConcurrentAppendsNeverLosesAnAcceptedRecord(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	l := open(t, audit.Config{Dir: dir, QueueSize: 16})
+	const beforeClose = 100 // accepted records, several queues' worth, before Close starts
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		accepted int
+		busy     = make(chan struct{}) // closed when beforeClose records were accepted
 	)
 	for range 4 {
 		wg.Go(func() {
@@ -515,12 +526,15 @@ func TestCloseWithConcurrentAppendsNeverLosesAnAcceptedRecord(t *testing.T) {
 				if err == nil {
 					mu.Lock()
 					accepted++
+					if accepted == beforeClose {
+						close(busy)
+					}
 					mu.Unlock()
 				}
 			}
 		})
 	}
-	time.Sleep(20 * time.Millisecond)
+	<-busy
 	closeLog(t, l)
 	wg.Wait()
 	if n := countLines(t, []string{filepath.Join(dir, audit.DefaultFileName)}); n != accepted {
@@ -593,12 +607,26 @@ func TestFsyncModes(t *testing.T) {
 	t.Run("interval", func(t *testing.T) {
 		t.Parallel()
 		fl := &faults{}
-		l := open(t, withFaults(audit.Config{FsyncInterval: 10 * time.Millisecond}, fl))
+		interval := make(chan time.Duration, 1)
+		ticks := make(chan time.Time)
+		l := open(t, audit.WithTicker(withFaults(audit.Config{FsyncInterval: 10 * time.Millisecond}, fl), func(d time.Duration) <-chan time.Time {
+			interval <- d
+			return ticks
+		}))
 		if err := l.AppendWait(ctx, record(0)); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "an interval sync", func() bool { return fl.syncs.Load() > 0 })
-		time.Sleep(30 * time.Millisecond)
+		if d := <-interval; d != 10*time.Millisecond {
+			t.Errorf("ticker interval %v, want 10ms", d)
+		}
+		if n := fl.syncs.Load(); n != 0 {
+			t.Errorf("%d syncs before the first tick", n)
+		}
+		// A send returns once the writer took the tick, the next one once it has handled it: after
+		// four sends the first three ticks (one after the write, two idle) are handled.
+		for range 4 {
+			ticks <- t0
+		}
 		if n := fl.syncs.Load(); n != 1 {
 			t.Errorf("%d syncs for one write; idle intervals must not sync", n)
 		}
@@ -606,13 +634,19 @@ func TestFsyncModes(t *testing.T) {
 	t.Run("never", func(t *testing.T) {
 		t.Parallel()
 		fl := &faults{}
-		l := open(t, withFaults(audit.Config{Fsync: audit.FsyncNever, FsyncInterval: time.Millisecond}, fl))
+		var ticker atomic.Bool
+		l := open(t, audit.WithTicker(withFaults(audit.Config{Fsync: audit.FsyncNever, FsyncInterval: time.Millisecond}, fl), func(time.Duration) <-chan time.Time {
+			ticker.Store(true)
+			return nil
+		}))
 		for i := range 5 {
 			if err := l.AppendWait(ctx, record(i)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		if ticker.Load() {
+			t.Error("FsyncNever started the interval ticker")
+		}
 		if n := fl.syncs.Load(); n != 0 {
 			t.Errorf("%d syncs under FsyncNever", n)
 		}
@@ -625,7 +659,8 @@ func TestFsyncModes(t *testing.T) {
 		t.Parallel()
 		fl := &faults{}
 		fl.failSyncs.Store(true)
-		l := open(t, withFaults(audit.Config{Fsync: audit.FsyncAlways, RetryInterval: 5 * time.Millisecond}, fl))
+		cfg, changed := audit.WithStateSignal(withFaults(audit.Config{Fsync: audit.FsyncAlways, RetryInterval: 5 * time.Millisecond}, fl))
+		l := open(t, cfg)
 		wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
 		if err := l.AppendWait(wctx, record(0)); !errors.Is(err, context.DeadlineExceeded) {
@@ -635,7 +670,7 @@ func TestFsyncModes(t *testing.T) {
 			t.Errorf("Err() = %v", l.Err())
 		}
 		fl.failSyncs.Store(false)
-		eventually(t, "recovery", func() bool { return l.Err() == nil })
+		waitUntil(t, changed, "recovery", func() bool { return l.Err() == nil })
 	})
 }
 

@@ -26,59 +26,28 @@ func appendBody(dst []byte, rec *Record) ([]byte, error) {
 	e.str("tool_kind", rec.ToolKind, true)
 	e.str("tool_call_id", rec.ToolCallID, true)
 	e.str("verdict", rec.Verdict, true)
-	if len(rec.Effects) > 0 {
-		e.key("effects")
-		e.dst = append(e.dst, '[')
-		for i := range rec.Effects {
-			if i > 0 {
-				e.dst = append(e.dst, ',')
-			}
-			e.dst = appendEffect(e.dst, &rec.Effects[i])
-		}
-		e.dst = append(e.dst, ']')
-	}
-	if len(rec.MatchedRuleIDs) > 0 {
-		e.key("matched_rule_ids")
-		e.dst = append(e.dst, '[')
-		for i, id := range rec.MatchedRuleIDs {
-			if i > 0 {
-				e.dst = append(e.dst, ',')
-			}
-			e.dst = jsonwire.AppendString(e.dst, id)
-		}
-		e.dst = append(e.dst, ']')
-	}
-	if len(rec.DryRun) > 0 {
-		e.key("dry_run")
-		e.dst = append(e.dst, '[')
-		for i := range rec.DryRun {
-			if i > 0 {
-				e.dst = append(e.dst, ',')
-			}
-			d := objectEncoder{dst: append(e.dst, '{')}
-			d.str("rule_id", rec.DryRun[i].RuleID, false)
-			d.key("would_be")
-			d.dst = appendEffect(d.dst, &rec.DryRun[i].WouldBe)
-			e.dst = append(d.dst, '}')
-		}
-		e.dst = append(e.dst, ']')
-	}
-	if len(rec.Fallbacks) > 0 {
-		e.key("fallbacks")
-		e.dst = append(e.dst, '[')
-		for i, fb := range rec.Fallbacks {
-			if i > 0 {
-				e.dst = append(e.dst, ',')
-			}
-			f := objectEncoder{dst: append(e.dst, '{')}
-			f.str("rule_id", fb.RuleID, true)
-			f.str("wanted", fb.Wanted, false)
-			f.str("sent", fb.Sent, true)
-			f.str("reason", fb.Reason, true)
-			e.dst = append(f.dst, '}')
-		}
-		e.dst = append(e.dst, ']')
-	}
+	e.array("effects", len(rec.Effects), func(dst []byte, i int) []byte {
+		return appendEffect(dst, &rec.Effects[i])
+	})
+	e.array("matched_rule_ids", len(rec.MatchedRuleIDs), func(dst []byte, i int) []byte {
+		return jsonwire.AppendString(dst, rec.MatchedRuleIDs[i])
+	})
+	e.array("dry_run", len(rec.DryRun), func(dst []byte, i int) []byte {
+		d := objectEncoder{dst: append(dst, '{')}
+		d.str("rule_id", rec.DryRun[i].RuleID, false)
+		d.key("would_be")
+		d.dst = appendEffect(d.dst, &rec.DryRun[i].WouldBe)
+		return append(d.dst, '}')
+	})
+	e.array("fallbacks", len(rec.Fallbacks), func(dst []byte, i int) []byte {
+		fb := &rec.Fallbacks[i]
+		f := objectEncoder{dst: append(dst, '{')}
+		f.str("rule_id", fb.RuleID, true)
+		f.str("wanted", fb.Wanted, false)
+		f.str("sent", fb.Sent, true)
+		f.str("reason", fb.Reason, true)
+		return append(f.dst, '}')
+	})
 	e.str("typed", rec.Typed, true)
 	e.bool("synthetic", rec.Synthetic)
 	e.bool("replayed", rec.Replayed)
@@ -137,6 +106,22 @@ func (e *objectEncoder) str(k, v string, omitEmpty bool) {
 	}
 	e.key(k)
 	e.dst = jsonwire.AppendString(e.dst, v)
+}
+
+// array writes k with an array of n elements, each appended by elem; nothing when n is 0.
+func (e *objectEncoder) array(k string, n int, elem func(dst []byte, i int) []byte) {
+	if n == 0 {
+		return
+	}
+	e.key(k)
+	e.dst = append(e.dst, '[')
+	for i := range n {
+		if i > 0 {
+			e.dst = append(e.dst, ',')
+		}
+		e.dst = elem(e.dst, i)
+	}
+	e.dst = append(e.dst, ']')
 }
 
 func (e *objectEncoder) bool(k string, v bool) {

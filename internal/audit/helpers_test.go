@@ -81,17 +81,25 @@ func record(i int) audit.Record {
 	return audit.RecordFor(ev, denial(ev.Id, "command not allowed"), t0.Add(time.Duration(i)*time.Millisecond))
 }
 
-// writeLog writes n records to a new log (rotating at maxBytes when > 0) and returns its files.
-func writeLog(t testing.TB, n int, maxBytes int64) []string {
+// appendRecords opens a log with cfg, appends record(from) … record(to-1), closes the log and
+// returns it.
+func appendRecords(t testing.TB, cfg audit.Config, from, to int) *audit.Log {
 	t.Helper()
-	dir := t.TempDir()
-	l := open(t, audit.Config{Dir: dir, MaxBytes: maxBytes})
-	for i := range n {
+	l := open(t, cfg)
+	for i := from; i < to; i++ {
 		if err := l.Append(record(i)); err != nil {
 			t.Fatalf("Append %d: %v", i, err)
 		}
 	}
 	closeLog(t, l)
+	return l
+}
+
+// writeLog writes n records to a new log (rotating at maxBytes when > 0) and returns its files.
+func writeLog(t testing.TB, n int, maxBytes int64) []string {
+	t.Helper()
+	dir := t.TempDir()
+	appendRecords(t, audit.Config{Dir: dir, MaxBytes: maxBytes}, 0, n)
 	files, err := audit.Files(filepath.Join(dir, audit.DefaultFileName))
 	if err != nil {
 		t.Fatal(err)
@@ -226,14 +234,16 @@ func withFaults(cfg audit.Config, fl *faults) audit.Config {
 	})
 }
 
-// eventually polls cond until it holds or 10 s pass.
-func eventually(t testing.TB, what string, cond func() bool) {
+// waitUntil waits until cond holds, checking it again on each signal from changed (see
+// audit.WithStateSignal), for at most 10 s.
+func waitUntil(t testing.TB, changed <-chan struct{}, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	timeout := time.After(10 * time.Second)
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-changed:
+		case <-timeout:
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -43,9 +43,9 @@ func (l *Log) run() {
 	defer close(l.done)
 	var tick <-chan time.Time
 	if l.cfg.Fsync == FsyncInterval {
-		t := time.NewTicker(l.cfg.FsyncInterval)
-		defer t.Stop()
-		tick = t.C
+		ticks, stop := l.cfg.tickEvery(l.cfg.FsyncInterval)
+		defer stop()
+		tick = ticks
 	}
 	batch := make([]request, 0, maxBatch)
 	for open := true; open; {
@@ -352,11 +352,19 @@ func (l *Log) setFailure(err error) {
 	if l.failure.Swap(&wrapped) == nil {
 		l.log.Error("audit log cannot be written; retrying", "error", err, "retry_every", l.cfg.RetryInterval)
 	}
+	l.stateChanged()
 }
 
 func (l *Log) recovered() {
 	if l.failure.Swap(nil) != nil {
 		l.log.Warn("audit log writable again", "seq", l.w.seq)
+		l.stateChanged()
+	}
+}
+
+func (l *Log) stateChanged() {
+	if l.cfg.changed != nil {
+		l.cfg.changed()
 	}
 }
 

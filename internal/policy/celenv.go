@@ -57,19 +57,18 @@ func envOptions() []cel.EnvOption {
 		cel.Function("glob",
 			cel.Overload("glob_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
 				cel.BinaryBinding(globMatch))),
-		cel.Function("path.base",
-			cel.Overload("path_base_string", []*cel.Type{cel.StringType}, cel.StringType,
-				cel.UnaryBinding(stringFunc(path.Base)))),
-		cel.Function("path.dir",
-			cel.Overload("path_dir_string", []*cel.Type{cel.StringType}, cel.StringType,
-				cel.UnaryBinding(stringFunc(path.Dir)))),
-		cel.Function("path.ext",
-			cel.Overload("path_ext_string", []*cel.Type{cel.StringType}, cel.StringType,
-				cel.UnaryBinding(stringFunc(path.Ext)))),
-		cel.Function("path.clean",
-			cel.Overload("path_clean_string", []*cel.Type{cel.StringType}, cel.StringType,
-				cel.UnaryBinding(stringFunc(path.Clean)))),
+		pathFunction("base", path.Base),
+		pathFunction("dir", path.Dir),
+		pathFunction("ext", path.Ext),
+		pathFunction("clean", path.Clean),
 	}
+}
+
+// pathFunction declares the CEL function path.<name>(string) string, overload path_<name>_string.
+func pathFunction(name string, f func(string) string) cel.EnvOption {
+	return cel.Function("path."+name,
+		cel.Overload("path_"+name+"_string", []*cel.Type{cel.StringType}, cel.StringType,
+			cel.UnaryBinding(stringFunc(f))))
 }
 
 // globMatch implements glob(s, pattern) with path.Match semantics, like match.tool_names.

@@ -203,28 +203,51 @@ func (c *combiner) combinedModify() *candidate {
 // VerdictOf summarises effects: deny wins over ask and escalate (the first of those two decides),
 // which win over defer, over modify, over allow. Messages do not count; no effect is ALLOW.
 func VerdictOf(effects []*ahpv1.Effect) ahpv1.Verdict {
-	best, rank := ahpv1.Verdict_VERDICT_ALLOW, 0
+	best := ahpv1.Verdict_VERDICT_ALLOW
 	for _, e := range effects {
-		v, r := ahpv1.Verdict_VERDICT_ALLOW, 0
-		switch e.GetEffect().(type) {
-		case *ahpv1.Effect_Deny:
-			v, r = ahpv1.Verdict_VERDICT_DENY, 5
-		case *ahpv1.Effect_Ask:
-			v, r = ahpv1.Verdict_VERDICT_ASK, 4
-		case *ahpv1.Effect_Escalate:
-			v, r = ahpv1.Verdict_VERDICT_ESCALATE, 4
-		case *ahpv1.Effect_Defer:
-			v, r = ahpv1.Verdict_VERDICT_DEFER, 3
-		case *ahpv1.Effect_Modify:
-			v, r = ahpv1.Verdict_VERDICT_MODIFY, 2
-		case *ahpv1.Effect_Allow:
-			v, r = ahpv1.Verdict_VERDICT_ALLOW, 1
-		}
-		if r > rank {
-			best, rank = v, r
+		if v := EffectVerdict(e); VerdictRank(v) > VerdictRank(best) {
+			best = v
 		}
 	}
 	return best
+}
+
+// VerdictRank orders verdicts as VerdictOf does: deny 4, ask and escalate 3, defer 2, modify 1,
+// allow 0; any other value is -1.
+func VerdictRank(v ahpv1.Verdict) int {
+	switch v {
+	case ahpv1.Verdict_VERDICT_DENY:
+		return 4
+	case ahpv1.Verdict_VERDICT_ASK, ahpv1.Verdict_VERDICT_ESCALATE:
+		return 3
+	case ahpv1.Verdict_VERDICT_DEFER:
+		return 2
+	case ahpv1.Verdict_VERDICT_MODIFY:
+		return 1
+	case ahpv1.Verdict_VERDICT_ALLOW:
+		return 0
+	}
+	return -1
+}
+
+// EffectVerdict is the verdict effect e stands for; unspecified for messages and the Hooks draft
+// effects, which decide nothing.
+func EffectVerdict(e *ahpv1.Effect) ahpv1.Verdict {
+	switch e.GetEffect().(type) {
+	case *ahpv1.Effect_Deny:
+		return ahpv1.Verdict_VERDICT_DENY
+	case *ahpv1.Effect_Ask:
+		return ahpv1.Verdict_VERDICT_ASK
+	case *ahpv1.Effect_Escalate:
+		return ahpv1.Verdict_VERDICT_ESCALATE
+	case *ahpv1.Effect_Defer:
+		return ahpv1.Verdict_VERDICT_DEFER
+	case *ahpv1.Effect_Modify:
+		return ahpv1.Verdict_VERDICT_MODIFY
+	case *ahpv1.Effect_Allow:
+		return ahpv1.Verdict_VERDICT_ALLOW
+	}
+	return ahpv1.Verdict_VERDICT_UNSPECIFIED
 }
 
 // effectName is the policy-file name of an effect kind ("ask").

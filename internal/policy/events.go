@@ -49,6 +49,11 @@ var typedActions = map[ahpv1.EventType][]string{
 	ahpv1.EventType_EVENT_TYPE_CONFIRMATION:       {"escalate", "approve", "reject"},
 }
 
+// TypedActions lists the actions a typed rule may give event type t, in the order of its typed
+// decision's variants; nil when t is not typed. The policy compiler rejects any other action and
+// the typed deciders apply exactly these.
+func TypedActions(t ahpv1.EventType) []string { return slices.Clone(typedActions[t]) }
+
 // isTyped reports whether t is one of the eight Harness typed events.
 func isTyped(t ahpv1.EventType) bool {
 	_, ok := typedActions[t]

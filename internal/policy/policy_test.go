@@ -10,28 +10,6 @@ import (
 	"github.com/ahp-gateway/ahp/internal/policy"
 )
 
-func TestCompileErrorNamesRuleAndPosition(t *testing.T) {
-	t.Parallel()
-	msg := parseErr(t, `version: 1
-rules:
-  - id: deny-x
-    when: 'tool.name == "Bash" && foo'
-    effect: {deny: {reason: x}}
-`)
-	wantContains(t, "error", msg, `test.yaml: line 3: rule "deny-x": when: ERROR: <input>:1:24: undeclared reference to 'foo'`)
-}
-
-func TestWhenMustBeBool(t *testing.T) {
-	t.Parallel()
-	msg := parseErr(t, `version: 1
-rules:
-  - id: not-bool
-    when: 'tool.name + "x"'
-    effect: {deny: {reason: x}}
-`)
-	wantContains(t, "error", msg, `rule "not-bool": when: expression has type string, want bool`)
-}
-
 func TestDynamicWhenIsAcceptedAndCheckedAtRunTime(t *testing.T) {
 	t.Parallel()
 	p := mustParse(t, `version: 1
@@ -74,32 +52,16 @@ func TestParseRejectsUnknownFieldsByName(t *testing.T) {
 	}
 }
 
-func TestParseRejectsDuplicateRuleIDs(t *testing.T) {
-	t.Parallel()
-	msg := parseErr(t, `version: 1
-rules:
-  - id: same
-    effect: {deny: {reason: a}}
-  - id: same
-    effect: {deny: {reason: b}}
-`)
-	wantContains(t, "error", msg, `line 5: rule "same": duplicate id (first defined at line 3)`)
-}
-
-func TestParseRejectsUnknownEventNames(t *testing.T) {
-	t.Parallel()
-	msg := parseErr(t, `version: 1
-rules:
-  - id: a
-    on: [tool.befor]
-    effect: {deny: {reason: x}}
-`)
-	wantContains(t, "error", msg, `rule "a": on: unknown event type "tool.befor"`)
-}
-
 func TestParseValidatesRules(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, rule, want string }{
+		{"compile error names rule and position", "id: deny-x\n    when: 'tool.name == \"Bash\" && foo'\n    effect: {deny: {reason: x}}",
+			`test.yaml: line 3: rule "deny-x": when: ERROR: <input>:1:24: undeclared reference to 'foo'`},
+		{"when must be bool", "id: not-bool\n    when: 'tool.name + \"x\"'\n    effect: {deny: {reason: x}}",
+			`rule "not-bool": when: expression has type string, want bool`},
+		{"duplicate id", "id: same\n    effect: {deny: {reason: a}}\n  - id: same\n    effect: {deny: {reason: b}}",
+			`line 5: rule "same": duplicate id (first defined at line 3)`},
+		{"unknown event name", "id: a\n    on: [tool.befor]\n    effect: {deny: {reason: x}}", `rule "a": on: unknown event type "tool.befor"`},
 		{"id required", "effect: {deny: {reason: x}}", "id is required"},
 		{"id shape", "id: Deny_X\n    effect: {deny: {reason: x}}", "id must match"},
 		{"no effect", "id: a\n    effect: {}", "give exactly one of"},

@@ -28,34 +28,40 @@ var defaultBroadPaths = []string{".", "/", "*", "**"}
 // WithDefaults returns s with every zero field set to its documented default. Slices and maps
 // that are filled in are fresh; the others are shared with s.
 func (s Settings) WithDefaults() Settings {
-	if s.Idle.MinIdleMs == 0 {
-		s.Idle.MinIdleMs = defaultIdleMinMs
-	}
-	if s.Intent.MinConfidence == 0 {
-		s.Intent.MinConfidence = defaultIntentMinConfidence
-	}
-	if s.Context.MaxFacts == 0 {
-		s.Context.MaxFacts = defaultContextMaxFacts
-	}
+	orDefault(&s.Idle.MinIdleMs, defaultIdleMinMs)
+	s.Intent = s.Intent.WithDefaults()
+	orDefault(&s.Context.MaxFacts, defaultContextMaxFacts)
 	if s.Context.BroadPaths == nil {
 		s.Context.BroadPaths = slices.Clone(defaultBroadPaths)
 	}
-	if s.Memory.MaxResults == 0 {
-		s.Memory.MaxResults = defaultMemoryMaxResults
-	}
+	orDefault(&s.Memory.MaxResults, defaultMemoryMaxResults)
 	if len(s.Planning.Preferred) == 0 {
 		s.Planning.Preferred = []string{defaultPlanningStrategy}
 	}
-	if s.RateLimit.Multiplier == 0 {
-		s.RateLimit.Multiplier = defaultRateLimitMultiplier
-	}
-	if s.RateLimit.MaxBackoffMs == 0 {
-		s.RateLimit.MaxBackoffMs = defaultRateLimitMaxBackoffMs
-	}
-	if s.RateLimit.MinBackoffMs == 0 {
-		s.RateLimit.MinBackoffMs = defaultRateLimitMinBackoffMs
-	}
+	s.RateLimit = s.RateLimit.WithDefaults()
 	return s
+}
+
+// WithDefaults returns s with every zero field set to its documented default.
+func (s IntentSettings) WithDefaults() IntentSettings {
+	orDefault(&s.MinConfidence, defaultIntentMinConfidence)
+	return s
+}
+
+// WithDefaults returns s with every zero field set to its documented default.
+func (s RateLimitSettings) WithDefaults() RateLimitSettings {
+	orDefault(&s.Multiplier, defaultRateLimitMultiplier)
+	orDefault(&s.MaxBackoffMs, defaultRateLimitMaxBackoffMs)
+	orDefault(&s.MinBackoffMs, defaultRateLimitMinBackoffMs)
+	return s
+}
+
+// orDefault sets *v to def when *v is the zero value.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
 }
 
 // validate rejects settings the typed deciders could not honour.

@@ -21,6 +21,9 @@ type WatchOptions struct {
 	// OnError is called when the file cannot be read or does not parse; the old policy stays.
 	// A file that stays broken is reported once, not on every check.
 	OnError func(error)
+
+	// polled, when set, is called after each check Run makes; tests count polls with it.
+	polled func()
 }
 
 // Watcher keeps a policy in step with its file. It polls the file's size, modification time and
@@ -32,6 +35,7 @@ type Watcher struct {
 	interval time.Duration
 	onReload func(*Policy)
 	onError  func(error)
+	polled   func()
 
 	current atomic.Pointer[Policy]
 
@@ -43,7 +47,7 @@ type Watcher struct {
 // NewWatcher loads the policy at path and returns a Watcher serving it. A file that does not load
 // is an error here: there is no old policy to keep.
 func NewWatcher(path string, opts WatchOptions) (*Watcher, error) {
-	w := &Watcher{path: path, interval: opts.Interval, onReload: opts.OnReload, onError: opts.OnError}
+	w := &Watcher{path: path, interval: opts.Interval, onReload: opts.OnReload, onError: opts.OnError, polled: opts.polled}
 	if w.interval <= 0 {
 		w.interval = DefaultWatchInterval
 	}
@@ -73,6 +77,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return ctx.Err()
 		case <-t.C:
 			w.check(false)
+			if w.polled != nil {
+				w.polled()
+			}
 		}
 	}
 }

@@ -27,27 +27,39 @@ type recorder struct {
 	errs     []error
 	reloaded chan struct{}
 	failed   chan struct{}
+	// polled receives a signal after each poll; a signal not yet received stands for all later
+	// polls, so the watcher never waits for the test.
+	polled chan struct{}
 }
 
 func newRecorder() *recorder {
-	return &recorder{reloaded: make(chan struct{}, 10), failed: make(chan struct{}, 10)}
+	return &recorder{reloaded: make(chan struct{}, 10), failed: make(chan struct{}, 10), polled: make(chan struct{}, 1)}
 }
 
 func (r *recorder) options() policy.WatchOptions {
-	return policy.WatchOptions{
+	return policy.WithPollHook(policy.WatchOptions{
 		Interval: 5 * time.Millisecond,
 		OnReload: func(p *policy.Policy) {
 			r.mu.Lock()
 			r.reloads = append(r.reloads, p.Name())
 			r.mu.Unlock()
-			r.reloaded <- struct{}{}
+			signal(r.reloaded)
 		},
 		OnError: func(err error) {
 			r.mu.Lock()
 			r.errs = append(r.errs, err)
 			r.mu.Unlock()
-			r.failed <- struct{}{}
+			signal(r.failed)
 		},
+	}, func() { signal(r.polled) })
+}
+
+// signal sends on ch without blocking the watcher: a test that stopped listening, or fails, must
+// not hang it.
+func signal(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
@@ -72,7 +84,8 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-func startWatcher(t *testing.T, content string) (*policy.Watcher, *recorder, string) {
+// newWatcher writes content to a fresh policy file and returns a Watcher of it (not running).
+func newWatcher(t *testing.T, content string) (*policy.Watcher, *recorder, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	writeFile(t, path, content)
@@ -81,6 +94,13 @@ func startWatcher(t *testing.T, content string) (*policy.Watcher, *recorder, str
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w, rec, path
+}
+
+// startWatcher is newWatcher with Run going until the test ends.
+func startWatcher(t *testing.T, content string) (*policy.Watcher, *recorder, string) {
+	t.Helper()
+	w, rec, path := newWatcher(t, content)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()
@@ -137,7 +157,11 @@ func TestWatcherReportsAPersistentProblemOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(t, rec.failed, "missing-file error")
-	time.Sleep(50 * time.Millisecond) // ten more polls
+	// Each signal stands for a poll that ended after the previous one was received; the first two
+	// may stand for polls up to the failing one, so twelve signals mean ten more polls.
+	for range 12 {
+		wait(t, rec.polled, "a poll")
+	}
 	rec.mu.Lock()
 	n := len(rec.errs)
 	rec.mu.Unlock()
@@ -153,35 +177,30 @@ func TestWatcherReportsAPersistentProblemOnce(t *testing.T) {
 
 func TestReloadIgnoresRewritesWithTheSameContent(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, path, policyDeny)
-	rec := newRecorder()
-	w, err := policy.NewWatcher(path, rec.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, rec, path := newWatcher(t, policyDeny)
 	old := w.Policy()
 	writeFile(t, path, policyDeny)
 	if err := w.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	if w.Policy() != old || len(rec.reloads) != 0 {
-		t.Error("an unchanged file was reloaded")
+	if w.Policy() != old {
+		t.Error("an unchanged file replaced the policy")
+	}
+	if len(rec.reloads) != 0 {
+		t.Errorf("OnReload called for an unchanged file: %v", rec.reloads)
 	}
 }
 
 func TestForcedReloadReturnsTheError(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, path, policyDeny)
-	rec := newRecorder()
-	w, err := policy.NewWatcher(path, rec.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, rec, path := newWatcher(t, policyDeny)
 	writeFile(t, path, policyBad)
-	if err := w.Reload(); err == nil || !strings.Contains(err.Error(), "undeclared reference") {
-		t.Errorf("Reload() = %v", err)
+	err := w.Reload()
+	if err == nil {
+		t.Fatal("Reload() of a broken file = nil")
+	}
+	if !strings.Contains(err.Error(), "undeclared reference") {
+		t.Errorf("Reload() = %v, want the compile error", err)
 	}
 	if len(rec.errs) != 1 {
 		t.Errorf("OnError called %d times, want 1", len(rec.errs))

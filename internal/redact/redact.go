@@ -241,17 +241,8 @@ func (r *Redactor) Event(ev *ahpv1.Event) (out *ahpv1.Event, rep Report) {
 	if ev == nil {
 		return nil, Report{}
 	}
-	defer func() {
-		if recover() != nil {
-			// Keep only what identifies the event; everything else may hold unmasked text.
-			out = &ahpv1.Event{Id: ev.GetId(), Type: ev.GetType()}
-			rep = Report{Masked: []Finding{{Kind: KindError}}}
-		}
-	}()
-	c := proto.Clone(ev).(*ahpv1.Event)
-	w := r.newWalker()
-	w.message(c.ProtoReflect())
-	return c, w.finish()
+	// On failure keep only what identifies the event; everything else may hold unmasked text.
+	return redactCopy(r, ev, func() *ahpv1.Event { return &ahpv1.Event{Id: ev.GetId(), Type: ev.GetType()} })
 }
 
 // Decision returns a redacted copy of d (reasons, messages, modify values, typed answers and
@@ -260,13 +251,20 @@ func (r *Redactor) Decision(d *ahpv1.Decision) (out *ahpv1.Decision, rep Report)
 	if d == nil {
 		return nil, Report{}
 	}
+	return redactCopy(r, d, func() *ahpv1.Decision {
+		return &ahpv1.Decision{DecisionId: d.GetDecisionId(), Verdict: d.GetVerdict(), Synthetic: d.GetSynthetic()}
+	})
+}
+
+// redactCopy redacts a copy of m. If the walk panics it returns identity() instead, a message
+// holding only what identifies m, and a report of one error finding.
+func redactCopy[M proto.Message](r *Redactor, m M, identity func() M) (out M, rep Report) {
 	defer func() {
 		if recover() != nil {
-			out = &ahpv1.Decision{DecisionId: d.GetDecisionId(), Verdict: d.GetVerdict(), Synthetic: d.GetSynthetic()}
-			rep = Report{Masked: []Finding{{Kind: KindError}}}
+			out, rep = identity(), Report{Masked: []Finding{{Kind: KindError}}}
 		}
 	}()
-	c := proto.Clone(d).(*ahpv1.Decision)
+	c := proto.CloneOf(m)
 	w := r.newWalker()
 	w.message(c.ProtoReflect())
 	return c, w.finish()

@@ -10,24 +10,19 @@ import (
 // as an escalate.
 var confirmationKind = &kind{
 	name:     "confirmation",
-	actions:  []string{"approve", "reject", "escalate"},
-	present:  func(ev *ahpv1.Event) bool { return ev.GetConfirmation() != nil },
 	refuse:   setReject,
 	escalate: setEscalate,
 	decide:   decideConfirmation,
 }
 
-// decideConfirmation: a rule's approve, reject or escalate wins. Built in, the answer is
-// Settings.Confirmation.Default for the confirmation type (safety_confirm, user_confirm,
-// cost_confirm or a custom name) when it is approve, reject or escalate, and escalate otherwise:
-// the server never approves on its own unless a policy says so.
+// decideConfirmation (a rule's reject is applied by Decide): a rule's approve or escalate wins.
+// Built in, the answer is Settings.Confirmation.Default for the confirmation type (safety_confirm,
+// user_confirm, cost_confirm or a custom name) when it is approve, reject or escalate, and
+// escalate otherwise: the server never approves on its own unless a policy says so.
 func decideConfirmation(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace {
 	switch action(ta) {
 	case "approve":
 		setApprove(d)
-		return trace{ruleID: ta.RuleID}
-	case "reject":
-		setReject(d, reasonOf(ta, "rejected"))
 		return trace{ruleID: ta.RuleID}
 	case "escalate":
 		setEscalate(d)

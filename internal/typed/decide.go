@@ -10,6 +10,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -55,8 +56,14 @@ func Decide(d *ahpv1.Decision, ev *ahpv1.Event, res policy.Result, view *policy.
 	if k.fromPolicy(d, in, strongest(res)) {
 		return nil
 	}
-	ta, note := k.accept(res.Typed)
-	tr := k.decide(d, in, ta)
+	ta, note := k.accept(ev.GetType(), res.Typed)
+	var tr trace
+	if verb, ok := refusalVerbs[action(ta)]; ok {
+		k.refuse(d, reasonOf(ta, verb))
+		tr.ruleID = ta.RuleID
+	} else {
+		tr = k.decide(d, in, ta)
+	}
 	if note != "" {
 		tr.notes = append([]string{note}, tr.notes...)
 	}
@@ -72,14 +79,9 @@ func IsTyped(t ahpv1.EventType) bool {
 }
 
 // Actions lists the rule actions (policy.TypedAnswer.Action) event type t accepts, in the order of
-// its decision variants; nil when t is not typed. A policy compiler can use it to reject a rule
-// whose typed answer could never apply.
-func Actions(t ahpv1.EventType) []string {
-	if k, ok := kinds[t]; ok {
-		return slices.Clone(k.actions)
-	}
-	return nil
-}
+// its decision variants; nil when t is not typed. They are policy.TypedActions: the actions the
+// policy compiler lets a typed rule give.
+func Actions(t ahpv1.EventType) []string { return policy.TypedActions(t) }
 
 // input is what the deciders read; s has defaults applied and view is never nil.
 type input struct {
@@ -99,10 +101,6 @@ type trace struct {
 type kind struct {
 	// name is the wire name of the type, also the field name of its payload and decision.
 	name string
-	// actions are the rule actions the type accepts.
-	actions []string
-	// present reports whether ev carries the type's payload.
-	present func(ev *ahpv1.Event) bool
 	// refuse answers with the type's refusal variant.
 	refuse func(d *ahpv1.Decision, reason string)
 	// escalate hands the decision to a human; nil when the type cannot.
@@ -135,21 +133,37 @@ func kindOf(ev *ahpv1.Event) (*kind, error) {
 	if !ok {
 		return nil, fmt.Errorf("typed: event.type: %s: %w", ev.GetType(), ErrNotTyped)
 	}
-	if !k.present(ev) {
+	if !k.carried(ev) {
 		return nil, fmt.Errorf("typed: event.body.%s: %w", k.name, ErrMissingPayload)
 	}
 	return k, nil
 }
 
-// accept returns the rule's typed answer if the type accepts its action, else nil and a note.
+// carried reports whether ev's body holds the type's payload: the body field named k.name.
+func (k *kind) carried(ev *ahpv1.Event) bool {
+	m := ev.ProtoReflect()
+	f := m.Descriptor().Fields().ByName(protoreflect.Name(k.name))
+	return f != nil && m.Get(f).Message().IsValid()
+}
+
+// accept returns the rule's typed answer if event type t accepts its action, else nil and a note.
 // An empty action is accepted: it means "the built-in behaviour, with the answer's fields".
-func (k *kind) accept(ta *policy.TypedAnswer) (*policy.TypedAnswer, string) {
-	if ta == nil || ta.Action == "" || slices.Contains(k.actions, ta.Action) {
+func (k *kind) accept(t ahpv1.EventType, ta *policy.TypedAnswer) (*policy.TypedAnswer, string) {
+	if ta == nil || ta.Action == "" {
+		return ta, ""
+	}
+	actions := policy.TypedActions(t)
+	if slices.Contains(actions, ta.Action) {
 		return ta, ""
 	}
 	return nil, fmt.Sprintf("ignored typed answer %q of rule %s: %s answers %s",
-		ta.Action, ta.RuleID, k.name, strings.Join(k.actions, ", "))
+		ta.Action, ta.RuleID, k.name, strings.Join(actions, ", "))
 }
+
+// refusalVerbs are the actions that ask for an event type's refusal (block for five types,
+// reject for confirmation, skip for rate_limit), with the verb of the reason a rule gives none.
+// A rule's refusal always wins, so Decide applies it before the type's decider runs.
+var refusalVerbs = map[string]string{"block": "blocked", "reject": "rejected", "skip": "skipped"}
 
 // action is the rule's action, "" when there is no answer.
 func action(ta *policy.TypedAnswer) string {
@@ -181,56 +195,18 @@ type generic struct {
 	retryAfterMs uint64
 }
 
-// severity orders verdicts as policy.Result.Verdict does: deny > ask/escalate > defer > modify >
-// allow.
-func severity(v ahpv1.Verdict) int {
-	switch v {
-	case ahpv1.Verdict_VERDICT_DENY:
-		return 4
-	case ahpv1.Verdict_VERDICT_ASK, ahpv1.Verdict_VERDICT_ESCALATE:
-		return 3
-	case ahpv1.Verdict_VERDICT_DEFER:
-		return 2
-	case ahpv1.Verdict_VERDICT_MODIFY:
-		return 1
-	case ahpv1.Verdict_VERDICT_ALLOW:
-		return 0
-	}
-	return -1
-}
-
 // strongest combines Result.Verdict with the effects. An effect stronger than the summary wins,
 // so a deny effect is never lost to an inconsistent summary (fail closed).
 func strongest(res policy.Result) generic {
 	g := generic{verdict: res.Verdict}
 	for _, e := range res.Effects {
-		v := effectVerdict(e)
-		s, gs := severity(v), severity(g.verdict)
+		v := policy.EffectVerdict(e)
+		s, gs := policy.VerdictRank(v), policy.VerdictRank(g.verdict)
 		if s > gs || (s == gs && s >= 0 && g.effect == nil) {
 			g = describe(e, v)
 		}
 	}
 	return g
-}
-
-// effectVerdict is the verdict an effect stands for; unspecified for messages and the Hooks draft
-// effects, which have no meaning for typed events.
-func effectVerdict(e *ahpv1.Effect) ahpv1.Verdict {
-	switch e.GetEffect().(type) {
-	case *ahpv1.Effect_Deny:
-		return ahpv1.Verdict_VERDICT_DENY
-	case *ahpv1.Effect_Ask:
-		return ahpv1.Verdict_VERDICT_ASK
-	case *ahpv1.Effect_Escalate:
-		return ahpv1.Verdict_VERDICT_ESCALATE
-	case *ahpv1.Effect_Defer:
-		return ahpv1.Verdict_VERDICT_DEFER
-	case *ahpv1.Effect_Modify:
-		return ahpv1.Verdict_VERDICT_MODIFY
-	case *ahpv1.Effect_Allow:
-		return ahpv1.Verdict_VERDICT_ALLOW
-	}
-	return ahpv1.Verdict_VERDICT_UNSPECIFIED
 }
 
 func describe(e *ahpv1.Effect, v ahpv1.Verdict) generic {
@@ -315,120 +291,74 @@ func retrySuffix(ms uint64) string {
 	return fmt.Sprintf(" (retry after %dms)", ms)
 }
 
-// verdictOf is the generic verdict of the typed answer in d: what the agent was told to do.
+// variantVerdicts is the generic verdict of each typed decision variant, by its field name: what
+// the agent was told to do. The eight types share these names.
+var variantVerdicts = map[protoreflect.Name]ahpv1.Verdict{
+	"allow":    ahpv1.Verdict_VERDICT_ALLOW,
+	"approve":  ahpv1.Verdict_VERDICT_ALLOW,
+	"block":    ahpv1.Verdict_VERDICT_DENY,
+	"skip":     ahpv1.Verdict_VERDICT_DENY,
+	"reject":   ahpv1.Verdict_VERDICT_DENY,
+	"defer":    ahpv1.Verdict_VERDICT_DEFER,
+	"retry":    ahpv1.Verdict_VERDICT_DEFER,
+	"queue":    ahpv1.Verdict_VERDICT_DEFER,
+	"refine":   ahpv1.Verdict_VERDICT_MODIFY,
+	"modify":   ahpv1.Verdict_VERDICT_MODIFY,
+	"escalate": ahpv1.Verdict_VERDICT_ESCALATE,
+}
+
+// verdictOf is the generic verdict of the typed answer in d (unspecified when d has none).
 func verdictOf(d *ahpv1.Decision) ahpv1.Verdict {
-	const (
-		allow    = ahpv1.Verdict_VERDICT_ALLOW
-		deny     = ahpv1.Verdict_VERDICT_DENY
-		later    = ahpv1.Verdict_VERDICT_DEFER
-		modify   = ahpv1.Verdict_VERDICT_MODIFY
-		escalate = ahpv1.Verdict_VERDICT_ESCALATE
-	)
-	switch t := d.GetTyped().(type) {
-	case *ahpv1.Decision_Idle:
-		if t.Idle.GetDefer() != nil {
-			return later
-		}
-		return allow
-	case *ahpv1.Decision_IntentDetection:
-		if t.IntentDetection.GetBlock() != nil {
-			return deny
-		}
-		return allow
-	case *ahpv1.Decision_ContextPerception:
-		switch {
-		case t.ContextPerception.GetBlock() != nil:
-			return deny
-		case t.ContextPerception.GetRefine() != nil:
-			return modify
-		}
-		return allow
-	case *ahpv1.Decision_MemoryRecall:
-		if t.MemoryRecall.GetBlock() != nil {
-			return deny
-		}
-		return allow
-	case *ahpv1.Decision_Planning:
-		switch {
-		case t.Planning.GetBlock() != nil:
-			return deny
-		case t.Planning.GetModify() != nil:
-			return modify
-		}
-		return allow
-	case *ahpv1.Decision_Reasoning:
-		if t.Reasoning.GetBlock() != nil {
-			return deny
-		}
-		return allow
-	case *ahpv1.Decision_RateLimit:
-		if t.RateLimit.GetSkip() != nil {
-			return deny
-		}
-		return later
-	case *ahpv1.Decision_Confirmation:
-		switch {
-		case t.Confirmation.GetApprove() != nil:
-			return allow
-		case t.Confirmation.GetReject() != nil:
-			return deny
-		}
-		return escalate
+	m := d.ProtoReflect()
+	f := m.WhichOneof(m.Descriptor().Oneofs().ByName("typed"))
+	if f == nil {
+		return ahpv1.Verdict_VERDICT_UNSPECIFIED
 	}
-	return ahpv1.Verdict_VERDICT_UNSPECIFIED
+	m = m.Get(f).Message()
+	f = m.WhichOneof(m.Descriptor().Oneofs().ByName("decision"))
+	if f == nil {
+		return ahpv1.Verdict_VERDICT_UNSPECIFIED
+	}
+	return variantVerdicts[f.Name()]
 }
 
-// metadataSlot points at the metadata field of the variant in d, or is nil when the variant has
-// none (idle, intent allow, refine, planning modify, queue, skip, every confirmation variant).
-func metadataSlot(d *ahpv1.Decision) **structpb.Struct {
-	var b *ahpv1.TypedBlock
-	switch t := d.GetTyped().(type) {
-	case *ahpv1.Decision_IntentDetection:
-		b = t.IntentDetection.GetBlock()
-	case *ahpv1.Decision_ContextPerception:
-		if a := t.ContextPerception.GetAllow(); a != nil {
-			return &a.Metadata
-		}
-		b = t.ContextPerception.GetBlock()
-	case *ahpv1.Decision_MemoryRecall:
-		if a := t.MemoryRecall.GetAllow(); a != nil {
-			return &a.Metadata
-		}
-		b = t.MemoryRecall.GetBlock()
-	case *ahpv1.Decision_Planning:
-		if a := t.Planning.GetAllow(); a != nil {
-			return &a.Metadata
-		}
-		b = t.Planning.GetBlock()
-	case *ahpv1.Decision_Reasoning:
-		if a := t.Reasoning.GetAllow(); a != nil {
-			return &a.Metadata
-		}
-		b = t.Reasoning.GetBlock()
-	case *ahpv1.Decision_RateLimit:
-		if r := t.RateLimit.GetRetry(); r != nil {
-			return &r.Metadata
-		}
-	}
-	if b != nil {
-		return &b.Metadata
-	}
-	return nil
-}
-
-// setMetadata sets one metadata key on the variant in d, if it has metadata.
+// setMetadata sets one metadata key on the variant in d, if the variant has a metadata field
+// (idle, intent allow, refine, planning modify, queue, skip and every confirmation variant have
+// none). Every typed decision is a oneof "typed" of messages with a oneof "decision" of variants,
+// so one walk serves the eight types.
 func setMetadata(d *ahpv1.Decision, key string, v *structpb.Value) {
-	slot := metadataSlot(d)
-	if slot == nil {
+	variant, f, ok := metadataField(d)
+	if !ok {
 		return
 	}
-	if *slot == nil {
-		*slot = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	md := variant.Mutable(f).Message().Interface().(*structpb.Struct)
+	if md.Fields == nil {
+		md.Fields = map[string]*structpb.Value{}
 	}
-	if (*slot).Fields == nil {
-		(*slot).Fields = map[string]*structpb.Value{}
+	md.Fields[key] = v
+}
+
+// metadataField returns the variant set in d and its metadata field; ok is false when d has no
+// typed answer or its variant has no metadata field.
+func metadataField(d *ahpv1.Decision) (variant protoreflect.Message, f protoreflect.FieldDescriptor, ok bool) {
+	variant, ok = populated(d.ProtoReflect(), "typed")
+	if ok {
+		variant, ok = populated(variant, "decision")
 	}
-	(*slot).Fields[key] = v
+	if !ok {
+		return nil, nil, false
+	}
+	f = variant.Descriptor().Fields().ByName("metadata")
+	return variant, f, f != nil
+}
+
+// populated returns the message set in m's oneof of that name; ok is false when none is set.
+func populated(m protoreflect.Message, oneof protoreflect.Name) (_ protoreflect.Message, ok bool) {
+	f := m.WhichOneof(m.Descriptor().Oneofs().ByName(oneof))
+	if f == nil || !m.Get(f).Message().IsValid() {
+		return nil, false
+	}
+	return m.Mutable(f).Message(), true
 }
 
 // annotate records the rule and notes of tr in the decision's metadata.

@@ -78,7 +78,7 @@ func TestIsTypedAndActions(t *testing.T) {
 		ahpv1.EventType_EVENT_TYPE_PLANNING:           {"allow", "block", "modify"},
 		ahpv1.EventType_EVENT_TYPE_REASONING:          {"allow", "block"},
 		ahpv1.EventType_EVENT_TYPE_RATE_LIMIT:         {"retry", "queue", "skip"},
-		ahpv1.EventType_EVENT_TYPE_CONFIRMATION:       {"approve", "reject", "escalate"},
+		ahpv1.EventType_EVENT_TYPE_CONFIRMATION:       {"escalate", "approve", "reject"},
 	}
 	for v := range ahpv1.EventType_name {
 		et := ahpv1.EventType(v)

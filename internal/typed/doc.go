@@ -10,7 +10,9 @@
 //     and the fallback is recorded. Defer becomes an idle defer or a rate_limit retry; the other
 //     types cannot wait, so they refuse the same way.
 //  2. A rule's typed answer (policy.Result.Typed), when its action is one the event type accepts.
-//     An answer with an unacceptable action is ignored and noted in the decision's metadata.
+//     A refusal action (block, reject, skip) is the type's refusal; any other action goes to the
+//     type's decider. An answer with an unacceptable action is ignored and noted in the decision's
+//     metadata.
 //  3. The built-in behaviour of the event type, tuned by policy.Settings.
 //
 // No event type ever answers "not supported". The package is pure: no I/O, no clock (time is passed

@@ -182,3 +182,11 @@ func deferResult(rule, reason string, ms uint64) policy.Result {
 func typedResult(a policy.TypedAnswer) policy.Result {
 	return policy.Result{Verdict: ahpv1.Verdict_VERDICT_ALLOW, MatchedRuleIDs: []string{a.RuleID}, Typed: &a}
 }
+
+// resultOf is typedResult(*a), or an empty result (no rule matched) when a is nil.
+func resultOf(a *policy.TypedAnswer) policy.Result {
+	if a == nil {
+		return policy.Result{}
+	}
+	return typedResult(*a)
+}

@@ -11,10 +11,8 @@ import (
 // idleKind answers idle: allow (unit) or defer{reason?}. Idle has no block, so its refusal is a
 // defer with the reason.
 var idleKind = &kind{
-	name:    "idle",
-	actions: []string{"allow", "defer"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetIdle() != nil },
-	refuse:  func(d *ahpv1.Decision, reason string) { setIdleDefer(d, reason) },
+	name:   "idle",
+	refuse: setIdleDefer,
 	later: func(d *ahpv1.Decision, _ *input, g generic) {
 		setIdleDefer(d, withDetail("deferred by policy", g.reason)+retrySuffix(g.retryAfterMs))
 	},

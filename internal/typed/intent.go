@@ -11,20 +11,14 @@ import (
 
 // intentKind answers intent_detection: allow{detected_intent, confidence, target_hints?} or block.
 var intentKind = &kind{
-	name:    "intent_detection",
-	actions: []string{"allow", "block"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetIntentDetection() != nil },
-	refuse:  setIntentBlock,
-	decide:  decideIntent,
+	name:   "intent_detection",
+	refuse: setIntentBlock,
+	decide: decideIntent,
 }
 
-// decideIntent: a rule's block wins; a rule's Intent (with its Confidence, or 1) replaces the
-// classifier's intent; target hints always come from the prompt.
+// decideIntent (a rule's block is applied by Decide): a rule's Intent (with its Confidence, or 1)
+// replaces the classifier's intent; target hints always come from the prompt.
 func decideIntent(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace {
-	if action(ta) == "block" {
-		setIntentBlock(d, reasonOf(ta, "blocked"))
-		return trace{ruleID: ta.RuleID}
-	}
 	p := in.ev.GetIntentDetection()
 	c := Classify(p.GetPrompt(), p.GetWorkspace(), in.s.Intent)
 	var tr trace

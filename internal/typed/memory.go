@@ -11,14 +11,8 @@ import (
 
 // memoryKind answers memory_recall: allow{injected_facts, metadata?} or block.
 var memoryKind = &kind{
-	name:    "memory_recall",
-	actions: []string{"allow", "block"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetMemoryRecall() != nil },
-	refuse: func(d *ahpv1.Decision, reason string) {
-		setMemory(d, &ahpv1.MemoryRecallDecision{
-			Decision: &ahpv1.MemoryRecallDecision_Block{Block: block(reason)},
-		})
-	},
+	name:   "memory_recall",
+	refuse: setMemoryBlock,
 	decide: decideMemory,
 }
 
@@ -26,19 +20,13 @@ var memoryKind = &kind{
 // reference example does ({"hits": 1}).
 const HitsKey = "hits"
 
-// decideMemory: a rule's block wins. Otherwise the answer is the rule's facts (source "policy",
-// confidence 1) followed by the session and agent facts most relevant to the query (see Rank),
-// each with its relevance as confidence, k in all, where k is the smaller of the payload's
+// decideMemory (a rule's block is applied by Decide): the answer is the rule's facts (source
+// "policy", confidence 1) followed by the session and agent facts most relevant to the query (see
+// Rank), each with its relevance as confidence, k in all, where k is the smaller of the payload's
 // max_results and Settings.Memory.MaxResults (default 20); max_results 0 means "no limit of its
 // own". A fact known both to the session and to the agent counts once. Nothing relevant is an
 // allow with no facts.
 func decideMemory(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace {
-	if action(ta) == "block" {
-		setMemory(d, &ahpv1.MemoryRecallDecision{
-			Decision: &ahpv1.MemoryRecallDecision_Block{Block: block(reasonOf(ta, "blocked"))},
-		})
-		return trace{ruleID: ta.RuleID}
-	}
 	p := in.ev.GetMemoryRecall()
 	k := in.s.Memory.MaxResults
 	if m := p.GetMaxResults(); m > 0 && m < uint64(k) {
@@ -98,4 +86,8 @@ func recallCandidates(v *policy.SessionView) []*ahpv1.Fact {
 
 func setMemory(d *ahpv1.Decision, m *ahpv1.MemoryRecallDecision) {
 	d.Typed = &ahpv1.Decision_MemoryRecall{MemoryRecall: m}
+}
+
+func setMemoryBlock(d *ahpv1.Decision, reason string) {
+	setMemory(d, &ahpv1.MemoryRecallDecision{Decision: &ahpv1.MemoryRecallDecision_Block{Block: block(reason)}})
 }

@@ -13,31 +13,20 @@ import (
 // perceptionKind answers context_perception: allow{injected_context, metadata?}, block or
 // refine{refined_intent, refined_target, scope_hints}.
 var perceptionKind = &kind{
-	name:    "context_perception",
-	actions: []string{"allow", "block", "refine"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetContextPerception() != nil },
-	refuse: func(d *ahpv1.Decision, reason string) {
-		setPerception(d, &ahpv1.ContextPerceptionDecision{
-			Decision: &ahpv1.ContextPerceptionDecision_Block{Block: block(reason)},
-		})
-	},
+	name:   "context_perception",
+	refuse: setPerceptionBlock,
 	decide: decidePerception,
 }
 
 // policySource is the Fact.source of facts a policy injects.
 const policySource = "policy"
 
-// decidePerception: a rule's block, refine or allow wins (an allow injects context even for a
-// broad target). Built in, a target too broad to answer is refined; anything else is allowed with
-// context from session memory and the policy.
+// decidePerception (a rule's block is applied by Decide): a rule's refine or allow wins (an allow
+// injects context even for a broad target). Built in, a target too broad to answer is refined;
+// anything else is allowed with context from session memory and the policy.
 func decidePerception(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace {
 	p := in.ev.GetContextPerception()
 	switch action(ta) {
-	case "block":
-		setPerception(d, &ahpv1.ContextPerceptionDecision{
-			Decision: &ahpv1.ContextPerceptionDecision_Block{Block: block(reasonOf(ta, "blocked"))},
-		})
-		return trace{ruleID: ta.RuleID}
 	case "refine":
 		setPerception(d, refine(p, in, ta))
 		return trace{ruleID: ta.RuleID}
@@ -60,6 +49,10 @@ func decidePerception(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trac
 
 func setPerception(d *ahpv1.Decision, c *ahpv1.ContextPerceptionDecision) {
 	d.Typed = &ahpv1.Decision_ContextPerception{ContextPerception: c}
+}
+
+func setPerceptionBlock(d *ahpv1.Decision, reason string) {
+	setPerception(d, &ahpv1.ContextPerceptionDecision{Decision: &ahpv1.ContextPerceptionDecision_Block{Block: block(reason)}})
 }
 
 // isBroad reports a target too broad to answer: a location whose path is a broad path or the

@@ -126,10 +126,7 @@ func TestPerceptionAllowLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := policy.Result{}
-			if tt.answer != nil {
-				res = typedResult(*tt.answer)
-			}
+			res := resultOf(tt.answer)
 			ev := perception(understand, entityTarget("parser", "module"), nil, tt.c)
 			d := decide(t, ev, res, &policy.SessionView{Facts: many}, tt.s)
 			ctx := d.GetContextPerception().GetAllow().GetInjectedContext()

@@ -12,30 +12,20 @@ import (
 // planningKind answers planning: allow{selected_strategy, planning_template?, metadata?}, block or
 // modify{modified_task, hints?}.
 var planningKind = &kind{
-	name:    "planning",
-	actions: []string{"allow", "block", "modify"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetPlanning() != nil },
-	refuse: func(d *ahpv1.Decision, reason string) {
-		setPlanning(d, &ahpv1.PlanningDecision{
-			Decision: &ahpv1.PlanningDecision_Block{Block: block(reason)},
-		})
-	},
+	name:   "planning",
+	refuse: setPlanningBlock,
 	decide: decidePlanning,
 }
 
-// decidePlanning: a rule's block wins, and so does its modify when it names the new task. A rule's
-// strategy is selected only if the agent offered it (the agent cannot run a strategy it lacks); if
-// not, the built-in choice stands and the metadata says so. Built in, the first strategy of
-// Settings.Planning.Preferred (default [step_by_step]) that is offered is selected, else the first
-// offered one, else none. "none" counts as always offered: any agent can skip planning.
+// decidePlanning (a rule's block is applied by Decide): a rule's modify wins when it names the
+// new task. A rule's strategy is selected only if the agent offered it (the agent cannot run a
+// strategy it lacks); if not, the built-in choice stands and the metadata says so. Built in, the
+// first strategy of Settings.Planning.Preferred (default [step_by_step]) that is offered is
+// selected, else the first offered one, else none. "none" counts as always offered: any agent can
+// skip planning.
 func decidePlanning(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace {
 	var tr trace
 	switch action(ta) {
-	case "block":
-		setPlanning(d, &ahpv1.PlanningDecision{
-			Decision: &ahpv1.PlanningDecision_Block{Block: block(reasonOf(ta, "blocked"))},
-		})
-		return trace{ruleID: ta.RuleID}
 	case "modify":
 		if ta.Task != "" {
 			setPlanning(d, &ahpv1.PlanningDecision{
@@ -137,4 +127,8 @@ func planningTemplate(s *ahpv1.PlanningStrategy, task string) *structpb.Value {
 
 func setPlanning(d *ahpv1.Decision, p *ahpv1.PlanningDecision) {
 	d.Typed = &ahpv1.Decision_Planning{Planning: p}
+}
+
+func setPlanningBlock(d *ahpv1.Decision, reason string) {
+	setPlanning(d, &ahpv1.PlanningDecision{Decision: &ahpv1.PlanningDecision_Block{Block: block(reason)}})
 }

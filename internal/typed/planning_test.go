@@ -49,10 +49,7 @@ func TestPlanningSelectsStrategy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := policy.Result{}
-			if tt.answer != nil {
-				res = typedResult(*tt.answer)
-			}
+			res := resultOf(tt.answer)
 			s := policy.Settings{Planning: policy.PlanningSettings{Preferred: tt.preferred}}
 			d := decide(t, planningEvent("fix failing tests", tt.offered...), res, nil, s)
 			protoEqual(t, d.GetPlanning().GetAllow().GetSelectedStrategy(), tt.want, "selected_strategy")

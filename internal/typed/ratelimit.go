@@ -11,10 +11,8 @@ import (
 // rateLimitKind answers rate_limit: retry{retry_after_ms, metadata?}, queue (unit) or
 // skip{reason}. Its refusal is skip; a policy defer is a retry.
 var rateLimitKind = &kind{
-	name:    "rate_limit",
-	actions: []string{"retry", "queue", "skip"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetRateLimit() != nil },
-	refuse:  setSkip,
+	name:   "rate_limit",
+	refuse: setSkip,
 	later: func(d *ahpv1.Decision, in *input, g generic) {
 		ms := g.retryAfterMs
 		if ms == 0 {
@@ -32,8 +30,9 @@ const RateLimitWindow = time.Minute
 // straight to the maximum after a handful of events.
 const maxDoublings = 5
 
-// decideRateLimit: a rule's queue or skip wins; a rule's retry waits its RetryAfterMs exactly, or
-// the built-in backoff capped by its MaxBackoffMs. Built in, the agent retries after Backoff.
+// decideRateLimit (a rule's skip is applied by Decide): a rule's queue wins; a rule's retry waits
+// its RetryAfterMs exactly, or the built-in backoff capped by its MaxBackoffMs. Built in, the
+// agent retries after Backoff.
 //
 // The retry carries no metadata: the attempt count is server memory the agent already has in its
 // own form, and a bare retry matches the reference wire form ({"decision":"retry",
@@ -45,9 +44,6 @@ func decideRateLimit(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace
 		d.Typed = &ahpv1.Decision_RateLimit{RateLimit: &ahpv1.RateLimitDecision{
 			Decision: &ahpv1.RateLimitDecision_Queue_{Queue: &ahpv1.RateLimitDecision_Queue{}},
 		}}
-		return trace{ruleID: ta.RuleID}
-	case "skip":
-		setSkip(d, reasonOf(ta, "skipped"))
 		return trace{ruleID: ta.RuleID}
 	case "retry":
 		if ta.RetryAfterMs > 0 {

@@ -7,14 +7,8 @@ import (
 
 // reasoningKind answers reasoning: allow{hints?, metadata?} or block.
 var reasoningKind = &kind{
-	name:    "reasoning",
-	actions: []string{"allow", "block"},
-	present: func(ev *ahpv1.Event) bool { return ev.GetReasoning() != nil },
-	refuse: func(d *ahpv1.Decision, reason string) {
-		setReasoning(d, &ahpv1.ReasoningDecision{
-			Decision: &ahpv1.ReasoningDecision_Block{Block: block(reason)},
-		})
-	},
+	name:   "reasoning",
+	refuse: setReasoningBlock,
 	decide: decideReasoning,
 }
 
@@ -26,16 +20,10 @@ var reasoningHints = map[ahpv1.ReasoningKind]string{
 	ahpv1.ReasoningKind_REASONING_KIND_REFLEXION:        "after each attempt, write down what went wrong before retrying",
 }
 
-// decideReasoning: a rule's block wins. Otherwise allow with Settings.Reasoning.Hints, then the
-// rule's hints, then the built-in hint for the reasoning type, each once; with no hint at all the
-// hints field is left out. The agent's own hints are not echoed back.
+// decideReasoning (a rule's block is applied by Decide): allow with Settings.Reasoning.Hints, then
+// the rule's hints, then the built-in hint for the reasoning type, each once; with no hint at all
+// the hints field is left out. The agent's own hints are not echoed back.
 func decideReasoning(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace {
-	if action(ta) == "block" {
-		setReasoning(d, &ahpv1.ReasoningDecision{
-			Decision: &ahpv1.ReasoningDecision_Block{Block: block(reasonOf(ta, "blocked"))},
-		})
-		return trace{ruleID: ta.RuleID}
-	}
 	hints := appendUnique(nil, in.s.Reasoning.Hints...)
 	var tr trace
 	if ta != nil {
@@ -55,4 +43,8 @@ func decideReasoning(d *ahpv1.Decision, in *input, ta *policy.TypedAnswer) trace
 
 func setReasoning(d *ahpv1.Decision, r *ahpv1.ReasoningDecision) {
 	d.Typed = &ahpv1.Decision_Reasoning{Reasoning: r}
+}
+
+func setReasoningBlock(d *ahpv1.Decision, reason string) {
+	setReasoning(d, &ahpv1.ReasoningDecision{Decision: &ahpv1.ReasoningDecision_Block{Block: block(reason)}})
 }

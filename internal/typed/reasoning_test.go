@@ -39,10 +39,7 @@ func TestReasoningHints(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := policy.Result{}
-			if tt.answer != nil {
-				res = typedResult(*tt.answer)
-			}
+			res := resultOf(tt.answer)
 			d := decide(t, reasoningEvent(tt.rt), res, nil, policy.Settings{Reasoning: policy.ReasoningSettings{Hints: tt.s}})
 			a := d.GetReasoning().GetAllow()
 			if a == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -18,8 +19,8 @@ func Refuse(d *ahpv1.Decision, t ahpv1.EventType, reason string, md *structpb.St
 	}
 	k.refuse(d, reason)
 	d.Verdict = ahpv1.Verdict_VERDICT_DENY
-	if slot := metadataSlot(d); slot != nil && md != nil {
-		*slot = md
+	if variant, f, ok := metadataField(d); ok && md != nil {
+		variant.Set(f, protoreflect.ValueOfMessage(md.ProtoReflect()))
 	}
 	return nil
 }
