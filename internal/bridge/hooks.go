@@ -9,6 +9,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/jsonrpc"
 	"github.com/ahp-gateway/ahp/internal/names"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -37,17 +38,16 @@ import (
 // hooksOKStatus is the HTTP status of an answered Agent Hooks message; errors travel in the body.
 const hooksOKStatus = http.StatusOK
 
-func (b *Bridge) handleHooks(ctx context.Context, c *call, msg []byte) Reply {
+func (b *Bridge) handleHooks(ctx context.Context, c *call, msg []byte, env *jsonrpc.Message) Reply {
 	if c.transport == TransportStdio || c.transport == TransportUnix {
-		frame := append(msg[:len(msg):len(msg)], '\n')
-		if err := hooks.CheckStdioFraming(frame); err != nil {
-			if isNotification(msg) { // badly framed, but still a notification: never answered
+		if err := hooks.CheckStdioLine(msg); err != nil {
+			if env.IsNotification() { // badly framed, but still a notification: never answered
 				return Reply{HTTPStatus: http.StatusBadRequest}
 			}
 			return b.hooksRejected(err)
 		}
 	}
-	m, err := hooks.DecodeMessage(msg)
+	m, err := hooks.DecodeParsed(env.Doc, env.Err)
 	if err != nil {
 		return b.hooksRejected(err)
 	}
@@ -83,7 +83,7 @@ func (b *Bridge) hooksReply(m *hooks.Message) Reply {
 	body, err := hooks.EncodeMessage(m)
 	if err != nil {
 		b.log.Error("bridge: refusing to send an invalid Agent Hooks answer", "error", err)
-		id := nullID
+		id := jsonrpc.NullID
 		if !m.ID.IsAbsent() && !m.ID.IsNull() {
 			id = hooksIDJSON(m.ID)
 		}
@@ -179,7 +179,7 @@ func hooksIDJSON(id hooks.ID) []byte {
 	if n, ok := id.IntValue(); ok {
 		return strconv.AppendInt(nil, n, 10)
 	}
-	return nullID
+	return jsonrpc.NullID
 }
 
 func hooksInternalError() *ahpv1.RpcError {
@@ -189,5 +189,5 @@ func hooksInternalError() *ahpv1.RpcError {
 // hooksErrorBody writes an error response without the codec, for the paths where the codec
 // itself failed.
 func hooksErrorBody(idJSON []byte, e *ahpv1.RpcError) []byte {
-	return errorBody(idJSON, int(e.GetCode()), e.GetMessage())
+	return jsonrpc.ErrorResponse(idJSON, int(e.GetCode()), e.GetMessage())
 }

@@ -155,7 +155,14 @@ type CapabilitiesParams struct {
 // the JSON-RPC code to answer with and ErrorResponse builds that answer, addressed to the
 // request's id, or reports that none is due.
 func DecodeMessage(data []byte) (*Message, error) {
-	v, err := parseJSON(data)
+	return DecodeParsed(jsonwire.Parse(data))
+}
+
+// DecodeParsed is DecodeMessage for a message already parsed: doc and parseErr are what
+// jsonwire.Parse returned for it (internal/jsonrpc.Read keeps both), so the bridge reads each
+// message once. Its errors and their codes are DecodeMessage's.
+func DecodeParsed(doc any, parseErr error) (*Message, error) {
+	v, err := parsed(doc, parseErr)
 	env, isObject := v.(map[string]any)
 	switch {
 	case err != nil && !isObject:
