@@ -112,9 +112,16 @@ func (b *Bridge) hooksIntercept(ctx context.Context, m *hooks.Message) Reply {
 		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "hooks", "method", m.Method, "event_type", "tool.before")
 		result := hooks.RenderResult(d, params.ProtocolVersion)
 		b.markHooksSynthetic(result, ue.failure)
-		return b.hooksReply(&hooks.Message{ID: m.ID, Result: result})
+		return hooksResultReply(m.ID, result)
 	}
-	return b.hooksReply(&hooks.Message{ID: m.ID, Result: hooks.RenderResult(d, params.ProtocolVersion)})
+	return hooksResultReply(m.ID, hooks.RenderResult(d, params.ProtocolVersion))
+}
+
+// hooksResultReply writes a result RenderResult built (markHooksSynthetic only adds
+// namespace members), which is valid by construction: hooks.FuzzRenderResult holds it to the
+// decoder's rules, so it is not checked again here.
+func hooksResultReply(id hooks.ID, r *ahpv1.HooksInterceptResult) Reply {
+	return Reply{Body: hooks.EncodeResult(id, r), HTTPStatus: hooksOKStatus}
 }
 
 // markHooksSynthetic adds the failure and the policy next to the "synthetic": true that
