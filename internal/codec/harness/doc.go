@@ -28,6 +28,10 @@
 // RenderDecision or RenderTyped turned the canonical decision into the caller's
 // terms.
 //
+// CheckEvent, CheckNotification, CheckBatch, CheckHandshake and CheckQuery (rpc.go) run these
+// steps for a bridge and give, for each failure, the code and message the reference answers: the
+// dialect's error -> wire mapping.
+//
 // Errors from reading and checking are *jsonwire.FieldError. Path is the JSON path of the
 // offending value; Message is exactly the text the reference puts after its "Invalid params: " /
 // "Invalid event: " / "Handler error: " prefix.

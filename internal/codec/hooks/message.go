@@ -298,12 +298,9 @@ func decodeCall(o *object, msg *Message) error {
 
 func decodeInterceptParams(o *object) (*InterceptParams, error) {
 	p := &InterceptParams{Request: &ahpv1.InterceptRequest{}}
+	var raw any
 	var err error
-	if p.ProtocolVersion, err = checkVersion(o); err != nil {
-		return nil, err
-	}
-	raw, err := o.required("event")
-	if err != nil {
+	if p.ProtocolVersion, raw, err = versionAndEvent(o); err != nil {
 		return nil, err
 	}
 	// A v0.1 event that is simply not interceptable is unsupported (-32002), whatever its shape.
@@ -341,12 +338,9 @@ func decodeInterceptParams(o *object) (*InterceptParams, error) {
 
 func decodeObserveParams(o *object) (*ObserveParams, error) {
 	p := &ObserveParams{Request: &ahpv1.ObserveRequest{}}
+	var raw any
 	var err error
-	if p.ProtocolVersion, err = checkVersion(o); err != nil {
-		return nil, err
-	}
-	raw, err := o.required("event")
-	if err != nil {
+	if p.ProtocolVersion, raw, err = versionAndEvent(o); err != nil {
 		return nil, err
 	}
 	if p.Request.Event, err = DecodeEvent(o.at("event"), raw); err != nil {
@@ -356,6 +350,18 @@ func decodeObserveParams(o *object) (*ObserveParams, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// versionAndEvent reads the two members both event-carrying params start with: protocolVersion
+// (checkVersion) and the required event, still undecoded.
+func versionAndEvent(o *object) (version string, event any, err error) {
+	if version, err = checkVersion(o); err != nil {
+		return "", nil, err
+	}
+	if event, err = o.required("event"); err != nil {
+		return "", nil, err
+	}
+	return version, event, nil
 }
 
 func decodeCapabilitiesParams(o *object) (*CapabilitiesParams, error) {
