@@ -20,10 +20,9 @@ import (
 	"strings"
 	"unicode"
 
-	"google.golang.org/protobuf/reflect/protoreflect"
-
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
