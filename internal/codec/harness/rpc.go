@@ -67,7 +67,7 @@ func ErrMessage(err error) string {
 // order: read (-32602 "Invalid params: "), shape (-32602 "Invalid event: "), delivery (-32602),
 // typed payload (-32603 "Handler error: "). requestID is the request's id, for the event id.
 func CheckEvent(params any, requestID string, cfg *ahpv1.HarnessConfig) (*EventParams, *Error) {
-	p, err := ReadEvent("params", params, requestID)
+	p, err := readEventParams("params", params, requestID)
 	if err != nil {
 		return nil, failed(CodeInvalidParams, "Invalid params: ", err)
 	}
@@ -87,7 +87,7 @@ func CheckEvent(params any, requestID string, cfg *ahpv1.HarnessConfig) (*EventP
 // failure an AhpError the reference answers (on HTTP only) as -32603 "Handler error: ", with
 // "Serialization error: " in front of a read failure.
 func CheckNotification(params any, cfg *ahpv1.HarnessConfig) (*EventParams, *Error) {
-	p, err := ReadEvent("params", params, "")
+	p, err := readEventParams("params", params, "")
 	if err != nil {
 		return nil, failed(CodeInternalError, "Handler error: Serialization error: ", err)
 	}
@@ -104,11 +104,11 @@ func CheckNotification(params any, cfg *ahpv1.HarnessConfig) (*EventParams, *Err
 // is handled: read (-32602 "Invalid params: "), size (-32602), then per entry shape (-32602
 // "Invalid event: ") and batchability (-32602).
 func CheckBatch(params any, cfg *ahpv1.HarnessConfig) ([]*EventParams, *Error) {
-	entries, err := ReadBatch("params", params)
+	entries, err := readBatch("params", params)
 	if err != nil {
 		return nil, failed(CodeInvalidParams, "Invalid params: ", err)
 	}
-	if err := CheckBatchSize(len(entries), cfg); err != nil {
+	if err := checkBatchSize(len(entries), cfg); err != nil {
 		return nil, failed(CodeInvalidParams, "", err)
 	}
 	for _, p := range entries {
@@ -124,7 +124,7 @@ func CheckBatch(params any, cfg *ahpv1.HarnessConfig) ([]*EventParams, *Error) {
 
 // CheckHandshake reads the params of an ahp/handshake request (-32602 "Invalid params: ").
 func CheckHandshake(params any) (*ahpv1.HandshakeRequest, *Error) {
-	req, err := DecodeHandshakeRequest("params", params)
+	req, err := decodeHandshakeRequest("params", params)
 	if err != nil {
 		return nil, failed(CodeInvalidParams, "Invalid params: ", err)
 	}
@@ -133,7 +133,7 @@ func CheckHandshake(params any) (*ahpv1.HandshakeRequest, *Error) {
 
 // CheckQuery reads the params of an ahp/query request (-32602 "Invalid params: ").
 func CheckQuery(params any) (*ahpv1.QueryRequest, *Error) {
-	req, err := DecodeQueryRequest("params", params)
+	req, err := decodeQueryRequest("params", params)
 	if err != nil {
 		return nil, failed(CodeInvalidParams, "Invalid params: ", err)
 	}
