@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"github.com/ahp-gateway/ahp/internal/jsonrpc"
 )
 
 // Bridge is the Handler of ahp-jsonrpc-bridge: it reads one JSON-RPC message of either AHP
@@ -36,10 +38,11 @@ func (b *Bridge) Config() Config { return b.cfg }
 
 // Handle implements Handler. The contract with the transports:
 //
-//   - msg is one message as the transport framed it, without its line terminator (one trailing
-//     LF is tolerated and removed). On TransportStdio and TransportUnix an Agent Hooks message
-//     must be a single line: a raw CR or LF inside it is a framing error (-32700), unless the
-//     message is a notification, which is never answered.
+//   - msg is one message as the transport framed it; the NDJSON transports deliver it without
+//     its line terminator. One trailing LF is tolerated and is not part of the message (an
+//     HTTP or WebSocket body may end with one). On TransportStdio and
+//     TransportUnix an Agent Hooks message must be a single line: a raw CR or LF inside it is a
+//     framing error (-32700), unless the message is a notification, which is never answered.
 //   - Reply.Body, when not nil, is one compact JSON-RPC response without a newline; write it (and
 //     a LF on the NDJSON transports). When it is nil, write nothing.
 //   - Reply.HTTPStatus is for TransportHTTP: 200 whenever there is a Body (JSON-RPC errors
@@ -52,6 +55,9 @@ func (b *Bridge) Config() Config { return b.cfg }
 //     returns within the timeout plus local work whatever the upstream does.
 //   - Handle never panics and may be called concurrently; answers carry the request id, so a
 //     transport may write them in completion order.
+//
+// The message is parsed once (jsonrpc.Read); the dialect is routed from its envelope and reads
+// its params from the same parse.
 func (b *Bridge) Handle(ctx context.Context, msg []byte, t Transport) (reply Reply) {
 	c := &call{transport: t}
 	defer func() {
@@ -59,12 +65,13 @@ func (b *Bridge) Handle(ctx context.Context, msg []byte, t Transport) (reply Rep
 			reply = b.recovered(c, v)
 		}
 	}()
-	msg = bytes.TrimSuffix(msg, []byte("\n"))
-	c.dialect = b.route(msg)
+	msg = bytes.TrimSuffix(msg, []byte("\n")) // a reslice: nothing is copied
+	env := jsonrpc.Read(msg)
+	c.dialect = b.route(msg, env)
 	if c.dialect == DialectHarness {
-		return b.handleHarness(ctx, c, msg)
+		return b.handleHarness(ctx, c, env)
 	}
-	return b.handleHooks(ctx, c, msg)
+	return b.handleHooks(ctx, c, msg, env)
 }
 
 // call is what Handle learned about a message so far, for the panic handler: a panic must not
@@ -77,12 +84,28 @@ type call struct {
 	idJSON []byte
 }
 
-// route picks the dialect of msg: the pinned one, or by method prefix in auto mode. Only the
-// method member is decoded here; the dialect's own parser reads the message properly.
-func (b *Bridge) route(msg []byte) Dialect {
+// route picks the dialect of msg: the pinned one, or in auto mode Agent Harness when the method
+// is a string starting with "ahp/" and Agent Hooks otherwise.
+func (b *Bridge) route(msg []byte, env *jsonrpc.Message) Dialect {
 	if b.cfg.Dialect != DialectAuto {
 		return b.cfg.Dialect
 	}
+	if env.Object != nil {
+		if env.MethodOK && strings.HasPrefix(env.Method, "ahp/") {
+			return DialectHarness
+		}
+		return DialectHooks
+	}
+	if env.Doc != nil || !env.Syntax() {
+		return DialectHooks // JSON, but not an object
+	}
+	return routeUnparsable(msg)
+}
+
+// routeUnparsable routes a message jsonwire.Parse refused. encoding/json still finds a method in
+// some of them (it takes invalid UTF-8 inside strings), and such a message goes to the dialect
+// that method names, which answers its own parse error.
+func routeUnparsable(msg []byte) Dialect {
 	// Without a backslash every string is written literally, so a method "ahp/…" would show as
 	// the bytes "ahp/ – their absence settles it without parsing.
 	if bytes.IndexByte(msg, '\\') < 0 && !bytes.Contains(msg, []byte(`"ahp/`)) {

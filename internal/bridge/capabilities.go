@@ -8,6 +8,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/jsonrpc"
 	"github.com/ahp-gateway/ahp/internal/names"
 )
 
@@ -105,5 +106,5 @@ func (b *Bridge) hooksCapabilities(ctx context.Context, m *hooks.Message) Reply 
 	if err != nil { // plain JSON values always marshal
 		return Reply{Body: hooksErrorBody(hooksIDJSON(m.ID), hooksInternalError()), HTTPStatus: hooksOKStatus}
 	}
-	return Reply{Body: resultBody(hooksIDJSON(m.ID), raw), HTTPStatus: hooksOKStatus}
+	return Reply{Body: jsonrpc.ResultResponse(hooksIDJSON(m.ID), raw), HTTPStatus: hooksOKStatus}
 }

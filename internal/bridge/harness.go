@@ -8,7 +8,7 @@ import (
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/harness"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/jsonrpc"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -44,81 +44,67 @@ import (
 // the envelope itself is broken). Only ahp/event notifications are processed; other methods are
 // accepted and ignored, as by the reference.
 
-// Agent Harness JSON-RPC error codes (the reference's; -32000 only for the handshake version).
+// Short names for the codec's codes (the reference's; -32000 only for the handshake version).
 const (
-	harnessCodeParse          = -32700
-	harnessCodeInvalidRequest = -32600
-	harnessCodeMethodNotFound = -32601
-	harnessCodeInvalidParams  = -32602
-	harnessCodeInternal       = -32603
-	harnessCodeVersion        = -32000
-)
-
-// Agent Harness methods.
-const (
-	harnessMethodHandshake = "ahp/handshake"
-	harnessMethodEvent     = "ahp/event"
-	harnessMethodQuery     = "ahp/query"
-	harnessMethodBatch     = "ahp/batch"
-)
-
-// Message texts; the reference's wherever it has one.
-const (
-	harnessMsgParse          = "Parse error"
-	harnessMsgInvalidMessage = "Invalid JSON-RPC message"
-	harnessMsgMethodNotFound = "Method not found"
+	harnessCodeInvalidParams = harness.CodeInvalidParams
+	harnessCodeInternal      = harness.CodeInternalError
 )
 
 // notificationErrorID is the id of the reference's HTTP answer to a failed notification.
 var notificationErrorID = []byte(`""`)
 
-func (b *Bridge) handleHarness(ctx context.Context, c *call, msg []byte) Reply {
-	env, problem := readEnvelope(msg)
-	switch problem {
-	case envelopeParse:
-		return harnessErrorReply(nullID, harnessCodeParse, harnessMsgParse)
-	case envelopeNotObject:
-		return harnessErrorReply(nullID, harnessCodeInvalidRequest, harnessMsgInvalidMessage)
-	}
-	c.method = env.method
+func (b *Bridge) handleHarness(ctx context.Context, c *call, env *jsonrpc.Message) Reply {
 	switch {
-	case env.isNotification():
-		if env.duplicate || env.jsonrpc != "2.0" {
-			return harnessRefuseNotification(c, harnessCodeInvalidRequest, harnessMsgInvalidMessage)
+	case env.Syntax():
+		return harnessErrorReply(jsonrpc.NullID, harness.CodeParseError, harness.MessageParseError)
+	case env.Object == nil:
+		return harnessErrorReply(jsonrpc.NullID, harness.CodeInvalidRequest, harness.MessageInvalidMessage)
+	}
+	c.method = env.Method
+	idJSON, idText := jsonrpc.RequestID(env.ID)
+	switch {
+	case env.IsNotification():
+		if env.Duplicate || env.JSONRPC != "2.0" {
+			return harnessRefuseNotification(c, harness.CodeInvalidRequest, harness.MessageInvalidMessage)
 		}
 		return b.harnessNotification(ctx, c, env)
-	case env.isResponse():
+	case env.IsResponse():
 		if c.transport == TransportHTTP {
-			return harnessErrorReply(nullID, harnessCodeInvalidRequest, harnessMsgInvalidMessage)
+			return harnessErrorReply(jsonrpc.NullID, harness.CodeInvalidRequest, harness.MessageInvalidMessage)
 		}
 		return Reply{HTTPStatus: http.StatusNoContent}
-	case !env.hasID || env.idJSON == nil || env.duplicateID:
-		return harnessErrorReply(nullID, harnessCodeInvalidRequest, harnessMsgInvalidMessage)
+	case !env.HasID || idJSON == nil || env.DuplicateID:
+		return harnessErrorReply(jsonrpc.NullID, harness.CodeInvalidRequest, harness.MessageInvalidMessage)
 	}
-	c.idJSON = env.idJSON
-	if env.duplicate || !env.methodOK || env.jsonrpc != "2.0" {
-		return harnessErrorReply(c.idJSON, harnessCodeInvalidRequest, harnessMsgInvalidMessage)
+	c.idJSON = idJSON
+	if env.Duplicate || !env.MethodOK || env.JSONRPC != "2.0" {
+		return harnessErrorReply(c.idJSON, harness.CodeInvalidRequest, harness.MessageInvalidMessage)
 	}
-	switch env.method {
-	case harnessMethodHandshake:
+	switch env.Method {
+	case harness.MethodHandshake:
 		return b.harnessHandshake(ctx, c, env)
-	case harnessMethodEvent:
-		return b.harnessEvent(ctx, c, env)
-	case harnessMethodQuery:
+	case harness.MethodEvent:
+		return b.harnessEvent(ctx, c, env, idText)
+	case harness.MethodQuery:
 		return b.harnessQuery(ctx, c, env)
-	case harnessMethodBatch:
+	case harness.MethodBatch:
 		return b.harnessBatch(ctx, c, env)
 	}
-	return harnessErrorReply(c.idJSON, harnessCodeMethodNotFound, harnessMsgMethodNotFound)
+	return harnessErrorReply(c.idJSON, harness.CodeMethodNotFound, harness.MessageMethodNotFound)
 }
 
 // harnessErrorReply is a JSON-RPC error; the message is redacted (see redact).
 func harnessErrorReply(idJSON []byte, code int, message string) Reply {
-	return Reply{Body: errorBody(idJSON, code, redact(message)), HTTPStatus: http.StatusOK}
+	return Reply{Body: jsonrpc.ErrorResponse(idJSON, code, redact(message)), HTTPStatus: http.StatusOK}
+}
+
+// harnessCheckFailed answers a request the codec's checks refused.
+func harnessCheckFailed(c *call, e *harness.Error) Reply {
+	return harnessErrorReply(c.idJSON, e.Code, e.Message)
 }
 
 func harnessResultReply(idJSON, result []byte) Reply {
-	return Reply{Body: resultBody(idJSON, result), HTTPStatus: http.StatusOK}
+	return Reply{Body: jsonrpc.ResultResponse(idJSON, result), HTTPStatus: http.StatusOK}
 }
 
 // harnessRefuseNotification is the answer to a notification that was not accepted: nothing on
@@ -130,37 +116,25 @@ func harnessRefuseNotification(c *call, code int, message string) Reply {
 	return harnessErrorReply(notificationErrorID, code, message)
 }
 
-// errMessage is the text the reference puts after its prefixes: a *jsonwire.FieldError's Message
-// (its Error adds the JSON path, which the reference does not print).
-func errMessage(err error) string {
-	if fe, ok := jsonwire.AsFieldError(err); ok {
-		return fe.Message
-	}
-	return err.Error()
-}
+// errMessage is harness.ErrMessage: the text the reference puts after its prefixes.
+func errMessage(err error) string { return harness.ErrMessage(err) }
 
 // harnessNotification handles an ahp/event notification: read, validate shape, check that the
 // type is fire-and-forget, then record it upstream.
-func (b *Bridge) harnessNotification(ctx context.Context, c *call, env *envelope) Reply {
-	if env.method != harnessMethodEvent {
+func (b *Bridge) harnessNotification(ctx context.Context, c *call, env *jsonrpc.Message) Reply {
+	if env.Method != harness.MethodEvent {
 		return Reply{HTTPStatus: http.StatusNoContent}
 	}
-	p, err := harness.ReadEvent("params", env.params, "")
-	if err != nil {
-		return harnessRefuseNotification(c, harnessCodeInternal, "Handler error: Serialization error: "+errMessage(err))
-	}
-	if err := p.ValidateShape(b.cfg.HarnessConfig); err != nil {
-		return harnessRefuseNotification(c, harnessCodeInternal, "Handler error: "+errMessage(err))
-	}
-	if err := p.CheckDelivery(true); err != nil {
-		return harnessRefuseNotification(c, harnessCodeInternal, "Handler error: "+errMessage(err))
+	p, e := harness.CheckNotification(env.Params, b.cfg.HarnessConfig)
+	if e != nil {
+		return harnessRefuseNotification(c, e.Code, e.Message)
 	}
 	ev := p.Event
 	ev.Source = b.cfg.Source
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
 	if _, err := b.cfg.Clients.Observation.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: ev})); err != nil {
-		ue := b.observeFailed(ctx, err, "harness", env.method, p.EventType())
+		ue := b.observeFailed(ctx, err, "harness", env.Method, p.EventType())
 		return harnessRefuseNotification(c, harnessCodeInternal, "Handler error: "+upstreamErrorText(ue))
 	}
 	return Reply{HTTPStatus: http.StatusNoContent}
@@ -175,19 +149,10 @@ func upstreamErrorText(ue *upstreamError) string {
 }
 
 // harnessEvent handles an ahp/event request.
-func (b *Bridge) harnessEvent(ctx context.Context, c *call, env *envelope) Reply {
-	p, err := harness.ReadEvent("params", env.params, env.idText)
-	if err != nil {
-		return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid params: "+errMessage(err))
-	}
-	if err := p.ValidateShape(b.cfg.HarnessConfig); err != nil {
-		return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid event: "+errMessage(err))
-	}
-	if err := p.CheckDelivery(false); err != nil {
-		return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, errMessage(err))
-	}
-	if err := p.ParseTypedPayload(); err != nil {
-		return harnessErrorReply(c.idJSON, harnessCodeInternal, "Handler error: "+errMessage(err))
+func (b *Bridge) harnessEvent(ctx context.Context, c *call, env *jsonrpc.Message, requestID string) Reply {
+	p, e := harness.CheckEvent(env.Params, requestID, b.cfg.HarnessConfig)
+	if e != nil {
+		return harnessCheckFailed(c, e)
 	}
 	ev := p.Event
 	ev.Source = b.cfg.Source
@@ -212,7 +177,7 @@ func (b *Bridge) harnessEvent(ctx context.Context, c *call, env *envelope) Reply
 		}
 		failure = ue
 		d = b.syntheticDecision()
-		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "harness", "method", env.method, "event_type", p.EventType())
+		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "harness", "method", env.Method, "event_type", p.EventType())
 	}
 	hd := harness.RenderDecision(d, ev)
 	if failure != nil {
@@ -252,22 +217,13 @@ func (b *Bridge) markHarnessSynthetic(hd *ahpv1.HarnessDecision, f Failure) {
 // upstream (the reference handles entries before a later invalid one; a rejected batch here has
 // no side effects), then InterceptBatch decides it; the server turns an evaluation error of one
 // entry into {"decision":"block","reason":"Handler error: …"}.
-func (b *Bridge) harnessBatch(ctx context.Context, c *call, env *envelope) Reply {
-	entries, err := harness.ReadBatch("params", env.params)
-	if err != nil {
-		return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid params: "+errMessage(err))
-	}
-	if err := harness.CheckBatchSize(len(entries), b.cfg.HarnessConfig); err != nil {
-		return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, errMessage(err))
+func (b *Bridge) harnessBatch(ctx context.Context, c *call, env *jsonrpc.Message) Reply {
+	entries, e := harness.CheckBatch(env.Params, b.cfg.HarnessConfig)
+	if e != nil {
+		return harnessCheckFailed(c, e)
 	}
 	events := make([]*ahpv1.Event, len(entries))
 	for i, p := range entries {
-		if err := p.ValidateShape(b.cfg.HarnessConfig); err != nil {
-			return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid event: "+errMessage(err))
-		}
-		if err := p.CheckBatchable(); err != nil {
-			return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, errMessage(err))
-		}
 		p.Event.Source = b.cfg.Source
 		events[i] = p.Event
 	}
@@ -296,7 +252,7 @@ func (b *Bridge) harnessBatch(ctx context.Context, c *call, env *envelope) Reply
 			return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid event: Protocol error: "+ue.message)
 		}
 		d := b.syntheticDecision()
-		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "harness", "method", env.method, "events", len(events))
+		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "harness", "method", env.Method, "events", len(events))
 		for i, ev := range events {
 			rendered[i] = harness.RenderDecision(d, ev)
 			b.markHarnessSynthetic(rendered[i], ue.failure)
@@ -334,13 +290,13 @@ var harnessCapabilityNames = []string{
 // the upstream's, with config narrowed to the limits this bridge enforces; when the upstream fails
 // operationally the bridge answers itself, whatever the failure policy: a handshake decides
 // nothing, and the events that follow still meet the policy.
-func (b *Bridge) harnessHandshake(ctx context.Context, c *call, env *envelope) Reply {
-	req, err := harness.DecodeHandshakeRequest("params", env.params)
-	if err != nil {
-		return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid params: "+errMessage(err))
+func (b *Bridge) harnessHandshake(ctx context.Context, c *call, env *jsonrpc.Message) Reply {
+	req, e := harness.CheckHandshake(env.Params)
+	if e != nil {
+		return harnessCheckFailed(c, e)
 	}
 	if !harnessVersionSupported(req.GetProtocolVersion()) {
-		return harnessErrorReply(c.idJSON, harnessCodeVersion, "Unsupported protocol version: "+req.GetProtocolVersion())
+		return harnessErrorReply(c.idJSON, harness.CodeVersion, "Unsupported protocol version: "+req.GetProtocolVersion())
 	}
 	callCtx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
@@ -353,7 +309,7 @@ func (b *Bridge) harnessHandshake(ctx context.Context, c *call, env *envelope) R
 		ue := classify(callCtx, err)
 		switch {
 		case ue.rejected && ue.code == connect.CodeFailedPrecondition:
-			return harnessErrorReply(c.idJSON, harnessCodeVersion, versionMessage(ue.message, req.GetProtocolVersion()))
+			return harnessErrorReply(c.idJSON, harness.CodeVersion, versionMessage(ue.message, req.GetProtocolVersion()))
 		case ue.rejected:
 			return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid params: "+ue.message)
 		}
@@ -436,10 +392,10 @@ func u32ptr(p *uint32) *uint64 {
 }
 
 // harnessQuery handles ahp/query, rendered as the reference's QueryResponse.
-func (b *Bridge) harnessQuery(ctx context.Context, c *call, env *envelope) Reply {
-	req, err := harness.DecodeQueryRequest("params", env.params)
-	if err != nil {
-		return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid params: "+errMessage(err))
+func (b *Bridge) harnessQuery(ctx context.Context, c *call, env *jsonrpc.Message) Reply {
+	req, e := harness.CheckQuery(env.Params)
+	if e != nil {
+		return harnessCheckFailed(c, e)
 	}
 	req.Source = b.cfg.Source
 	callCtx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
@@ -454,7 +410,7 @@ func (b *Bridge) harnessQuery(ctx context.Context, c *call, env *envelope) Reply
 			return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid params: "+ue.message)
 		}
 		d := b.syntheticDecision()
-		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "harness", "method", env.method)
+		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "harness", "method", env.Method)
 		answer = b.syntheticQueryAnswer(req, ue.failure)
 	}
 	out, err := harness.EncodeQueryResponse(answer)

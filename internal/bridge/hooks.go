@@ -9,6 +9,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/jsonrpc"
 	"github.com/ahp-gateway/ahp/internal/names"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -37,17 +38,16 @@ import (
 // hooksOKStatus is the HTTP status of an answered Agent Hooks message; errors travel in the body.
 const hooksOKStatus = http.StatusOK
 
-func (b *Bridge) handleHooks(ctx context.Context, c *call, msg []byte) Reply {
+func (b *Bridge) handleHooks(ctx context.Context, c *call, msg []byte, env *jsonrpc.Message) Reply {
 	if c.transport == TransportStdio || c.transport == TransportUnix {
-		frame := append(msg[:len(msg):len(msg)], '\n')
-		if err := hooks.CheckStdioFraming(frame); err != nil {
-			if isNotification(msg) { // badly framed, but still a notification: never answered
+		if err := hooks.CheckStdioLine(msg); err != nil {
+			if env.IsNotification() { // badly framed, but still a notification: never answered
 				return Reply{HTTPStatus: http.StatusBadRequest}
 			}
 			return b.hooksRejected(err)
 		}
 	}
-	m, err := hooks.DecodeMessage(msg)
+	m, err := hooks.DecodeParsed(env.Doc, env.Err)
 	if err != nil {
 		return b.hooksRejected(err)
 	}
@@ -83,7 +83,7 @@ func (b *Bridge) hooksReply(m *hooks.Message) Reply {
 	body, err := hooks.EncodeMessage(m)
 	if err != nil {
 		b.log.Error("bridge: refusing to send an invalid Agent Hooks answer", "error", err)
-		id := nullID
+		id := jsonrpc.NullID
 		if !m.ID.IsAbsent() && !m.ID.IsNull() {
 			id = hooksIDJSON(m.ID)
 		}
@@ -112,9 +112,16 @@ func (b *Bridge) hooksIntercept(ctx context.Context, m *hooks.Message) Reply {
 		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "hooks", "method", m.Method, "event_type", "tool.before")
 		result := hooks.RenderResult(d, params.ProtocolVersion)
 		b.markHooksSynthetic(result, ue.failure)
-		return b.hooksReply(&hooks.Message{ID: m.ID, Result: result})
+		return hooksResultReply(m.ID, result)
 	}
-	return b.hooksReply(&hooks.Message{ID: m.ID, Result: hooks.RenderResult(d, params.ProtocolVersion)})
+	return hooksResultReply(m.ID, hooks.RenderResult(d, params.ProtocolVersion))
+}
+
+// hooksResultReply writes a result RenderResult built (markHooksSynthetic only adds
+// namespace members), which is valid by construction: hooks.FuzzRenderResult holds it to the
+// decoder's rules, so it is not checked again here.
+func hooksResultReply(id hooks.ID, r *ahpv1.HooksInterceptResult) Reply {
+	return Reply{Body: hooks.EncodeResult(id, r), HTTPStatus: hooksOKStatus}
 }
 
 // markHooksSynthetic adds the failure and the policy next to the "synthetic": true that
@@ -179,7 +186,7 @@ func hooksIDJSON(id hooks.ID) []byte {
 	if n, ok := id.IntValue(); ok {
 		return strconv.AppendInt(nil, n, 10)
 	}
-	return nullID
+	return jsonrpc.NullID
 }
 
 func hooksInternalError() *ahpv1.RpcError {
@@ -189,5 +196,5 @@ func hooksInternalError() *ahpv1.RpcError {
 // hooksErrorBody writes an error response without the codec, for the paths where the codec
 // itself failed.
 func hooksErrorBody(idJSON []byte, e *ahpv1.RpcError) []byte {
-	return errorBody(idJSON, int(e.GetCode()), e.GetMessage())
+	return jsonrpc.ErrorResponse(idJSON, int(e.GetCode()), e.GetMessage())
 }

@@ -34,7 +34,7 @@ func checkHooksCase(t *testing.T, h bridge.Handler, c hooksCase) {
 	msg := bytes.TrimSuffix(c.msg, []byte("\n"))
 	var decodeErr error
 	if c.transport == bridge.TransportStdio {
-		decodeErr = hooks.CheckStdioFraming(append(bytes.Clone(msg), '\n'))
+		decodeErr = hooks.CheckStdioLine(msg)
 	}
 	var m *hooks.Message
 	if decodeErr == nil {

@@ -15,11 +15,7 @@ func decodeRunLifecycle(path string, v any) (*ahpv1.RunLifecycle, error) {
 	err := readStruct(path, v, "RunLifecycleEvent", []structField{
 		reqString("run_id", &m.RunId),
 		reqString("session_id", &m.SessionId),
-		{name: "status", decode: func(p string, v any) error {
-			n, err := readEnum(p, v, ahpv1.RunStatus(0).Descriptor())
-			m.Status = ahpv1.RunStatus(n)
-			return err
-		}},
+		reqEnum("status", &m.Status),
 		optString("prompt", &m.Prompt),
 		optString("result_summary", &m.ResultSummary),
 		optString("error", &m.Error),
@@ -98,11 +94,7 @@ func decodeTaskItem(path string, v any) (*ahpv1.TaskItem, error) {
 	err := readStruct(path, v, "TaskItem", []structField{
 		reqString("id", &t.Id),
 		reqString("title", &t.Title),
-		{name: "status", decode: func(p string, v any) error {
-			n, err := readEnum(p, v, ahpv1.TaskStatus(0).Descriptor())
-			t.Status = ahpv1.TaskStatus(n)
-			return err
-		}},
+		reqEnum("status", &t.Status),
 		defaultStrings("depends_on", &t.DependsOn),
 		defaultEvidence("evidence", &t.Evidence),
 		defaultArtifacts("artifacts", &t.Artifacts),
@@ -139,11 +131,7 @@ func decodeVerification(path string, v any) (*ahpv1.Verification, error) {
 	err := readStruct(path, v, "VerificationEvent", []structField{
 		reqString("run_id", &m.RunId),
 		reqString("session_id", &m.SessionId),
-		{name: "status", decode: func(p string, v any) error {
-			n, err := readEnum(p, v, ahpv1.VerificationStatus(0).Descriptor())
-			m.Status = ahpv1.VerificationStatus(n)
-			return err
-		}},
+		reqEnum("status", &m.Status),
 		{name: "checks", optional: true, defaulted: true, decode: func(p string, v any) error {
 			return readSeq(p, v, func(p string, v any) error {
 				c, err := decodeCheck(p, v)
@@ -195,11 +183,7 @@ func decodeCheck(path string, v any) (*ahpv1.VerificationCheck, error) {
 	err := readStruct(path, v, "VerificationCheck", []structField{
 		reqString("id", &c.Id),
 		reqString("subject", &c.Subject),
-		{name: "status", decode: func(p string, v any) error {
-			n, err := readEnum(p, v, ahpv1.VerificationStatus(0).Descriptor())
-			c.Status = ahpv1.VerificationStatus(n)
-			return err
-		}},
+		reqEnum("status", &c.Status),
 		optString("command", &c.Command),
 		optString("message", &c.Message),
 		defaultEvidence("evidence", &c.Evidence),

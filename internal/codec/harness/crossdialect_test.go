@@ -1,13 +1,12 @@
 package harness_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/harness"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
@@ -16,10 +15,8 @@ import (
 
 func jsonValue(t *testing.T, s string) any {
 	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := jsonwire.Parse([]byte(s))
+	if err != nil {
 		t.Fatal(err)
 	}
 	return v

@@ -12,23 +12,23 @@
 // reference makes (depth, delivery, batchability, batch size) and the lossless round trip:
 // members with no canonical home are kept as an overlay and written back.
 //
-// Reading an ahp/event request follows the reference server's order, one function per step, so a
-// bridge reproduces its answers:
+// A request is checked in the reference server's order, and each failure gets the code and
+// message the reference answers (rpc.go, the dialect's error -> wire mapping):
 //
-//	p, err := ReadEvent("params", params, id) // -32602 "Invalid params: " + err message
-//	err = p.ValidateShape(cfg)                // -32602 "Invalid event: " + err message
-//	err = p.CheckDelivery(false)              // -32602 err message
-//	err = p.ParseTypedPayload()               // -32603 "Handler error: " + err message
+//	p, e := CheckEvent(params, id, cfg) // read: -32602 "Invalid params: " + message
+//	                                    // shape: -32602 "Invalid event: " + message
+//	                                    // delivery: -32602 message
+//	                                    // typed payload: -32603 "Handler error: " + message
 //
-// A notification runs ReadEvent, ValidateShape and CheckDelivery(true); the reference drops
-// its errors on stdio and WebSocket and answers them on HTTP as -32603 "Handler error: " + message,
-// with "Serialization error: " in front of a ReadEvent message. ahp/batch is
-// ReadBatch, CheckBatchSize, then per entry ValidateShape and CheckBatchable.
-// Answers are written with EncodeDecision and EncodeTypedDecision, usually after
-// RenderDecision or RenderTyped turned the canonical decision into the caller's
-// terms.
+// CheckNotification runs read, shape and delivery for a notification, whose errors the
+// reference drops on stdio and WebSocket and answers on HTTP as -32603 "Handler error: " +
+// message ("Serialization error: " in front of a read failure). CheckBatch reads an ahp/batch
+// and checks its size and then each entry's shape and batchability; CheckHandshake and
+// CheckQuery read the other two requests. Answers are written with EncodeDecision,
+// EncodeTypedDecision, EncodeBatchResult and the other Encode functions, usually after
+// RenderDecision or RenderTyped turned the canonical decision into the caller's terms.
 //
 // Errors from reading and checking are *jsonwire.FieldError. Path is the JSON path of the
 // offending value; Message is exactly the text the reference puts after its "Invalid params: " /
-// "Invalid event: " / "Handler error: " prefix.
+// "Invalid event: " / "Handler error: " prefix. Check* wrap them in an *Error with the code.
 package harness

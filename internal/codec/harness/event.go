@@ -28,7 +28,7 @@ type EventParams struct {
 	payloadErr error  // why a typed or contract payload did not parse, from the exact input
 }
 
-// ReadEvent reads one AhpEvent params object the way serde reads the reference's AhpEvent:
+// readEventParams reads one AhpEvent params object the way serde reads the reference's AhpEvent:
 // event_type, session_id, agent_id, timestamp, depth (u32) and payload (any JSON, null too) are
 // required; context is checked strictly; metadata must be an object; unknown fields are ignored.
 // Errors carry serde's text for the first problem the reference meets, e.g. "missing field
@@ -38,7 +38,7 @@ type EventParams struct {
 // The payload of typed and contract events is parsed here already, from the exact input, but a
 // payload that does not parse is not an error yet: the reference reports it later, after checks
 // that come first (ValidateShape, CheckDelivery, ParseTypedPayload).
-func ReadEvent(path string, v any, requestID string) (*EventParams, error) {
+func readEventParams(path string, v any, requestID string) (*EventParams, error) {
 	if err := checkNumbers(path, v); err != nil {
 		return nil, err
 	}

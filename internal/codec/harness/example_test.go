@@ -1,7 +1,6 @@
 package harness_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -11,31 +10,17 @@ import (
 )
 
 // The checks of an ahp/event request, in the reference server's order, and the JSON-RPC error
-// each failure becomes.
-func ExampleReadEvent() {
-	dec := json.NewDecoder(bytes.NewReader([]byte(`{"event_type":"idle","session_id":"s1","agent_id":"a1","timestamp":"2026-05-01T00:00:00Z","depth":0,"payload":{}}`)))
-	dec.UseNumber() // keep number text: 1.0 is not an integer to serde
-	var params any
-	if err := dec.Decode(&params); err != nil {
+// the failing one becomes.
+func ExampleCheckEvent() {
+	params, err := jsonwire.Parse([]byte(`{"event_type":"idle","session_id":"s1","agent_id":"a1","timestamp":"2026-05-01T00:00:00Z","depth":0,"payload":{}}`))
+	if err != nil {
 		panic(err)
 	}
 	cfg := &ahpv1.HarnessConfig{MaxDepth: new(uint32(10))}
 
-	p, err := harness.ReadEvent("params", params, "req-1")
-	if err != nil {
-		fmt.Println(-32602, "Invalid params: "+err.(*jsonwire.FieldError).Message)
-		return
-	}
-	if err := p.ValidateShape(cfg); err != nil {
-		fmt.Println(-32602, "Invalid event: "+err.(*jsonwire.FieldError).Message)
-		return
-	}
-	if err := p.CheckDelivery(false); err != nil {
-		fmt.Println(-32602, err.(*jsonwire.FieldError).Message)
-		return
-	}
-	if err := p.ParseTypedPayload(); err != nil {
-		fmt.Println(-32603, "Handler error: "+err.(*jsonwire.FieldError).Message)
+	p, e := harness.CheckEvent(params, "req-1", cfg)
+	if e != nil {
+		fmt.Println(e.Code, e.Message)
 		return
 	}
 	fmt.Println("handle", p.Event.GetType())

@@ -12,9 +12,14 @@ import (
 // Test-only entry points: parts of the codec no production code calls, for the black-box tests.
 
 var (
-	EncodeEventValue = encodeEventValue
-	IsBlocking       = isBlocking
-	IsBatchable      = isBatchable
+	ReadEvent              = readEventParams
+	ReadBatch              = readBatch
+	CheckBatchSize         = checkBatchSize
+	DecodeHandshakeRequest = decodeHandshakeRequest
+	DecodeQueryRequest     = decodeQueryRequest
+	EncodeEventValue       = encodeEventValue
+	IsBlocking             = isBlocking
+	IsBatchable            = isBatchable
 )
 
 // DecodeEventContext reads an AhpEvent context object (EventContext) strictly: every inner

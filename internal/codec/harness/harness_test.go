@@ -124,73 +124,36 @@ type serveAnswer struct {
 	Path    string
 }
 
-// serve runs the checks of the reference server for one message in its order, with the
-// codec's step functions, the way the bridge does. It returns nil when the message would reach
+// serve answers one message as the bridge does, through the codec's real error mapping
+// (CheckEvent, CheckNotification, CheckBatch, ...). It returns nil when the message would reach
 // the handler.
 func serve(method string, params any, notification bool) *serveAnswer {
 	cfg := defaultConfig()
-	answer := func(code int, prefix string, err error) *serveAnswer {
-		fe, ok := jsonwire.AsFieldError(err)
-		if !ok {
-			return &serveAnswer{Code: code, Message: prefix + err.Error()}
-		}
-		return &serveAnswer{Code: code, Message: prefix + fe.Message, Path: fe.Path}
-	}
+	var e *harness.Error
 	switch method {
-	case "ahp/handshake":
-		if _, err := harness.DecodeHandshakeRequest("params", params); err != nil {
-			return answer(-32602, "Invalid params: ", err)
-		}
-	case "ahp/query":
-		if _, err := harness.DecodeQueryRequest("params", params); err != nil {
-			return answer(-32602, "Invalid params: ", err)
-		}
-	case "ahp/event":
-		p, err := harness.ReadEvent("params", params, "r1")
+	case harness.MethodHandshake:
+		_, e = harness.CheckHandshake(params)
+	case harness.MethodQuery:
+		_, e = harness.CheckQuery(params)
+	case harness.MethodEvent:
 		if notification {
-			// handle_notification: every error is an AhpError, answered on HTTP only.
-			switch {
-			case err != nil:
-				return answer(-32603, "Handler error: Serialization error: ", err)
-			case p.ValidateShape(cfg) != nil:
-				return answer(-32603, "Handler error: ", p.ValidateShape(cfg))
-			case p.CheckDelivery(true) != nil:
-				return answer(-32603, "Handler error: ", p.CheckDelivery(true))
-			}
-			return nil
+			_, e = harness.CheckNotification(params, cfg)
+		} else {
+			_, e = harness.CheckEvent(params, "r1", cfg)
 		}
-		if err != nil {
-			return answer(-32602, "Invalid params: ", err)
-		}
-		if err := p.ValidateShape(cfg); err != nil {
-			return answer(-32602, "Invalid event: ", err)
-		}
-		if err := p.CheckDelivery(false); err != nil {
-			return answer(-32602, "", err)
-		}
-		if err := p.ParseTypedPayload(); err != nil {
-			return answer(-32603, "Handler error: ", err)
-		}
-	case "ahp/batch":
-		entries, err := harness.ReadBatch("params", params)
-		if err != nil {
-			return answer(-32602, "Invalid params: ", err)
-		}
-		if err := harness.CheckBatchSize(len(entries), cfg); err != nil {
-			return answer(-32602, "", err)
-		}
-		for _, p := range entries {
-			if err := p.ValidateShape(cfg); err != nil {
-				return answer(-32602, "Invalid event: ", err)
-			}
-			if err := p.CheckBatchable(); err != nil {
-				return answer(-32602, "", err)
-			}
-		}
+	case harness.MethodBatch:
+		_, e = harness.CheckBatch(params, cfg)
 	default:
-		return &serveAnswer{Code: -32601, Message: "Method not found"}
+		return &serveAnswer{Code: harness.CodeMethodNotFound, Message: harness.MessageMethodNotFound}
 	}
-	return nil
+	if e == nil {
+		return nil
+	}
+	a := &serveAnswer{Code: e.Code, Message: e.Message}
+	if fe, ok := jsonwire.AsFieldError(e); ok {
+		a.Path = fe.Path
+	}
+	return a
 }
 
 func TestErrorVectors(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -372,6 +373,18 @@ type structField struct {
 	// Option<T> may not, as in serde derive.
 	defaulted bool
 	decode    func(path string, v any) error
+}
+
+// reqEnum is a required closed-enum field, read by its wire name (readEnum).
+func reqEnum[E interface {
+	~int32
+	Descriptor() protoreflect.EnumDescriptor
+}](name string, dst *E) structField {
+	return structField{name: name, decode: func(p string, v any) error {
+		n, err := readEnum(p, v, (*dst).Descriptor())
+		*dst = E(n)
+		return err
+	}}
 }
 
 // readStruct reads a derived struct named name from an object (fields in sorted key order,

@@ -9,9 +9,9 @@ import (
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 )
 
-// DecodeHandshakeRequest reads ahp/handshake params. Every field is required, including
+// decodeHandshakeRequest reads ahp/handshake params. Every field is required, including
 // agent_info.capabilities ("missing field `capabilities`").
-func DecodeHandshakeRequest(path string, v any) (*ahpv1.HandshakeRequest, error) {
+func decodeHandshakeRequest(path string, v any) (*ahpv1.HandshakeRequest, error) {
 	if err := checkNumbers(path, v); err != nil {
 		return nil, err
 	}
@@ -111,8 +111,8 @@ func EncodeHandshakeResponse(r *ahpv1.HandshakeResponse) ([]byte, error) {
 	return jsonwire.Marshal(out)
 }
 
-// DecodeQueryRequest reads ahp/query params. payload is required; null is a payload.
-func DecodeQueryRequest(path string, v any) (*ahpv1.QueryRequest, error) {
+// decodeQueryRequest reads ahp/query params. payload is required; null is a payload.
+func decodeQueryRequest(path string, v any) (*ahpv1.QueryRequest, error) {
 	if err := checkNumbers(path, v); err != nil {
 		return nil, err
 	}
@@ -156,12 +156,12 @@ func EncodeQueryResponse(r *ahpv1.QueryResponse) ([]byte, error) {
 	return jsonwire.Marshal(out)
 }
 
-// ReadBatch reads ahp/batch params {"events": [...]} ("missing field `events`" without
-// it; [] is allowed). Entries are read as ReadEvent reads them, with paths
+// readBatch reads ahp/batch params {"events": [...]} ("missing field `events`" without
+// it; [] is allowed). Entries are read as readEventParams reads them, with paths
 // path.events[i]; the first bad entry fails the whole batch with serde's message. A batch carries
 // no per-event request id, so every entry gets a synthesized id that includes its index. The
-// bridge then applies CheckBatchSize, and per entry ValidateShape and CheckBatchable.
-func ReadBatch(path string, v any) ([]*EventParams, error) {
+// bridge then applies checkBatchSize, and per entry ValidateShape and CheckBatchable.
+func readBatch(path string, v any) ([]*EventParams, error) {
 	if err := checkNumbers(path, v); err != nil {
 		return nil, err
 	}
@@ -181,9 +181,9 @@ func ReadBatch(path string, v any) ([]*EventParams, error) {
 	return events, nil
 }
 
-// CheckBatchSize rejects a batch longer than cfg.batch_size (unset: no limit): "Batch size
+// checkBatchSize rejects a batch longer than cfg.batch_size (unset: no limit): "Batch size
 // 101 exceeds configured limit 100" (-32602, no prefix). Exactly batch_size events are allowed.
-func CheckBatchSize(n int, cfg *ahpv1.HarnessConfig) error {
+func checkBatchSize(n int, cfg *ahpv1.HarnessConfig) error {
 	if cfg == nil || cfg.BatchSize == nil || uint64(n) <= cfg.GetBatchSize() {
 		return nil
 	}

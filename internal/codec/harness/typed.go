@@ -71,11 +71,7 @@ func decodeContextPerception(path string, v any) (*ahpv1.ContextPerceptionPayloa
 	m := &ahpv1.ContextPerceptionPayload{}
 	err := readStruct(path, v, "ContextPerceptionEvent", []structField{
 		reqString("session_id", &m.SessionId),
-		{name: "intent", decode: func(p string, v any) error {
-			n, err := readEnum(p, v, ahpv1.PerceptionIntent(0).Descriptor())
-			m.Intent = ahpv1.PerceptionIntent(n)
-			return err
-		}},
+		reqEnum("intent", &m.Intent),
 		{name: "target", decode: func(p string, v any) (err error) {
 			m.Target, err = decodeTarget(p, v)
 			return err

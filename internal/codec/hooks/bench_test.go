@@ -9,8 +9,8 @@ import (
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 )
 
-// BenchmarkDecodeMessage decodes the richest intercept request of the test data.
-func BenchmarkDecodeMessage(b *testing.B) {
+// BenchmarkDecodeHooksMessage decodes the richest intercept request of the test data.
+func BenchmarkDecodeHooksMessage(b *testing.B) {
 	data, err := os.ReadFile(filepath.Join(testdataDir, "message", "intercept-full.valid.json"))
 	if err != nil {
 		b.Fatal(err)
@@ -24,9 +24,9 @@ func BenchmarkDecodeMessage(b *testing.B) {
 	}
 }
 
-// BenchmarkEncodeDeny renders a deny decision and encodes the response, as the bridge does
+// BenchmarkEncodeHooksDeny renders a deny decision and encodes the response, as the bridge does
 // for every denied call.
-func BenchmarkEncodeDeny(b *testing.B) {
+func BenchmarkEncodeHooksDeny(b *testing.B) {
 	d := &ahpv1.Decision{
 		DecisionId:     "0190f1c2-7d1e-7000-8000-000000000001",
 		MatchedRuleIds: []string{"git-1"},

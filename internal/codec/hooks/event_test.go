@@ -1,7 +1,6 @@
 package hooks_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -10,15 +9,14 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 )
 
 // parseText decodes JSON the way the codec expects its input: numbers as json.Number.
 func parseText(t testing.TB, s string) any {
 	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := jsonwire.Parse([]byte(s))
+	if err != nil {
 		t.Fatal(err)
 	}
 	return v

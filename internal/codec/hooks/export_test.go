@@ -41,3 +41,13 @@ func EncodeRPCError(e *ahpv1.RpcError) map[string]any {
 func EncodeInterceptResult(r *ahpv1.HooksInterceptResult) map[string]any {
 	return plainEncoder.result(r)
 }
+
+// CheckStdioFraming checks one stdio message as read from the stream, terminator included: it
+// must end with a LF, and what comes before must pass CheckStdioLine. (The bridge's NDJSON
+// reader also takes a last line without LF; this rule is the specification's.)
+func CheckStdioFraming(frame []byte) error {
+	if len(frame) == 0 || frame[len(frame)-1] != '\n' {
+		return unparsable("", "stdio message must end with a line feed")
+	}
+	return CheckStdioLine(frame[:len(frame)-1])
+}

@@ -1,8 +1,6 @@
 package hooks
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +9,7 @@ import (
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -43,7 +42,7 @@ func FuzzHooksIsReverseDNS(f *testing.F) {
 }
 
 // encodeReference is EncodeMessage as it was: the plain tree, checked by decoding it in
-// full, written by encoding/json.
+// full, written as encoding/json writes it.
 func encodeReference(m *Message) ([]byte, error) {
 	if err := checkShape(m); err != nil {
 		return nil, err
@@ -52,13 +51,7 @@ func encodeReference(m *Message) ([]byte, error) {
 	if _, err := decodeEnvelope(v); err != nil {
 		return nil, encodeError("message", err)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return jsonwire.Marshal(v) // encoding/json's bytes (jsonwire.TestAppendJSONMatchesStd)
 }
 
 func checkEncodeMatchesReference(t *testing.T, m *Message) {

@@ -2,19 +2,18 @@ package hooks
 
 import "bytes"
 
-// CheckStdioFraming checks the Agent Hooks Protocol stdio framing of one message as read from
-// the stream, terminator included: exactly one line, ended by a single LF, with no CR anywhere and
+// CheckStdioLine checks the Agent Hooks Protocol stdio framing of one message as an NDJSON
+// transport delivers it, its line terminator removed: one line, with no LF or CR anywhere and
 // something on it. A pretty-printed (multi-line) message fails. Failures map to -32700 through
-// errorCode. The JSON itself is checked by DecodeMessage.
-func CheckStdioFraming(frame []byte) error {
+// ErrorResponse. The JSON itself is DecodeMessage's to check, and whether a badly framed message
+// is answered at all (notifications never are) the caller's.
+func CheckStdioLine(line []byte) error {
 	switch {
-	case len(frame) == 0 || frame[len(frame)-1] != '\n':
-		return unparsable("", "stdio message must end with a line feed")
-	case bytes.IndexByte(frame, '\n') != len(frame)-1:
+	case bytes.IndexByte(line, '\n') >= 0:
 		return unparsable("", "stdio message must be exactly one line; a message must not contain a literal newline")
-	case bytes.IndexByte(frame, '\r') >= 0:
+	case bytes.IndexByte(line, '\r') >= 0:
 		return unparsable("", "stdio message must not contain a carriage return")
-	case len(bytes.TrimSpace(frame)) == 0:
+	case len(bytes.TrimSpace(line)) == 0:
 		return unparsable("", "stdio message is empty")
 	}
 	return nil

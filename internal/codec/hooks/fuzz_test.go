@@ -2,12 +2,16 @@ package hooks_test
 
 import (
 	"bytes"
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
-	"google.golang.org/protobuf/proto"
 	"os"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // addSeeds adds every file of the named testdata/hooks directories to the seed corpus.
@@ -69,6 +73,73 @@ func FuzzHooksMessage(f *testing.F) {
 		out2, err := hooks.EncodeMessage(again)
 		if err != nil || !bytes.Equal(out, out2) {
 			t.Fatalf("encoding is not stable: %v\n%s\n%s", err, out, out2)
+		}
+		if msg.Result != nil && len(msg.UnknownFields.GetFields()) == 0 {
+			if direct := hooks.EncodeResult(msg.ID, msg.Result); !bytes.Equal(direct, out) {
+				t.Fatalf("EncodeResult differs from EncodeMessage:\n%s\n%s", direct, out)
+			}
+		}
+	})
+}
+
+// FuzzRenderResult is the property that lets the bridge write answers with EncodeResult, which
+// does not check them: whatever RenderResult makes of a decision encodes under EncodeMessage's
+// check, in the same bytes, and decodes back (encode -> decode round trip).
+func FuzzRenderResult(f *testing.F) {
+	f.Add("rm -rf /", "dev.ahpgateway.policy.destructive", "rule-1", "dec-1", "com.example.x", 1.5, true, true, "ev-1", int64(0), uint8(2))
+	f.Add("", "not a code", "", "", "bad key", 0.0, false, false, "", int64(1<<53), uint8(3))
+	f.Add("\u2028<&>\xff", "a.b", "r", "d", "dev.ahpgateway", -0.0, true, false, "x", int64(-7), uint8(1))
+	f.Fuzz(func(t *testing.T, reason, code, ruleID, decisionID, extKey string, num float64, deny, synthetic bool, idStr string, idNum int64, idKind uint8) {
+		d := &ahpv1.Decision{DecisionId: decisionID, Synthetic: synthetic}
+		if ruleID != "" {
+			d.MatchedRuleIds = []string{ruleID, extKey}
+		}
+		if deny {
+			ext := &structpb.Struct{Fields: map[string]*structpb.Value{extKey: structpb.NewNumberValue(num)}}
+			d.Effects = append(d.Effects,
+				&ahpv1.Effect{RuleId: ruleID, Effect: &ahpv1.Effect_Deny{Deny: &ahpv1.DenyEffect{Reason: reason, Code: code, Extensions: ext}}},
+				&ahpv1.Effect{Effect: &ahpv1.Effect_Deny{Deny: &ahpv1.DenyEffect{Reason: "second"}}})
+		}
+		var id hooks.ID
+		switch idKind % 3 {
+		case 0:
+			id = hooks.StringID(idStr)
+		case 1:
+			id = hooks.IntID(idNum)
+		default:
+			id = hooks.NullID()
+		}
+		r := hooks.RenderResult(d, hooks.ProtocolVersion)
+		got := hooks.EncodeResult(id, r)
+		want, err := hooks.EncodeMessage(&hooks.Message{ID: id, Result: r})
+		if err != nil {
+			if s, ok := id.StringValue(); ok && s == "" {
+				return // an empty string is not an id; callers never have one
+			}
+			if n, ok := id.IntValue(); ok && (n > 1<<53-1 || n < -(1<<53-1)) {
+				return // nor an integer beyond ±(2^53-1)
+			}
+			t.Fatalf("RenderResult made an invalid result: %v", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("EncodeResult:\n got %s\nwant %s", got, want)
+		}
+		back, err := hooks.DecodeMessage(got)
+		if err != nil {
+			t.Fatalf("the answer does not decode: %v\n%s", err, got)
+		}
+		again, err := hooks.EncodeMessage(back)
+		if err != nil {
+			t.Fatalf("decode(encode(r)) does not encode: %v\n%s", err, got)
+		}
+		// Invalid UTF-8 is written as \ufffd and so comes back as U+FFFD; everything else
+		// comes back byte for byte.
+		valid := true
+		for _, s := range []string{reason, code, ruleID, decisionID, extKey, idStr} {
+			valid = valid && utf8.ValidString(s)
+		}
+		if valid && !bytes.Equal(again, got) {
+			t.Fatalf("decode(encode(r)) does not encode back:\n%s\n%s", got, again)
 		}
 	})
 }

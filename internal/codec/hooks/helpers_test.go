@@ -3,13 +3,14 @@ package hooks_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ahp-gateway/ahp/internal/codec/hooks"
-	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
-	"google.golang.org/protobuf/proto"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"google.golang.org/protobuf/proto"
 )
 
 // testCase is one entry of testdata/hooks/manifest.json.

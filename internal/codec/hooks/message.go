@@ -155,7 +155,14 @@ type CapabilitiesParams struct {
 // the JSON-RPC code to answer with and ErrorResponse builds that answer, addressed to the
 // request's id, or reports that none is due.
 func DecodeMessage(data []byte) (*Message, error) {
-	v, err := parseJSON(data)
+	return DecodeParsed(jsonwire.Parse(data))
+}
+
+// DecodeParsed is DecodeMessage for a message already parsed: doc and parseErr are what
+// jsonwire.Parse returned for it (internal/jsonrpc.Read keeps both), so the bridge reads each
+// message once. Its errors and their codes are DecodeMessage's.
+func DecodeParsed(doc any, parseErr error) (*Message, error) {
+	v, err := parsed(doc, parseErr)
 	env, isObject := v.(map[string]any)
 	switch {
 	case err != nil && !isObject:
@@ -291,12 +298,9 @@ func decodeCall(o *object, msg *Message) error {
 
 func decodeInterceptParams(o *object) (*InterceptParams, error) {
 	p := &InterceptParams{Request: &ahpv1.InterceptRequest{}}
+	var raw any
 	var err error
-	if p.ProtocolVersion, err = checkVersion(o); err != nil {
-		return nil, err
-	}
-	raw, err := o.required("event")
-	if err != nil {
+	if p.ProtocolVersion, raw, err = versionAndEvent(o); err != nil {
 		return nil, err
 	}
 	// A v0.1 event that is simply not interceptable is unsupported (-32002), whatever its shape.
@@ -334,12 +338,9 @@ func decodeInterceptParams(o *object) (*InterceptParams, error) {
 
 func decodeObserveParams(o *object) (*ObserveParams, error) {
 	p := &ObserveParams{Request: &ahpv1.ObserveRequest{}}
+	var raw any
 	var err error
-	if p.ProtocolVersion, err = checkVersion(o); err != nil {
-		return nil, err
-	}
-	raw, err := o.required("event")
-	if err != nil {
+	if p.ProtocolVersion, raw, err = versionAndEvent(o); err != nil {
 		return nil, err
 	}
 	if p.Request.Event, err = DecodeEvent(o.at("event"), raw); err != nil {
@@ -349,6 +350,18 @@ func decodeObserveParams(o *object) (*ObserveParams, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// versionAndEvent reads the two members both event-carrying params start with: protocolVersion
+// (checkVersion) and the required event, still undecoded.
+func versionAndEvent(o *object) (version string, event any, err error) {
+	if version, err = checkVersion(o); err != nil {
+		return "", nil, err
+	}
+	if event, err = o.required("event"); err != nil {
+		return "", nil, err
+	}
+	return version, event, nil
 }
 
 func decodeCapabilitiesParams(o *object) (*CapabilitiesParams, error) {

@@ -64,7 +64,7 @@ func Append(b []byte, v any) (_ []byte, ok bool) {
 	case *structpb.Value:
 		return appendValue(b, x), true
 	case *structpb.Struct:
-		return appendStruct(b, x), true
+		return AppendStruct(b, x), true
 	}
 	return b, false
 }
@@ -101,8 +101,9 @@ func appendMembers[V any](b []byte, m map[string]V, value func([]byte, V) ([]byt
 	return append(b, '}'), true
 }
 
-// appendStruct writes s as marshalStd(fromStruct(s)) would: nil is an empty object.
-func appendStruct(b []byte, s *structpb.Struct) []byte {
+// AppendStruct appends s as a JSON object, in the bytes Marshal(FromStruct(s)) gives: keys
+// sorted, nil an empty object.
+func AppendStruct(b []byte, s *structpb.Struct) []byte {
 	b, _ = appendMembers(b, s.GetFields(), func(b []byte, v *structpb.Value) ([]byte, bool) {
 		return appendValue(b, v), true
 	})
@@ -119,7 +120,7 @@ func appendValue(b []byte, v *structpb.Value) []byte {
 	case *structpb.Value_NumberValue:
 		return appendNumber(b, k.NumberValue)
 	case *structpb.Value_StructValue:
-		return appendStruct(b, k.StructValue)
+		return AppendStruct(b, k.StructValue)
 	case *structpb.Value_ListValue:
 		b = append(b, '[')
 		for i, e := range k.ListValue.GetValues() {
