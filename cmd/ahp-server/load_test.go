@@ -18,6 +18,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/cli/clitest"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -78,8 +79,8 @@ func TestSustainedLoadEveryAcceptedEventIsAudited(t *testing.T) {
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
 	url, stderr, stop := startServer(t, []string{"-audit-path", auditFile, "-audit-required"}, nil)
 	ctx := context.Background()
-	intercept := ahpv1connect.NewInterceptServiceClient(h2c(), url)
-	observe := ahpv1connect.NewObservationServiceClient(h2c(), url)
+	intercept := ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), url)
+	observe := ahpv1connect.NewObservationServiceClient(testkit.H2CClient(), url)
 
 	var (
 		wg          sync.WaitGroup
@@ -153,7 +154,7 @@ func TestBrokenPolicyUnderLoadFailsNoCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	url, stderr, stop := startServer(t, []string{"-policy", policyFile, "-policy-poll", "20ms"}, nil)
-	intercept := ahpv1connect.NewInterceptServiceClient(h2c(), url)
+	intercept := ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), url)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -231,7 +232,7 @@ func TestSIGTERMUnderLoadAnswersInFlightAndAuditsThem(t *testing.T) {
 	t.Parallel()
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
 	url, stderr, stop := startServer(t, []string{"-audit-path", auditFile, "-audit-required"}, nil)
-	intercept := ahpv1connect.NewInterceptServiceClient(h2c(), url)
+	intercept := ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), url)
 	var (
 		mu       sync.Mutex
 		answered []string
