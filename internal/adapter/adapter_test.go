@@ -35,6 +35,14 @@ func TestParseProvider(t *testing.T) {
 	if _, err := ParseProvider("cursor"); err == nil {
 		t.Error("ParseProvider(cursor) succeeded")
 	}
+	if got, err := ParseProvider(" Claude-Code\n"); err != nil || got != ClaudeCode {
+		t.Errorf("ParseProvider ignores case and space: got %v, %v", got, err)
+	}
+	for p, want := range map[Provider]string{ClaudeCode: "claude-code", Codex: "codex", 0: "Provider(0)", 3: "Provider(3)", -1: "Provider(-1)"} {
+		if got := p.String(); got != want {
+			t.Errorf("Provider(%d).String() = %q, want %q", int(p), got, want)
+		}
+	}
 }
 
 func TestMapRejectsWhatItCannotRead(t *testing.T) {
