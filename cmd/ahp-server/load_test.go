@@ -29,18 +29,16 @@ var (
 	loadRate     = flag.Int("load.rate", 300, "calls per second in the sustained-load test")
 )
 
+// loadEvent is event i of a load worker: a Bash tool.after for kind "obs", a tool.before
+// otherwise, in session "load", with call id "c-<i>".
 func loadEvent(kind string, i int) *ahpv1.Event {
-	input, _ := structpb.NewStruct(map[string]any{"command": "ls -la"})
-	ev := &ahpv1.Event{
-		Id: fmt.Sprintf("%s-%d", kind, i), Source: "urn:load", Session: &ahpv1.Session{Id: "load"},
-		Tool: &ahpv1.Tool{CallId: fmt.Sprintf("c-%d", i), Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
-	}
+	typ := ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE
 	if kind == "obs" {
-		ev.Type = ahpv1.EventType_EVENT_TYPE_TOOL_AFTER
-	} else {
-		ev.Type = ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE
+		typ = ahpv1.EventType_EVENT_TYPE_TOOL_AFTER
 	}
-	return ev
+	return testkit.ShellEvent(fmt.Sprintf("%s-%d", kind, i), "ls -la",
+		testkit.Source("urn:load"), testkit.Session("load"), testkit.Type(typ),
+		func(ev *ahpv1.Event) { ev.Tool.CallId = fmt.Sprintf("c-%d", i) })
 }
 
 // auditIDs reads an audit log and returns the decision ids and observed event ids it holds.
