@@ -18,6 +18,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/cli/clitest"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // BenchmarkOnceStartAndAnswer is the per_event cost a harness pays per tool call: start the
@@ -118,9 +119,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 // over Connect (h2c), without a bridge: the baseline for the bridge's overhead.
 func BenchmarkDirectConnect(b *testing.B) {
 	up := startUpstream(b)
-	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	client := ahpv1connect.NewInterceptServiceClient(&http.Client{Transport: &http.Transport{Protocols: &protocols}}, up)
+	client := ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), up)
 	input, _ := structpb.NewStruct(map[string]any{"command": "ls -la"})
 	ctx := context.Background()
 	i := 0

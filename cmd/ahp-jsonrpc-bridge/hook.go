@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -127,7 +126,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	cfg, code := parseHookFlags(args, stderr, getenv)
 	if cfg == nil {
 		if code == 2 {
-			return usageExit(stdin)
+			return adapter.UsageExit(stdin)
 		}
 		return code
 	}
@@ -138,31 +137,6 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return serveHookHTTP(ctx, cfg, log, getenv)
 	}
 	return runHookOnce(ctx, cfg, stdin, stdout, stderr, log, getenv)
-}
-
-// usageExit is the exit status of a hook run with bad flags: 2, which both runtimes take as a
-// blocking error — a misconfigured policy hook refuses rather than letting everything through —
-// unless the runtime is waiting on an event that is only recorded, where exit 2 has side effects
-// (a Stop hook's exit 2 keeps the agent going, again and again): then 1, a non-blocking error. The
-// event is read from stdin only when stdin is not a terminal, so a person trying flags is not kept
-// waiting.
-func usageExit(stdin io.Reader) int {
-	if f, ok := stdin.(*os.File); ok {
-		if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice != 0 {
-			return 2
-		}
-	}
-	body, err := io.ReadAll(io.LimitReader(stdin, adapter.DefaultMaxInputBytes))
-	if err != nil {
-		return 2
-	}
-	var in struct {
-		HookEventName string `json:"hook_event_name"`
-	}
-	if json.Unmarshal(body, &in) == nil && in.HookEventName != "" && !adapter.Decides(in.HookEventName) {
-		return 1
-	}
-	return 2
 }
 
 // runHookOnce answers one event. A backend that cannot be started (a policy file that does not

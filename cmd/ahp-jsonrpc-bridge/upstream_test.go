@@ -5,13 +5,13 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // TestUpstreamRoad checks which road the upstream calls take: a persistent bridge shares one
@@ -23,7 +23,7 @@ func TestUpstreamRoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	var unary, streams atomic.Int64
-	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url := testkit.StartLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ahpv1connect.InterceptServiceInterceptProcedure:
 			unary.Add(1)
@@ -32,9 +32,6 @@ func TestUpstreamRoad(t *testing.T) {
 		}
 		srv.Handler().ServeHTTP(w, r)
 	}))
-	hs.Config.Protocols = srv.HTTPServer().Protocols // h2c, as ahp-server serves
-	hs.Start()
-	t.Cleanup(hs.Close)
 
 	for _, c := range []struct {
 		name                   string
@@ -48,7 +45,7 @@ func TestUpstreamRoad(t *testing.T) {
 	} {
 		unary.Store(0)
 		streams.Store(0)
-		args := append([]string{"-upstream", hs.URL, "-failure-policy", "fail-closed", "-log-level", "warn"}, c.flags...)
+		args := append([]string{"-upstream", url, "-failure-policy", "fail-closed", "-log-level", "warn"}, c.flags...)
 		var in []string
 		for i := range c.lines {
 			in = append(in, hooksIntercept("road-"+strings.ReplaceAll(c.name, " ", "")+string(rune('a'+i)), "ls"))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/cli/clitest"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -26,12 +26,6 @@ func startServer(t *testing.T, args []string, env map[string]string) (url string
 		return run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), stdout, stderr, clitest.Env(env))
 	})
 	return listenURL(t, c), c.Stderr, func() int { return c.Stop(t) }
-}
-
-func h2c() *http.Client {
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &http.Transport{Protocols: &p}}
 }
 
 // Planted secrets: each must appear in no audit record, no Watch item and no log line.
@@ -67,8 +61,8 @@ func TestAuditHoldsEveryAcceptedEventAcrossShutdownAndNoSecretLeaks(t *testing.T
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
 	url, stderr, stop := startServer(t, []string{"-audit-path", auditFile, "-log-level", "debug"}, nil)
 	ctx := context.Background()
-	intercept := ahpv1connect.NewInterceptServiceClient(h2c(), url)
-	observe := ahpv1connect.NewObservationServiceClient(h2c(), url)
+	intercept := ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), url)
+	observe := ahpv1connect.NewObservationServiceClient(testkit.H2CClient(), url)
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()

@@ -18,6 +18,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/cli/clitest"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -28,18 +29,16 @@ var (
 	loadRate     = flag.Int("load.rate", 300, "calls per second in the sustained-load test")
 )
 
+// loadEvent is event i of a load worker: a Bash tool.after for kind "obs", a tool.before
+// otherwise, in session "load", with call id "c-<i>".
 func loadEvent(kind string, i int) *ahpv1.Event {
-	input, _ := structpb.NewStruct(map[string]any{"command": "ls -la"})
-	ev := &ahpv1.Event{
-		Id: fmt.Sprintf("%s-%d", kind, i), Source: "urn:load", Session: &ahpv1.Session{Id: "load"},
-		Tool: &ahpv1.Tool{CallId: fmt.Sprintf("c-%d", i), Name: "Bash", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: input},
-	}
+	typ := ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE
 	if kind == "obs" {
-		ev.Type = ahpv1.EventType_EVENT_TYPE_TOOL_AFTER
-	} else {
-		ev.Type = ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE
+		typ = ahpv1.EventType_EVENT_TYPE_TOOL_AFTER
 	}
-	return ev
+	return testkit.ShellEvent(fmt.Sprintf("%s-%d", kind, i), "ls -la",
+		testkit.Source("urn:load"), testkit.Session("load"), testkit.Type(typ),
+		func(ev *ahpv1.Event) { ev.Tool.CallId = fmt.Sprintf("c-%d", i) })
 }
 
 // auditIDs reads an audit log and returns the decision ids and observed event ids it holds.
@@ -78,8 +77,8 @@ func TestSustainedLoadEveryAcceptedEventIsAudited(t *testing.T) {
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
 	url, stderr, stop := startServer(t, []string{"-audit-path", auditFile, "-audit-required"}, nil)
 	ctx := context.Background()
-	intercept := ahpv1connect.NewInterceptServiceClient(h2c(), url)
-	observe := ahpv1connect.NewObservationServiceClient(h2c(), url)
+	intercept := ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), url)
+	observe := ahpv1connect.NewObservationServiceClient(testkit.H2CClient(), url)
 
 	var (
 		wg          sync.WaitGroup
@@ -153,7 +152,7 @@ func TestBrokenPolicyUnderLoadFailsNoCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	url, stderr, stop := startServer(t, []string{"-policy", policyFile, "-policy-poll", "20ms"}, nil)
-	intercept := ahpv1connect.NewInterceptServiceClient(h2c(), url)
+	intercept := ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), url)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -231,7 +230,7 @@ func TestSIGTERMUnderLoadAnswersInFlightAndAuditsThem(t *testing.T) {
 	t.Parallel()
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
 	url, stderr, stop := startServer(t, []string{"-audit-path", auditFile, "-audit-required"}, nil)
-	intercept := ahpv1connect.NewInterceptServiceClient(h2c(), url)
+	intercept := ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), url)
 	var (
 		mu       sync.Mutex
 		answered []string

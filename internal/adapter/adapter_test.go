@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,14 @@ func TestParseProvider(t *testing.T) {
 	}
 	if _, err := ParseProvider("cursor"); err == nil {
 		t.Error("ParseProvider(cursor) succeeded")
+	}
+	if got, err := ParseProvider(" Claude-Code\n"); err != nil || got != ClaudeCode {
+		t.Errorf("ParseProvider ignores case and space: got %v, %v", got, err)
+	}
+	for p, want := range map[Provider]string{ClaudeCode: "claude-code", Codex: "codex", 0: "Provider(0)", 3: "Provider(3)", -1: "Provider(-1)"} {
+		if got := p.String(); got != want {
+			t.Errorf("Provider(%d).String() = %q, want %q", int(p), got, want)
+		}
 	}
 }
 
@@ -450,6 +459,45 @@ func TestRunInputLimits(t *testing.T) {
 	}
 	if code := a.Run(context.Background(), strings.NewReader(`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"}}`), failingWriter{}, &stderr); code != 1 {
 		t.Errorf("write error: exit %d", code)
+	}
+}
+
+// A hook run with bad flags blocks a decided event (exit 2) but not one that is only recorded.
+func TestUsageExit(t *testing.T) {
+	cases := []struct {
+		input string
+		want  int
+	}{
+		{`{"hook_event_name":"PreToolUse","tool_name":"Bash"}`, 2},
+		{`{"hook_event_name":"PermissionRequest"}`, 2},
+		{`{"hook_event_name":"UserPromptSubmit","prompt":"hi"}`, 2},
+		{`{"hook_event_name":"Stop","stop_hook_active":true}`, 1},
+		{`{"hook_event_name":"SessionEnd","reason":"other"}`, 1},
+		{`{"hook_event_name":"Notification"}`, 1},
+		{`{"hook_event_name":""}`, 2},
+		{`not json`, 2},
+		{``, 2},
+	}
+	for _, c := range cases {
+		if got := UsageExit(strings.NewReader(c.input)); got != c.want {
+			t.Errorf("input %q: exit %d, want %d", c.input, got, c.want)
+		}
+	}
+	if got := UsageExit(iotestErrReader{}); got != 2 {
+		t.Errorf("read error: exit %d, want 2", got)
+	}
+	// A pipe is a file too, but not a terminal: the event on it is read.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	go func() {
+		_, _ = io.WriteString(w, `{"hook_event_name":"Stop"}`)
+		w.Close()
+	}()
+	if got := UsageExit(r); got != 1 {
+		t.Errorf("recorded event on a pipe: exit %d, want 1", got)
 	}
 }
 

@@ -21,24 +21,24 @@ const (
 	Codex
 )
 
+// providerNames are the String forms, which ParseProvider accepts.
+var providerNames = [...]string{ClaudeCode: "claude-code", Codex: "codex"}
+
 // String returns "claude-code" or "codex".
 func (p Provider) String() string {
-	switch p {
-	case ClaudeCode:
-		return "claude-code"
-	case Codex:
-		return "codex"
+	if p >= ClaudeCode && int(p) < len(providerNames) {
+		return providerNames[p]
 	}
 	return fmt.Sprintf("Provider(%d)", int(p))
 }
 
-// ParseProvider parses "claude-code" or "codex".
+// ParseProvider parses "claude-code" or "codex" (any case, surrounding space ignored).
 func ParseProvider(s string) (Provider, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "claude-code":
-		return ClaudeCode, nil
-	case "codex":
-		return Codex, nil
+	name := strings.ToLower(strings.TrimSpace(s))
+	for _, p := range Providers() {
+		if providerNames[p] == name {
+			return p, nil
+		}
 	}
 	return 0, fmt.Errorf("adapter: unknown provider %q (want claude-code or codex)", s)
 }

@@ -2,11 +2,13 @@ package adapter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"connectrpc.com/connect"
@@ -333,4 +335,29 @@ func (a *Adapter) Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Wr
 		fmt.Fprintln(stderr, res.Stderr)
 	}
 	return res.Exit
+}
+
+// UsageExit is the exit status of a hook that cannot run because of bad usage (flags): 2, which
+// both runtimes take as a blocking error — a misconfigured policy hook refuses rather than letting
+// everything through — unless the runtime is waiting on an event that is only recorded, where
+// exit 2 has side effects (a Stop hook's exit 2 keeps the agent going, again and again): then 1, a
+// non-blocking error. The event is read from stdin only when stdin is not a terminal, so a person
+// trying flags is not kept waiting.
+func UsageExit(stdin io.Reader) int {
+	if f, ok := stdin.(*os.File); ok {
+		if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice != 0 {
+			return 2
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(stdin, DefaultMaxInputBytes))
+	if err != nil {
+		return 2
+	}
+	var in struct {
+		HookEventName string `json:"hook_event_name"`
+	}
+	if json.Unmarshal(body, &in) == nil && in.HookEventName != "" && !Decides(in.HookEventName) {
+		return 1
+	}
+	return 2
 }

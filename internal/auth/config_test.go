@@ -41,26 +41,36 @@ api_keys:
 func TestLiteralSecretRefused(t *testing.T) {
 	t.Parallel()
 	const secret = "sk-literal-9f8e7d6c5b4a39281706"
-	for _, tc := range []struct{ name, yaml, field string }{
-		{"token", "tokens:\n  - {name: ci, scopes: [agent], token: " + secret + "}", "tokens[0].token"},
-		{"value", "tokens:\n  - {name: ci, scopes: [agent], value: " + secret + "}", "tokens[0].value"},
-		{"secret", "api_keys:\n  - {name: k, scopes: [agent], secret: " + secret + "}", "api_keys[0].secret"},
-		{"key", "api_keys:\n  - {name: k, scopes: [agent], env: K}\n  - {name: j, scopes: [agent], key: " + secret + "}", "api_keys[1].key"},
-		{"password", "tokens:\n  - {name: ci, scopes: [agent], password: " + secret + "}", "tokens[0].password"},
-		{"top-level token", "token: " + secret, "token"},
-		{"top-level api_key", "api_key: " + secret, "api_key"},
-	} {
+	const refused = ": a literal secret in the configuration is refused"
+	checkRefused(t, secret, []refusal{
+		{"token", "tokens:\n  - {name: ci, scopes: [agent], token: " + secret + "}", "tokens[0].token" + refused},
+		{"value", "tokens:\n  - {name: ci, scopes: [agent], value: " + secret + "}", "tokens[0].value" + refused},
+		{"secret", "api_keys:\n  - {name: k, scopes: [agent], secret: " + secret + "}", "api_keys[0].secret" + refused},
+		{"key", "api_keys:\n  - {name: k, scopes: [agent], env: K}\n  - {name: j, scopes: [agent], key: " + secret + "}", "api_keys[1].key" + refused},
+		{"password", "tokens:\n  - {name: ci, scopes: [agent], password: " + secret + "}", "tokens[0].password" + refused},
+		{"top-level token", "token: " + secret, "token" + refused},
+		{"top-level api_key", "api_key: " + secret, "api_key" + refused},
+	})
+}
+
+// refusal is a configuration ParseConfig refuses, with a part of the error it gives.
+type refusal struct{ name, yaml, want string }
+
+// checkRefused runs each case as a parallel subtest: ParseConfig must refuse it with an error
+// that contains want and no secret (the test secrets, and secret unless it is "").
+func checkRefused(t *testing.T, secret string, cases []refusal) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := auth.ParseConfig([]byte(tc.yaml))
 			if err == nil {
-				t.Fatal("accepted a literal secret")
+				t.Fatalf("accepted; want an error containing %q", tc.want)
 			}
-			msg := err.Error()
-			if !strings.Contains(msg, tc.field+": a literal secret in the configuration is refused") {
-				t.Errorf("error %q does not name field %s as a literal secret", msg, tc.field)
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
-			assertNoSecret(t, "error", msg, secret)
+			assertNoSecret(t, "error", err.Error(), secret)
 		})
 	}
 }
@@ -83,7 +93,7 @@ func TestEmbeddedConfigIsStrict(t *testing.T) {
 func TestConfigErrorsNeverQuoteValues(t *testing.T) {
 	t.Parallel()
 	const secret = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	for _, tc := range []struct{ name, yaml, want string }{
+	checkRefused(t, secret, []refusal{
 		{"unknown field", "tokens:\n  - {name: a, scopes: [agent], evn: " + secret + "}", "tokens[0].evn: unknown field"},
 		{"secret in env", "tokens:\n  - {name: a, scopes: [agent], env: \"" + secret + "-x\"}", "env: not an environment variable name"},
 		{"secret as name", "tokens:\n  - {name: \"" + secret + " x\", scopes: [agent], env: A}", "tokens[0].name: required"},
@@ -91,36 +101,19 @@ func TestConfigErrorsNeverQuoteValues(t *testing.T) {
 		{"secret as bool", "require: " + secret, "require: must be true or false"},
 		{"secret as duration", "reload_interval: " + secret, "reload_interval: must be a duration"},
 		{"tokens not a list", "tokens: " + secret, "tokens: must be a list"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := auth.ParseConfig([]byte(tc.yaml))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
-			}
-			assertNoSecret(t, "error", err.Error(), secret)
-		})
-	}
+	})
 }
 
 func TestConfigValidation(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ name, yaml, want string }{
+	checkRefused(t, "", []refusal{
 		{"no source", "tokens:\n  - {name: a, scopes: [agent]}", "env or file is required"},
 		{"both sources", "tokens:\n  - {name: a, scopes: [agent], env: A, file: /f}", "set env or file, not both"},
 		{"no scopes", "tokens:\n  - {name: a, env: A}", "at least one of agent, watch, admin"},
 		{"duplicate name", "tokens:\n  - {name: a, scopes: [agent], env: A}\napi_keys:\n  - {name: a, scopes: [agent], env: B}", `api_keys[0] ("a"): name already used by tokens[0] ("a")`},
 		{"require without credentials", "require: true", "require is true but no tokens"},
 		{"require false with credentials", "require: false\ntokens:\n  - {name: a, scopes: [agent], env: A}", "require is false but credentials are configured"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := auth.ParseConfig([]byte(tc.yaml))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
-			}
-		})
-	}
+	})
 	// A hand-built Config gets the same checks from New.
 	_, err := auth.New(auth.Config{Tokens: []auth.CredentialConfig{{Name: "a", Scopes: []auth.Scope{"root"}, Env: "A"}}}, auth.Options{})
 	if err == nil || errors.Is(err, auth.ErrInvalid) {

@@ -572,15 +572,9 @@ func (e *env) startInProcess(policyFile string) error {
 }
 
 func (e *env) startServerProcess(ctx context.Context, policyFile string) error {
-	bin := e.cfg.ServerBin
-	if bin == "" {
-		e.progress("building %s", ServerPackage)
-		var err error
-		if bin, err = BuildServer(ctx, e.tmp); err != nil {
-			return err
-		}
-	} else if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("%w: --server-bin: %v", ErrServerUnavailable, err)
+	bin, err := serverCommand.binary(ctx, e.cfg.ServerBin, e.tmp, e.progress)
+	if err != nil {
+		return err
 	}
 	p := serverProcess{bin: bin, policyFile: policyFile, dir: e.tmp}
 	if e.cfg.Audit {
@@ -597,7 +591,6 @@ func (e *env) startServerProcess(ctx context.Context, policyFile string) error {
 		e.auditPath = p.auditPath
 	}
 	e.progress("starting ahp-server as a process (%s) with the %s", bin, e.policyDesc())
-	var err error
 	e.ahp, err = startServerProcess(p)
 	return err
 }
@@ -612,21 +605,14 @@ func (e *env) noopURL() (url, desc string, err error) {
 }
 
 func (e *env) bridgeBin(ctx context.Context) (string, error) {
-	if e.cfg.BridgeBin != "" {
-		if _, err := os.Stat(e.cfg.BridgeBin); err != nil {
-			return "", fmt.Errorf("%w: --bridge-bin: %v", ErrBridgeUnavailable, err)
-		}
-		return e.cfg.BridgeBin, nil
+	if e.bridge != "" && e.cfg.BridgeBin == "" {
+		return e.bridge, nil // built once per run; a given binary is checked each time
 	}
-	if e.bridge == "" {
-		e.progress("building %s", BridgePackage)
-		bin, err := BuildBridge(ctx, e.tmp)
-		if err != nil {
-			return "", err
-		}
+	bin, err := bridgeCommand.binary(ctx, e.cfg.BridgeBin, e.tmp, e.progress)
+	if err == nil {
 		e.bridge = bin
 	}
-	return e.bridge, nil
+	return bin, err
 }
 
 // open prepares mode m with that many Watch subscribers.

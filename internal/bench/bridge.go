@@ -11,52 +11,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
-
-// BridgePackage is the import path ahp-bench builds when no --bridge-bin is given.
-const BridgePackage = "github.com/ahp-gateway/ahp/cmd/ahp-jsonrpc-bridge"
-
-// ErrBridgeUnavailable is wrapped by the error of a bridge mode when there is no bridge binary to
-// run: none given and `go build` failed (no go command, outside the module, or the bridge does
-// not compile).
-var ErrBridgeUnavailable = errors.New("ahp-jsonrpc-bridge is not available")
-
-// BuildBridge builds ahp-jsonrpc-bridge into dir with the go command and returns the binary's
-// path. It works from inside the module (as `go test` and `go run` do); elsewhere pass the
-// binary with --bridge-bin.
-func BuildBridge(ctx context.Context, dir string) (string, error) {
-	return goBuild(ctx, dir, BridgePackage, ErrBridgeUnavailable, "--bridge-bin")
-}
-
-// goBuild builds the command pkg into dir; its errors wrap unavailable and name the flag that
-// passes a binary instead.
-func goBuild(ctx context.Context, dir, pkg string, unavailable error, flag string) (string, error) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("%w: no go command to build it (%v); pass %s", unavailable, err, flag)
-	}
-	out := filepath.Join(dir, path.Base(pkg))
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", out, pkg)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%w: go build %s (run ahp-bench inside the ahp module, or pass %s): %v\n%s",
-			unavailable, pkg, flag, err, tail(msg, 2048))
-	}
-	return out, nil
-}
-
-func tail(b []byte, n int) string {
-	b = bytes.TrimSpace(b)
-	if len(b) > n {
-		b = append([]byte("…"), b[len(b)-n:]...)
-	}
-	return string(b)
-}
 
 // bridgeSetup is how the bridge processes of one system are started.
 type bridgeSetup struct {

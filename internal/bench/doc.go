@@ -13,6 +13,8 @@
 //   - connect.go, correlate.go: Intercept, InterceptStream and ObserveStream drivers
 //   - bridge.go: ahp-jsonrpc-bridge on stdio (persistent and per_event) and HTTP
 //   - target.go: the in-process ahp-server, the no-op baseline server, the loopback-only rule
+//   - command.go, serverproc.go: the bridge and server binaries (given, or built with the go
+//     command), and ahp-server as a child process (--server-process)
 //   - audit.go: the in-process server's audit log and its check after the run
 //   - watch.go: Watch subscribers during a mode's phases (--watchers), each on its own connection,
 //     connected before every phase and closed after it; the check that each received every

@@ -111,45 +111,65 @@ func (s *Stats) Merge(o *Stats) {
 // RunLoad applies load with op until the schedule ends or ctx is done, and returns what it
 // measured. A request that fails because ctx ended is not counted.
 func RunLoad(ctx context.Context, load Load, op Op) *Stats {
+	return runLoad(ctx, load, op, wallClock)
+}
+
+// clock is where a phase reads the time and waits for due times. Production runs on wallClock;
+// tests drive a fake one, so that a stall or a slow exit need not take real time.
+type clock struct {
+	now func() time.Time
+	// until returns once due has come, or false if ctx ended first; nil: each worker's own
+	// waiter (Go and fine timers).
+	until func(ctx context.Context, due time.Time) bool
+}
+
+var wallClock = clock{now: time.Now}
+
+func runLoad(ctx context.Context, load Load, op Op, clk clock) *Stats {
 	conc := max(load.Concurrency, 1)
 	timeout := load.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
-	start := time.Now()
+	start := clk.now()
 	sched := NewSchedule(start, load.Rate, load.Requests, load.Duration)
+	sched.now = clk.now
 	perWorker := make([]Stats, conc)
 	var wg sync.WaitGroup
 	for w := range conc {
-		wg.Go(func() { work(ctx, sched, timeout, op, w, &perWorker[w]) })
+		wg.Go(func() { work(ctx, sched, clk, timeout, op, w, &perWorker[w]) })
 	}
 	wg.Wait()
 	total := &Stats{}
 	for i := range perWorker {
 		total.Merge(&perWorker[i])
 	}
-	total.Elapsed = time.Since(start)
+	total.Elapsed = clk.now().Sub(start)
 	return total
 }
 
 // work is one worker's loop.
-func work(ctx context.Context, sched *Schedule, timeout time.Duration, op Op, w int, st *Stats) {
-	var wait waiter
-	defer wait.stop()
+func work(ctx context.Context, sched *Schedule, clk clock, timeout time.Duration, op Op, w int, st *Stats) {
+	until := clk.until
+	if until == nil {
+		var wait waiter
+		defer wait.stop()
+		until = wait.until
+	}
 	for ctx.Err() == nil {
 		seq, due, ok := sched.Next()
 		if !ok {
 			return
 		}
-		if !due.IsZero() && !wait.until(ctx, due) {
+		if !due.IsZero() && !until(ctx, due) {
 			st.Interrupted = true
 			return
 		}
-		sent := time.Now()
+		sent := clk.now()
 		opCtx, cancel := context.WithTimeout(ctx, timeout)
 		answered, err := op(opCtx, w, seq)
 		cancel()
-		done := time.Now()
+		done := clk.now()
 		if err != nil && ctx.Err() != nil {
 			st.Interrupted = true
 			return

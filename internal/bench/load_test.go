@@ -156,21 +156,50 @@ func TestRunLoadTimesOutSlowRequests(t *testing.T) {
 	}
 }
 
+// fakeClock is a clock the test moves: waiting for a due time jumps to it, and an Op stands for
+// a slow answer by advancing the clock.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func (c *fakeClock) Until(ctx context.Context, due time.Time) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if due.After(c.now) {
+		c.now = due
+	}
+	return true
+}
+
 // TestRunLoadOpenLoopChargesStallsToEveryDelayedRequest is the coordinated-omission check: one
 // request stalls for 200 ms at 1000/s with one worker; the ~200 requests due during the stall must
 // show the wait in their latency, not just the one that stalled.
 func TestRunLoadOpenLoopChargesStallsToEveryDelayedRequest(t *testing.T) {
 	t.Parallel()
 	const stall = 200 * time.Millisecond
-	st := bench.RunLoad(context.Background(), bench.Load{Concurrency: 1, Requests: 600, Rate: 1000}, func(_ context.Context, _ int, seq uint64) (time.Time, error) {
+	clk := &fakeClock{now: epoch}
+	st := bench.RunLoadOnClock(context.Background(), bench.Load{Concurrency: 1, Requests: 600, Rate: 1000}, func(_ context.Context, _ int, seq uint64) (time.Time, error) {
 		if seq == 100 {
-			// No signal can stand in for this sleep: RunLoad takes due times, send times and
-			// waits from the wall clock, so a stall must last in real time. A clock injected
-			// into Load (its now and its waiter) would let the test advance time instead.
-			time.Sleep(stall)
+			clk.Advance(stall)
 		}
 		return time.Time{}, nil
-	})
+	}, clk.Now, clk.Until)
 	if st.Count != 600 {
 		t.Fatalf("st.Count = %v, want 600", st.Count)
 	}
@@ -230,13 +259,12 @@ func TestRunLoadStopsWhenCancelled(t *testing.T) {
 // per_event process that still has to exit) gets latency to the answer and completion to the end.
 func TestRunLoadMeasuresToTheAnswer(t *testing.T) {
 	t.Parallel()
-	st := bench.RunLoad(context.Background(), bench.Load{Concurrency: 1, Requests: 5}, func(context.Context, int, uint64) (time.Time, error) {
-		answered := time.Now()
-		// The "exit". It must take real time for the same reason as the stall above: RunLoad
-		// measures completion with the wall clock and offers no clock to inject.
-		time.Sleep(100 * time.Millisecond)
+	clk := &fakeClock{now: epoch}
+	st := bench.RunLoadOnClock(context.Background(), bench.Load{Concurrency: 1, Requests: 5}, func(context.Context, int, uint64) (time.Time, error) {
+		answered := clk.Now()
+		clk.Advance(100 * time.Millisecond) // the "exit"
 		return answered, nil
-	})
+	}, clk.Now, clk.Until)
 	if st.Count != 5 {
 		t.Fatalf("st.Count = %v, want 5", st.Count)
 	}

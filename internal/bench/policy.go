@@ -28,39 +28,51 @@ func BuiltinPolicy() []byte {
 	extra := PolicyRules - len(policy.Default().Rules())
 	for i := range extra {
 		fmt.Fprintf(&b, "  - id: bench-%02d\n", i)
-		switch i % 8 {
-		case 0:
-			fmt.Fprintf(&b, "    on: [tool.before]\n    match: {tool_kinds: [shell]}\n"+
-				"    when: 'has(input.command) && input.command.matches(r\"\\bterraform\\s+destroy\\b.*-target=module\\.m%d\\b\")'\n"+
-				"    effect: {deny: {reason: \"destroying module m%d needs a change ticket\"}}\n", i, i)
-		case 1:
-			fmt.Fprintf(&b, "    on: [tool.before]\n    match: {tool_names: [\"mcp__svc%d__delete_*\"]}\n"+
-				"    effect: {deny: {reason: \"deletions through svc%d are not allowed\"}}\n", i, i)
-		case 2:
-			fmt.Fprintf(&b, "    on: [tool.before]\n    match: {tool_kinds: [file_write, file_edit]}\n"+
-				"    when: 'has(input.path) && type(input.path) == string && input.path.endsWith(\".lock%d\")'\n"+
-				"    effect: {ask: {reason: \"lock file %d is generated\"}}\n", i, i)
-		case 3:
-			fmt.Fprintf(&b, "    on: [tool.before]\n"+
-				"    when: 'session.error_count > %d && tool.name == \"Bash\"'\n"+
-				"    effect: {deny: {reason: \"too many errors in this session\"}}\n", 1000+i)
-		case 4:
-			fmt.Fprintf(&b, "    on: [tool.before]\n    match: {tool_kinds: [shell]}\n"+
-				"    when: 'has(input.command) && input.command.startsWith(\"kubectl \") && input.command.contains(\"--namespace=prod%d\")'\n"+
-				"    effect: {ask: {reason: \"production namespace %d\"}}\n", i, i)
-		case 5:
-			fmt.Fprintf(&b, "    on: [tool.before]\n    match: {tool_kinds: [fetch]}\n"+
-				"    when: 'has(input.url) && type(input.url) == string && input.url.startsWith(\"http://internal%d.\")'\n"+
-				"    effect: {deny: {reason: \"internal host %d\"}}\n", i, i)
-		case 6:
-			fmt.Fprintf(&b, "    on: [tool.after]\n    match: {tool_kinds: [shell]}\n"+
-				"    when: 'has(input.command) && input.command.contains(\"secret%d\")'\n"+
-				"    effect: {message: {text: \"output of a command naming secret%d\"}}\n", i, i)
-		case 7:
-			fmt.Fprintf(&b, "    on: [tool.before]\n    match: {sources: [\"urn:other-harness-%d:*\"]}\n"+
-				"    when: 'has(input.command) && size(input.command) > %d'\n"+
-				"    effect: {deny: {reason: \"command too long for harness %d\"}}\n", i, 10000+i, i)
-		}
+		fmt.Fprintf(&b, extraRules[i%len(extraRules)], i, 1000+i, 10000+i)
 	}
 	return b.Bytes()
+}
+
+// extraRules are the bodies of the rules BuiltinPolicy adds, used in turn. In each, %[1]d is the
+// rule's number; %[2]d and %[3]d are an error count and a command size above any the benchmark's
+// events reach.
+var extraRules = [...]string{
+	`    on: [tool.before]
+    match: {tool_kinds: [shell]}
+    when: 'has(input.command) && input.command.matches(r"\bterraform\s+destroy\b.*-target=module\.m%[1]d\b")'
+    effect: {deny: {reason: "destroying module m%[1]d needs a change ticket"}}
+`,
+	`    on: [tool.before]
+    match: {tool_names: ["mcp__svc%[1]d__delete_*"]}
+    effect: {deny: {reason: "deletions through svc%[1]d are not allowed"}}
+`,
+	`    on: [tool.before]
+    match: {tool_kinds: [file_write, file_edit]}
+    when: 'has(input.path) && type(input.path) == string && input.path.endsWith(".lock%[1]d")'
+    effect: {ask: {reason: "lock file %[1]d is generated"}}
+`,
+	`    on: [tool.before]
+    when: 'session.error_count > %[2]d && tool.name == "Bash"'
+    effect: {deny: {reason: "too many errors in this session"}}
+`,
+	`    on: [tool.before]
+    match: {tool_kinds: [shell]}
+    when: 'has(input.command) && input.command.startsWith("kubectl ") && input.command.contains("--namespace=prod%[1]d")'
+    effect: {ask: {reason: "production namespace %[1]d"}}
+`,
+	`    on: [tool.before]
+    match: {tool_kinds: [fetch]}
+    when: 'has(input.url) && type(input.url) == string && input.url.startsWith("http://internal%[1]d.")'
+    effect: {deny: {reason: "internal host %[1]d"}}
+`,
+	`    on: [tool.after]
+    match: {tool_kinds: [shell]}
+    when: 'has(input.command) && input.command.contains("secret%[1]d")'
+    effect: {message: {text: "output of a command naming secret%[1]d"}}
+`,
+	`    on: [tool.before]
+    match: {sources: ["urn:other-harness-%[1]d:*"]}
+    when: 'has(input.command) && size(input.command) > %[3]d'
+    effect: {deny: {reason: "command too long for harness %[1]d"}}
+`,
 }

@@ -2,9 +2,7 @@ package bench
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,20 +12,6 @@ import (
 	"syscall"
 	"time"
 )
-
-// ServerPackage is the import path ahp-bench builds for --server-process when no --server-bin is
-// given.
-const ServerPackage = "github.com/ahp-gateway/ahp/cmd/ahp-server"
-
-// ErrServerUnavailable is wrapped by the error of a --server-process run when there is no
-// ahp-server binary to run.
-var ErrServerUnavailable = errors.New("ahp-server is not available")
-
-// BuildServer builds ahp-server into dir with the go command and returns the binary's path. Like
-// BuildBridge, it works from inside the module; elsewhere pass the binary with --server-bin.
-func BuildServer(ctx context.Context, dir string) (string, error) {
-	return goBuild(ctx, dir, ServerPackage, ErrServerUnavailable, "--server-bin")
-}
 
 // serverStartTimeout bounds how long a started ahp-server process may take to say where it
 // listens.

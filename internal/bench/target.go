@@ -20,6 +20,7 @@ import (
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/transport"
 )
 
 // ErrNotLoopback is returned for a target that is not on a loopback address.
@@ -113,13 +114,19 @@ func startServer(policyFile string, log *audit.Log) (*running, error) {
 		}
 		return nil, fmt.Errorf("in-process ahp-server: %w", err)
 	}
+	return serveLoopback(srv.Serve)
+}
+
+// serveLoopback runs serve on a new listener at 127.0.0.1:0 until stop cancels its context, and
+// stop returns what serve returned.
+func serveLoopback(serve func(ctx context.Context, ln net.Listener) error) (*running, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	go func() { done <- serve(ctx, ln) }()
 	return &running{url: "http://" + ln.Addr().String(), stop: func() error {
 		cancel()
 		return <-done
@@ -143,24 +150,9 @@ func startNoop() (*running, error) {
 	mux.Handle(ahpv1connect.NewTypedDecisionServiceHandler(ahpv1connect.UnimplementedTypedDecisionServiceHandler{}))
 	hs := srv.HTTPServer()
 	hs.Handler = mux
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	return &running{url: "http://" + ln.Addr().String(), stop: func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		err := hs.Shutdown(ctx)
-		if err != nil {
-			_ = hs.Close()
-		}
-		if serveErr := <-done; !errors.Is(serveErr, http.ErrServerClosed) {
-			return serveErr
-		}
-		return err
-	}}, nil
+	return serveLoopback(func(ctx context.Context, ln net.Listener) error {
+		return transport.ServeHTTP(ctx, hs, ln, 2*time.Second)
+	})
 }
 
 // noopHandler answers every call at once, without validation or policy.
