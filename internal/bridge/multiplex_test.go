@@ -168,7 +168,7 @@ func TestServersThatDoNotEchoTheTagAreCalledUnary(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle(ahpv1connect.NewInterceptServiceHandler(silentTagServer{}))
 	var logs testkit.LogBuffer
-	up, clients, ctx := countedUpstream(t, mux, bridge.UpstreamOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	up, clients, ctx := countedUpstream(t, mux, bridge.UpstreamOptions{StreamPatience: patient, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	for i := range 5 {
 		id := fmt.Sprintf("e%d", i)
 		d, err := intercept(ctx, clients.Intercept, testkit.ShellEvent(id, "ls"))
