@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 	tt "github.com/ahp-gateway/ahp/internal/transport/transporttest"
 )
@@ -171,9 +172,8 @@ func TestServeSpeaksH2CAndStopsGracefully(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- httprpc.Serve(ctx, ln, h, httprpc.Options{}) }()
 
-	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	client := &http.Client{Transport: &http.Transport{Protocols: &protocols}, Timeout: 10 * time.Second}
+	client := testkit.H2CClient()
+	client.Timeout = 10 * time.Second
 	slow := make(chan string, 1)
 	go func() {
 		resp, err := client.Post("http://"+ln.Addr().String()+"/ahp", "application/json", strings.NewReader(tt.Request(`"slow"`, tt.MethodBlock, "")))

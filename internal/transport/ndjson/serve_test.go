@@ -7,11 +7,12 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/transport/ndjson"
 	tt "github.com/ahp-gateway/ahp/internal/transport/transporttest"
 )
@@ -166,35 +167,40 @@ func TestServeConcurrencyAnswersAsReady(t *testing.T) {
 
 func TestServeFinishesInFlightMessagesOnCancel(t *testing.T) {
 	t.Parallel()
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	h := &tt.Handler{}
-	var out syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ndjson.Serve(ctx, pr, &out, h, bridge.TransportUnix, ndjson.Options{}) }()
-	io.WriteString(pw, tt.Request(`"inflight"`, "sleep", `{"ms":200}`)+"\n")
-	awaitCall(t, h)
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
+	// In the bubble, synctest.Wait returns once every other goroutine of it has exited or is
+	// blocked: that is when the reading goroutine Serve left behind has dealt with the message
+	// written after Serve returned, dropping it or (wrongly) handling it.
+	synctest.Test(t, func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		h := &tt.Handler{}
+		var out testkit.LogBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- ndjson.Serve(ctx, pr, &out, h, bridge.TransportUnix, ndjson.Options{}) }()
+		io.WriteString(pw, tt.Request(`"inflight"`, tt.MethodBlock, "")+"\n")
+		awaitCall(t, h)
+		cancel()
+		h.Unblock()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(testTimeout):
+			t.Fatal("Serve did not return after cancel")
 		}
-	case <-time.After(testTimeout):
-		t.Fatal("Serve did not return after cancel")
-	}
-	if got := ids(t, []string{strings.TrimSpace(out.String())}); len(got) != 1 || got[0] != `"inflight"` {
-		t.Fatalf("answers %q", got)
-	}
-	// Nothing more is taken after the stop. The write returns once the reading goroutine Serve left
-	// blocked in Read has the message; nothing signals that it then dropped it, so this waits a
-	// little for a handling that must not come (the one sleep without a signal to wait for).
-	io.WriteString(pw, tt.Request(`"later"`, "echo", "")+"\n")
-	time.Sleep(50 * time.Millisecond)
-	if h.Calls() != 1 {
-		t.Fatal("a message was handled after Serve returned")
-	}
+		if got := ids(t, []string{strings.TrimSpace(out.String())}); len(got) != 1 || got[0] != `"inflight"` {
+			t.Fatalf("answers %q", got)
+		}
+		// Nothing more is taken after the stop. The write returns once the reading goroutine has
+		// the message.
+		io.WriteString(pw, tt.Request(`"later"`, "echo", "")+"\n")
+		synctest.Wait()
+		if h.Calls() != 1 {
+			t.Fatal("a message was handled after Serve returned")
+		}
+	})
 }
 
 func TestServeTakesNothingOnceCancelled(t *testing.T) {
@@ -278,23 +284,6 @@ func TestServeCopesWithASlowReader(t *testing.T) {
 	if err := <-done; err != nil || got != n {
 		t.Fatalf("Serve: %v; %d answers, want %d", err, got, n)
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // awaitCall waits until h has been called at least once.
