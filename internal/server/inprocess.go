@@ -255,7 +255,7 @@ func asWireError(err error) error {
 // warmValidation has svc build, beside the policy load rather than on the first call, what it
 // and protobuf build lazily for the requests clients send first and most (Intercept, Observe;
 // every other request carries the same Event): protovalidate's rules and protobuf's tables for
-// the messages involved. Together that is a third of a per-event process's decision time. The
+// the messages involved, so that a per-event process does not build them inside its one call. The
 // probe event has no id and no type, so validation refuses it before it reaches the core: nothing
 // is decided, recorded or published.
 func warmValidation(svc *service.Services) {

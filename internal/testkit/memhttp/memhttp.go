@@ -36,10 +36,7 @@ func New(t testing.TB, h http.Handler) *Server {
 func Serve(t testing.TB, s *http.Server) *Server {
 	t.Helper()
 	if s.Protocols == nil {
-		var p http.Protocols
-		p.SetHTTP1(true)
-		p.SetUnencryptedHTTP2(true)
-		s.Protocols = &p
+		s.Protocols = testkit.H2CProtocols()
 	}
 	ms := &Server{srv: s, ln: NewListener(), served: make(chan error, 1)}
 	ms.h2c = ms.ln.Client(true)
