@@ -9,15 +9,12 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/transport/ndjson"
 	tt "github.com/ahp-gateway/ahp/internal/transport/transporttest"
 )
-
-const testTimeout = 10 * time.Second
 
 // serve runs ndjson.Serve over in and returns what it wrote, failing the test if it takes too long.
 func serve(t *testing.T, in string, opts ndjson.Options) []string {
@@ -27,13 +24,8 @@ func serve(t *testing.T, in string, opts ndjson.Options) []string {
 	go func() {
 		done <- ndjson.Serve(context.Background(), strings.NewReader(in), &out, &tt.Handler{}, bridge.TransportStdio, opts)
 	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-	case <-time.After(testTimeout):
-		t.Fatal("Serve did not return at EOF")
+	if err := testkit.Receive(t, done, "Serve did not return at EOF"); err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 	if out.Len() > 0 && !bytes.HasSuffix(out.Bytes(), []byte("\n")) {
 		t.Fatalf("output does not end with a newline: %q", out.String())
@@ -179,16 +171,11 @@ func TestServeFinishesInFlightMessagesOnCancel(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- ndjson.Serve(ctx, pr, &out, h, bridge.TransportUnix, ndjson.Options{}) }()
 		io.WriteString(pw, tt.Request(`"inflight"`, tt.MethodBlock, "")+"\n")
-		awaitCall(t, h)
+		h.AwaitCalls(t, 1)
 		cancel()
 		h.Unblock()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-time.After(testTimeout):
-			t.Fatal("Serve did not return after cancel")
+		if err := testkit.Receive(t, done, "Serve did not return after cancel"); err != nil {
+			t.Fatal(err)
 		}
 		if got := ids(t, []string{strings.TrimSpace(out.String())}); len(got) != 1 || got[0] != `"inflight"` {
 			t.Fatalf("answers %q", got)
@@ -231,15 +218,10 @@ func TestServeReportsAFailedAnswerInFlightAtCancel(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- ndjson.Serve(ctx, pr, failingWriter{boom}, h, bridge.TransportStdio, ndjson.Options{}) }()
 	io.WriteString(pw, tt.Request(`"inflight"`, "sleep", `{"ms":100}`)+"\n")
-	awaitCall(t, h)
+	h.AwaitCalls(t, 1)
 	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, boom) {
-			t.Fatalf("got %v, want %v", err, boom)
-		}
-	case <-time.After(testTimeout):
-		t.Fatal("Serve did not return after cancel")
+	if err := testkit.Receive(t, done, "Serve did not return after cancel"); !errors.Is(err, boom) {
+		t.Fatalf("got %v, want %v", err, boom)
 	}
 }
 
@@ -274,7 +256,7 @@ func TestServeCopesWithASlowReader(t *testing.T) {
 		if got%50 == 0 {
 			// A reader that keeps falling behind: it pauses until every slot has taken a message
 			// beyond what it read, so answers pile up behind a blocked write.
-			awaitCalls(t, h, min(int64(got+concurrency), n))
+			h.AwaitCalls(t, min(int64(got+concurrency), n))
 		}
 		if _, err := tt.Decode(sc.Bytes()); err != nil {
 			t.Fatal(err)
@@ -283,21 +265,5 @@ func TestServeCopesWithASlowReader(t *testing.T) {
 	}
 	if err := <-done; err != nil || got != n {
 		t.Fatalf("Serve: %v; %d answers, want %d", err, got, n)
-	}
-}
-
-// awaitCall waits until h has been called at least once.
-func awaitCall(t *testing.T, h *tt.Handler) {
-	t.Helper()
-	awaitCalls(t, h, 1)
-}
-
-// awaitCalls waits until h has been called at least n times.
-func awaitCalls(t *testing.T, h *tt.Handler, n int64) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := h.WaitCalls(ctx, n); err != nil {
-		t.Fatal(err)
 	}
 }
