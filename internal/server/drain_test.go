@@ -67,16 +67,8 @@ func TestObserveStreamRateLimitCountsEvents(t *testing.T) {
 		batch[i] = observation("rate-" + string(rune('a'+i)))
 	}
 	began := time.Now()
-	cs := client.ObserveStream(ctx)
-	if err := cs.Send(&ahpv1.ObserveStreamRequest{Events: batch}); err != nil {
-		t.Fatal(err)
-	}
-	sum, err := cs.CloseAndReceive()
-	if err != nil {
-		t.Fatalf("ObserveStream: %v", err)
-	}
-	if sum.Msg.GetAccepted() != 30 {
-		t.Fatalf("ObserveStream: sum.Msg.GetAccepted() = %v, want 30", sum.Msg.GetAccepted())
+	if sum := observeStream(t, ctx, client, &ahpv1.ObserveStreamRequest{Events: batch}); sum.GetAccepted() != 30 {
+		t.Fatalf("ObserveStream: sum.GetAccepted() = %v, want 30", sum.GetAccepted())
 	}
 	// 20 events of burst at once, the other 10 at 20 per second: at least half a second. (A lower
 	// bound the limiter guarantees, not a speed measurement.)
