@@ -12,6 +12,7 @@
 //   - ServeTCP, which runs a Serve(ctx, ln) method on a loopback port until the test ends;
 //   - Receive, which waits for a channel's next value at most WaitTimeout;
 //   - CloseAtEnd, which closes something when the test ends and reports the error;
+//   - SameJSON, which compares JSON documents whatever their spacing and key order;
 //   - Discard, a logger that drops everything.
 //
 // The kit imports no other internal package (gen/ and third-party code only), so the tests of
