@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/core"
@@ -247,16 +246,12 @@ func TestObserveCountsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"o1", "o2"} {
-		select {
-		case it := <-sub.Items():
-			if it.Event.GetId() != want {
-				t.Fatalf("published %s, want %s (a duplicate was published)", it.Event.GetId(), want)
-			}
-			if it.Decision != nil {
-				t.Fatalf("observation %s published with a decision: %v", want, it.Decision)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("observation %s not published", want)
+		it := testkit.Receive(t, sub.Items(), "observation "+want+" not published")
+		if it.Event.GetId() != want {
+			t.Fatalf("published %s, want %s (a duplicate was published)", it.Event.GetId(), want)
+		}
+		if it.Decision != nil {
+			t.Fatalf("observation %s published with a decision: %v", want, it.Decision)
 		}
 	}
 	if _, err := f.core.Observe(context.Background(), &ahpv1.Event{Id: "x", Type: ahpv1.EventType_EVENT_TYPE_RATE_LIMIT}); err == nil {
