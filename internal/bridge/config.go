@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,30 +28,18 @@ const (
 	DialectHarness
 )
 
-// String returns the flag spelling: "auto", "hooks" or "harness".
-func (d Dialect) String() string {
-	switch d {
-	case DialectAuto:
-		return "auto"
-	case DialectHooks:
-		return "hooks"
-	case DialectHarness:
-		return "harness"
-	}
-	return fmt.Sprintf("Dialect(%d)", int(d))
-}
+// dialectSpelling spells Dialect values on the command line.
+var dialectSpelling = spelling[Dialect]{typ: "Dialect", what: "dialect", names: []string{"auto", "hooks", "harness"}}
 
-// ParseDialect parses the flag spelling of a Dialect ("auto", "hooks", "harness").
+// String returns the flag spelling: "auto", "hooks" or "harness".
+func (d Dialect) String() string { return dialectSpelling.format(d) }
+
+// ParseDialect parses the flag spelling of a Dialect ("auto", "hooks", "harness"); "" is auto.
 func ParseDialect(s string) (Dialect, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "auto", "":
+	if strings.TrimSpace(s) == "" {
 		return DialectAuto, nil
-	case "hooks":
-		return DialectHooks, nil
-	case "harness":
-		return DialectHarness, nil
 	}
-	return 0, fmt.Errorf("bridge: unknown dialect %q (want auto, hooks or harness)", s)
+	return dialectSpelling.parse(s)
 }
 
 // FailurePolicy says what a decision becomes when the upstream cannot give one (deadline
@@ -67,26 +56,36 @@ const (
 	FailOpen
 )
 
+// failurePolicySpelling spells FailurePolicy values on the command line.
+var failurePolicySpelling = spelling[FailurePolicy]{typ: "FailurePolicy", what: "failure policy", names: []string{"fail-closed", "fail-open"}}
+
 // String returns the flag spelling: "fail-closed" or "fail-open".
-func (p FailurePolicy) String() string {
-	switch p {
-	case FailClosed:
-		return "fail-closed"
-	case FailOpen:
-		return "fail-open"
-	}
-	return fmt.Sprintf("FailurePolicy(%d)", int(p))
-}
+func (p FailurePolicy) String() string { return failurePolicySpelling.format(p) }
 
 // ParseFailurePolicy parses "fail-open" or "fail-closed".
-func ParseFailurePolicy(s string) (FailurePolicy, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "fail-closed":
-		return FailClosed, nil
-	case "fail-open":
-		return FailOpen, nil
+func ParseFailurePolicy(s string) (FailurePolicy, error) { return failurePolicySpelling.parse(s) }
+
+// spelling is the flag spelling of an enum whose values count up from 0: names[v] is value v's.
+type spelling[E ~int] struct {
+	typ   string // the Go type, for values without a spelling
+	what  string // what an error calls a value
+	names []string
+}
+
+func (sp spelling[E]) format(v E) string {
+	if v >= 0 && int(v) < len(sp.names) {
+		return sp.names[v]
 	}
-	return 0, fmt.Errorf("bridge: unknown failure policy %q (want fail-open or fail-closed)", s)
+	return fmt.Sprintf("%s(%d)", sp.typ, int(v))
+}
+
+// parse accepts a spelling in any case, with surrounding space.
+func (sp spelling[E]) parse(s string) (E, error) {
+	if i := slices.Index(sp.names, strings.ToLower(strings.TrimSpace(s))); i >= 0 {
+		return E(i), nil
+	}
+	last := len(sp.names) - 1
+	return 0, fmt.Errorf("bridge: unknown %s %q (want %s or %s)", sp.what, s, strings.Join(sp.names[:last], ", "), sp.names[last])
 }
 
 // Deadline bounds of Config.Timeout: the range the Agent Hooks Protocol asks harnesses to support

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/ahp-gateway/ahp/internal/pipenet"
 	"github.com/ahp-gateway/ahp/internal/server"
 )
 
@@ -36,8 +36,8 @@ func NewEmbedded(cfg server.Config) (Clients, io.Closer, error) {
 	if err != nil {
 		return Clients{}, nil, fmt.Errorf("bridge: embedded server: %w", err)
 	}
-	ln := newPipeListener()
-	ln.start = func() error { return local.Serve(ln) }
+	var ln *pipenet.Listener
+	ln = pipeListener(pipenet.StartOnFirstDial(func() error { return local.Serve(ln) }))
 	streams := &pipeClients{ln: ln}
 	closer := closerFunc(sync.OnceValue(func() error {
 		// Close our idle connections first: a server shutting down waits for open HTTP/2
@@ -53,7 +53,7 @@ func NewEmbedded(cfg server.Config) (Clients, io.Closer, error) {
 // embeddedOverPipe serves srv on an in-memory listener and returns Clients whose every call
 // goes through its HTTP handler.
 func embeddedOverPipe(srv *server.Server) (Clients, io.Closer, error) {
-	ln := newPipeListener()
+	ln := pipeListener()
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
@@ -66,9 +66,14 @@ func embeddedOverPipe(srv *server.Server) (Clients, io.Closer, error) {
 	return streams.get(), closer, nil
 }
 
+// pipeListener returns the in-memory listener the embedded server's HTTP handler serves.
+func pipeListener(opts ...pipenet.Option) *pipenet.Listener {
+	return pipenet.Listen("ahp-server.embedded", append(opts, pipenet.ClosedError(errClosed))...)
+}
+
 // pipeClients are Clients over HTTP/2 on a pipeListener, made on first use.
 type pipeClients struct {
-	ln      *pipeListener
+	ln      *pipenet.Listener
 	once    sync.Once
 	mu      sync.Mutex
 	t       *http.Transport
@@ -80,7 +85,7 @@ func (p *pipeClients) get() Clients {
 		var protocols http.Protocols
 		protocols.SetUnencryptedHTTP2(true)
 		t := &http.Transport{
-			DialContext:     p.ln.DialContext,
+			DialContext:     p.ln.Dial,
 			Protocols:       &protocols,
 			IdleConnTimeout: time.Hour, // a pipe costs nothing to keep
 		}
@@ -104,69 +109,3 @@ func (p *pipeClients) closeIdle() {
 
 // errClosed is what dialing the in-memory server gives once it is closed.
 var errClosed = errors.New("bridge: embedded server closed")
-
-// pipeListener is a net.Listener whose connections are the server ends of net.Pipe pairs made by
-// DialContext.
-type pipeListener struct {
-	conns     chan net.Conn
-	done      chan struct{}
-	closeOnce sync.Once
-
-	// start, when set, is called on the first dial to start serving the listener; a dial fails
-	// with its error.
-	start     func() error
-	startOnce sync.Once
-	startErr  error
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-// Accept implements net.Listener.
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-// Close implements net.Listener; later dials fail.
-func (l *pipeListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return nil
-}
-
-// Addr implements net.Listener.
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-// DialContext hands the server end of a new pipe to Accept and returns the client end.
-func (l *pipeListener) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
-	if l.start != nil {
-		l.startOnce.Do(func() { l.startErr = l.start() })
-		if l.startErr != nil {
-			return nil, fmt.Errorf("%w: %w", errClosed, l.startErr)
-		}
-	}
-	server, client := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.done:
-		server.Close()
-		client.Close()
-		return nil, errClosed
-	case <-ctx.Done():
-		server.Close()
-		client.Close()
-		return nil, ctx.Err()
-	}
-}
-
-// pipeAddr names the in-memory "network".
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "ahp-server.embedded" }

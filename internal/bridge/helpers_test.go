@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -192,17 +191,10 @@ func wantNoReply(t testing.TB, r bridge.Reply, httpStatus int) {
 	}
 }
 
-// jsonEqual compares two JSON documents semantically.
+// jsonEqual compares two JSON documents semantically (testkit.SameJSON).
 func jsonEqual(t testing.TB, got, want []byte) bool {
 	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("got is not JSON: %v\n%s", err, got)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatalf("want is not JSON: %v\n%s", err, want)
-	}
-	return reflect.DeepEqual(g, w)
+	return testkit.SameJSON(t, got, want)
 }
 
 // withoutKey removes a key from every object of a JSON document (e.g. a decision id that

@@ -26,8 +26,8 @@ const (
 // multiplexedIntercept is an InterceptServiceClient whose Intercept calls travel over one
 // long-lived InterceptStream, tagged with a request_id and matched to their answers. A unary call
 // costs a new HTTP/2 stream, HPACK-coded headers and two writes on each side; a message on an open
-// stream is one DATA frame each way, which roughly halves the round trip of a bridge in its own
-// process (docs/performance.md).
+// stream is one DATA frame each way, which shortens the round trip of a bridge in its own process
+// (docs/performance.md).
 //
 // The stream is only a faster road to the same answer. Whenever it cannot deliver a decision (it
 // is not open yet after a failure, it breaks with calls in flight, the server rejects the event,

@@ -54,8 +54,8 @@ type UpstreamOptions struct {
 	MaxResponseBytes int
 	// UnaryOnly makes every Intercept a unary call. By default Intercept calls share one
 	// long-lived InterceptStream (falling back to unary calls whenever it cannot answer), which
-	// halves the round trip of a persistent bridge; a process that makes a single call gains
-	// nothing from it.
+	// spares a persistent bridge a new HTTP/2 stream per call (see multiplexedIntercept); a
+	// process that makes a single call gains nothing from it.
 	UnaryOnly bool
 	// Logger receives a warning when the shared stream fails without having answered (its calls
 	// then go unary until it is retried) and a debug line when an answering stream ends (default:

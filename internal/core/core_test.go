@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/core"
@@ -53,6 +52,17 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// intercept decides ev for a caller without capabilities and fails the test on an error, naming
+// what was decided.
+func (f *fixture) intercept(t *testing.T, what string, ev *ahpv1.Event) *ahpv1.Decision {
+	t.Helper()
+	d, err := f.core.Intercept(context.Background(), ev, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return d
+}
+
 // syntheticDeny fails unless d is a synthetic denial, and returns its deny effect.
 func syntheticDeny(t *testing.T, d *ahpv1.Decision) *ahpv1.DenyEffect {
 	t.Helper()
@@ -72,10 +82,7 @@ func syntheticDeny(t *testing.T, d *ahpv1.Decision) *ahpv1.DenyEffect {
 func TestInterceptDeniesAndAllows(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	d, err := f.core.Intercept(context.Background(), testkit.ShellEvent("e1", "rm -rf build"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := f.intercept(t, "rm", testkit.ShellEvent("e1", "rm -rf build"))
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
 		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
 	}
@@ -91,10 +98,7 @@ func TestInterceptDeniesAndAllows(t *testing.T) {
 	if d.GetMatchedRuleIds()[0] != "deny-rm" {
 		t.Fatalf("decision id / rules: d.GetMatchedRuleIds()[0] = %v, want \"deny-rm\"", d.GetMatchedRuleIds()[0])
 	}
-	d, err = f.core.Intercept(context.Background(), testkit.ShellEvent("e2", "ls"), nil)
-	if err != nil {
-		t.Fatalf("ls: %v", err)
-	}
+	d = f.intercept(t, "ls", testkit.ShellEvent("e2", "ls"))
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
 		t.Fatalf("ls: d.GetVerdict() = %v, want VERDICT_ALLOW", d.GetVerdict())
 	}
@@ -106,14 +110,8 @@ func TestInterceptDeniesAndAllows(t *testing.T) {
 func TestRetriedEventReplaysSameDecision(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	first, err := f.core.Intercept(context.Background(), testkit.ShellEvent("e1", "rm x"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := f.core.Intercept(context.Background(), testkit.ShellEvent("e1", "rm x"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := f.intercept(t, "first", testkit.ShellEvent("e1", "rm x"))
+	again := f.intercept(t, "retry", testkit.ShellEvent("e1", "rm x"))
 	if !again.GetReplayed() {
 		t.Fatalf("replay: again.GetReplayed() is false")
 	}
@@ -135,10 +133,7 @@ func TestHooksCallerGetsDenyInsteadOfAsk(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ev := testkit.ShellEvent("e1", "git push origin main", testkit.HooksOrigin())
-	d, err := f.core.Intercept(context.Background(), ev, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := f.intercept(t, "hooks caller", ev)
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
 		t.Fatalf("hooks caller: d.GetVerdict() = %v, want VERDICT_DENY in %v", d.GetVerdict(), d)
 	}
@@ -152,7 +147,7 @@ func TestHooksCallerGetsDenyInsteadOfAsk(t *testing.T) {
 	}
 	// A caller that can ask gets the ask.
 	ev2 := testkit.ShellEvent("e2", "git push origin main")
-	d, err = f.core.Intercept(context.Background(), ev2, &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_ASK, ahpv1.EffectKind_EFFECT_KIND_DENY}})
+	d, err := f.core.Intercept(context.Background(), ev2, &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_ASK, ahpv1.EffectKind_EFFECT_KIND_DENY}})
 	if err != nil {
 		t.Fatalf("ask-capable caller: %v", err)
 	}
@@ -166,10 +161,7 @@ func TestRuleEvaluationErrorFailsClosed(t *testing.T) {
 	f := newFixture(t)
 	ev := testkit.ShellEvent("e1", "ls")
 	ev.Tool.Input.Fields["boom"] = structpb.NewStringValue("not a map")
-	d, err := f.core.Intercept(context.Background(), ev, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := f.intercept(t, "failing rule", ev)
 	if reason := syntheticDeny(t, d).GetReason(); !strings.Contains(reason, `"explode"`) {
 		t.Fatalf("reason %q does not name the rule \"explode\"", reason)
 	}
@@ -254,16 +246,12 @@ func TestObserveCountsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"o1", "o2"} {
-		select {
-		case it := <-sub.Items():
-			if it.Event.GetId() != want {
-				t.Fatalf("published %s, want %s (a duplicate was published)", it.Event.GetId(), want)
-			}
-			if it.Decision != nil {
-				t.Fatalf("observation %s published with a decision: %v", want, it.Decision)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("observation %s not published", want)
+		it := testkit.Receive(t, sub.Items(), "observation "+want+" not published")
+		if it.Event.GetId() != want {
+			t.Fatalf("published %s, want %s (a duplicate was published)", it.Event.GetId(), want)
+		}
+		if it.Decision != nil {
+			t.Fatalf("observation %s published with a decision: %v", want, it.Decision)
 		}
 	}
 	if _, err := f.core.Observe(context.Background(), &ahpv1.Event{Id: "x", Type: ahpv1.EventType_EVENT_TYPE_RATE_LIMIT}); err == nil {

@@ -23,23 +23,28 @@ type fakeRecorder struct {
 }
 
 func (r *fakeRecorder) RecordDecision(*ahpv1.Event, *ahpv1.Decision, time.Time) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.fail {
-		return errors.New("disk full")
-	}
-	r.decisions++
-	return nil
+	return r.record(&r.decisions)
 }
 
 func (r *fakeRecorder) RecordObservation(*ahpv1.Event, time.Time) error {
+	return r.record(&r.observed)
+}
+
+// record counts a record in *n, or fails while r is set to fail.
+func (r *fakeRecorder) record(n *int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail {
 		return errors.New("disk full")
 	}
-	r.observed++
+	*n++
 	return nil
+}
+
+func (r *fakeRecorder) setFail(fail bool) {
+	r.mu.Lock()
+	r.fail = fail
+	r.mu.Unlock()
 }
 
 func (r *fakeRecorder) Required() bool { return r.required }
@@ -77,23 +82,11 @@ func TestRequiredAuditFailureFailsClosed(t *testing.T) {
 		t.Fatalf("deny code %q, want dev.ahpgateway.audit.unavailable", code)
 	}
 	// Once the audit works again, the retry is decided afresh, not replayed as a denial.
-	rec.mu.Lock()
-	rec.fail = false
-	rec.mu.Unlock()
+	rec.setFail(false)
 	d, err = c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
-	if err != nil {
-		t.Fatalf("after recovery: %v", err)
-	}
-	if d.GetReplayed() {
-		t.Fatalf("after recovery: d.GetReplayed() is true")
-	}
-	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("after recovery: d.GetVerdict() = %v, want VERDICT_ALLOW", d.GetVerdict())
-	}
+	wantFreshAllow(t, "after recovery", d, err)
 	// A typed event gets its own refusal shape.
-	rec.mu.Lock()
-	rec.fail = true
-	rec.mu.Unlock()
+	rec.setFail(true)
 	conf := &ahpv1.Event{Id: "c", Type: ahpv1.EventType_EVENT_TYPE_CONFIRMATION, Body: &ahpv1.Event_Confirmation{Confirmation: &ahpv1.ConfirmationPayload{
 		ConfirmationType: &ahpv1.ConfirmationType{Type: &ahpv1.ConfirmationType_Known{Known: ahpv1.ConfirmationKind_CONFIRMATION_KIND_USER_CONFIRM}},
 	}}}
@@ -113,14 +106,24 @@ func TestOptionalAuditFailureDoesNotChangeDecisions(t *testing.T) {
 	t.Parallel()
 	c := recordingCore(t, &fakeRecorder{fail: true}, nil)
 	d, err := c.Intercept(context.Background(), testkit.ShellEvent("e1", "ls"), nil)
+	wantFreshAllow(t, "decision", d, err)
+}
+
+// wantFreshAllow fails the test unless d is the policy's own allow, decided now: no error, not
+// replayed, not synthetic.
+func wantFreshAllow(t *testing.T, what string, d *ahpv1.Decision, err error) {
+	t.Helper()
 	if err != nil {
-		t.Fatalf("decision: %v", err)
+		t.Fatalf("%s: %v", what, err)
+	}
+	if d.GetReplayed() {
+		t.Fatalf("%s: d.GetReplayed() is true", what)
 	}
 	if d.GetSynthetic() {
-		t.Fatalf("decision: d.GetSynthetic() is true")
+		t.Fatalf("%s: d.GetSynthetic() is true", what)
 	}
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
-		t.Fatalf("decision: d.GetVerdict() = %v, want VERDICT_ALLOW", d.GetVerdict())
+		t.Fatalf("%s: d.GetVerdict() = %v, want VERDICT_ALLOW", what, d.GetVerdict())
 	}
 }
 
@@ -136,9 +139,7 @@ func TestRequiredAuditFailureRefusesObservationAndAllowsRetry(t *testing.T) {
 	} else if ce.Code != core.CodeUnavailable {
 		t.Fatalf("ce.Code = %v, want core.CodeUnavailable", ce.Code)
 	}
-	rec.mu.Lock()
-	rec.fail = false
-	rec.mu.Unlock()
+	rec.setFail(false)
 	dup, err := c.Observe(context.Background(), ev)
 	if err != nil {
 		t.Fatalf("retry after recovery: %v", err)

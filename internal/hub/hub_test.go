@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -15,13 +16,7 @@ import (
 
 func receive(t *testing.T, s *hub.Subscription) hub.Item {
 	t.Helper()
-	select {
-	case it := <-s.Items():
-		return it
-	case <-time.After(5 * time.Second):
-		t.Fatal("no item delivered")
-		return hub.Item{}
-	}
+	return testkit.Receive(t, s.Items(), "no item delivered")
 }
 
 func TestFilters(t *testing.T) {
@@ -168,11 +163,7 @@ func drain(s *hub.Subscription) []hub.Item {
 // wantCutOff waits until s ends and fails unless it ended as a slow subscriber.
 func wantCutOff(t *testing.T, s *hub.Subscription) {
 	t.Helper()
-	select {
-	case <-s.Ended():
-	case <-time.After(5 * time.Second):
-		t.Fatal("slow subscriber was not cut off")
-	}
+	testkit.Receive(t, s.Ended(), "slow subscriber was not cut off")
 	if !errors.Is(s.Err(), hub.ErrSlowSubscriber) {
 		t.Fatalf("Err = %v, want ErrSlowSubscriber", s.Err())
 	}
@@ -276,12 +267,8 @@ func TestBatchesAreBounded(t *testing.T) {
 	want := uint64(1 + (n+hub.MaxBatch-1)/hub.MaxBatch)
 	var got []hub.Item
 	for len(got) < n+1 {
-		select {
-		case <-s.Ready():
-			got = append(got, drain(s)...)
-		case <-time.After(5 * time.Second):
-			t.Fatalf("received %d of %d items", len(got), n+1)
-		}
+		testkit.Receive(t, s.Ready(), fmt.Sprintf("received %d of %d items", len(got), n+1))
+		got = append(got, drain(s)...)
 	}
 	wantIDs(t, "subscriber", got, seq(0, n+1)...)
 	if b := finalStats(h).Batches; b != want {
@@ -335,11 +322,7 @@ func TestWindowDelaysDeliveryButNotForever(t *testing.T) {
 	for i := range 20 {
 		published := time.Now()
 		h.Publish(numbered("s", i))
-		select {
-		case <-s.Ready():
-		case <-time.After(5 * time.Second):
-			t.Fatalf("item %d not delivered", i)
-		}
+		testkit.Receive(t, s.Ready(), fmt.Sprintf("item %d not delivered", i))
 		wantIDs(t, "subscriber", drain(s), i)
 		if d := time.Since(published); d > 2*time.Second {
 			t.Fatalf("item %d took %v, window %v", i, d, hub.DefaultBatchWindow)

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -49,13 +48,9 @@ func TestShutdownEndsInterceptStreams(t *testing.T) {
 	if !strings.Contains(err.Error(), "shutting down") {
 		t.Fatalf("stream ended with %v; want it to say the server is shutting down", err)
 	}
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-	case <-time.After(20 * time.Second): // well under the 30 s grace period the stream would hold
-		t.Fatal("Serve did not return: the open InterceptStream held the shutdown up")
+	// testkit.WaitTimeout is well under the 30 s grace period the stream would hold.
+	if err := testkit.Receive(t, served, "Serve did not return: the open InterceptStream held the shutdown up"); err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 }
 
@@ -72,16 +67,8 @@ func TestObserveStreamRateLimitCountsEvents(t *testing.T) {
 		batch[i] = observation("rate-" + string(rune('a'+i)))
 	}
 	began := time.Now()
-	cs := client.ObserveStream(ctx)
-	if err := cs.Send(&ahpv1.ObserveStreamRequest{Events: batch}); err != nil {
-		t.Fatal(err)
-	}
-	sum, err := cs.CloseAndReceive()
-	if err != nil {
-		t.Fatalf("ObserveStream: %v", err)
-	}
-	if sum.Msg.GetAccepted() != 30 {
-		t.Fatalf("ObserveStream: sum.Msg.GetAccepted() = %v, want 30", sum.Msg.GetAccepted())
+	if sum := observeStream(t, ctx, client, &ahpv1.ObserveStreamRequest{Events: batch}); sum.GetAccepted() != 30 {
+		t.Fatalf("ObserveStream: sum.GetAccepted() = %v, want 30", sum.GetAccepted())
 	}
 	// 20 events of burst at once, the other 10 at 20 per second: at least half a second. (A lower
 	// bound the limiter guarantees, not a speed measurement.)
@@ -90,20 +77,13 @@ func TestObserveStreamRateLimitCountsEvents(t *testing.T) {
 	}
 }
 
-// serveOn runs a server made from cfg with Serve on a loopback port: its address, the function
-// that shuts it down, and Serve's result once it has returned.
-func serveOn(t *testing.T, cfg server.Config) (addr string, shutdown context.CancelFunc, served <-chan error) {
+// serveOn runs a server made from cfg with Serve on a loopback port (testkit.ServeTCP): its
+// address, the function that shuts it down, and Serve's result once it has returned.
+func serveOn(t *testing.T, cfg server.Config) (addr string, shutdown func(), served <-chan error) {
 	t.Helper()
 	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	return ln.Addr().String(), cancel, done
+	return testkit.ServeTCP(t, srv.Serve)
 }

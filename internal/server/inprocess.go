@@ -12,6 +12,7 @@ import (
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/inflight"
 	"github.com/ahp-gateway/ahp/internal/service"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -59,10 +60,11 @@ type Local struct {
 	opts       LocalOptions
 	stopReload func()
 
-	mu     sync.RWMutex
-	closed bool
-	calls  sync.WaitGroup // unary calls in flight
-	hs     *http.Server   // set by Serve
+	calls inflight.Group // unary calls; closed by Close
+
+	mu     sync.Mutex
+	closed bool         // Close has begun
+	hs     *http.Server // set by Serve
 	served chan error
 
 	closeOnce sync.Once
@@ -107,6 +109,7 @@ func (l *Local) Close() error {
 	l.closeOnce.Do(func() {
 		l.mu.Lock()
 		l.closed = true
+		l.calls.Close()
 		hs, served := l.hs, l.served
 		l.mu.Unlock()
 
@@ -120,8 +123,8 @@ func (l *Local) Close() error {
 				err = serveErr
 			}
 		}
-		if werr := waitCalls(ctx, &l.calls); werr != nil && err == nil {
-			err = werr
+		if werr := l.calls.Wait(ctx); werr != nil && err == nil {
+			err = fmt.Errorf("in-process calls still running: %w", werr)
 		}
 		l.stopReload()
 		if cerr := l.s.closeAudit(ctx); cerr != nil && err == nil {
@@ -132,35 +135,12 @@ func (l *Local) Close() error {
 	return l.closeErr
 }
 
-// waitCalls waits for wg or ctx, whichever comes first.
-func waitCalls(ctx context.Context, wg *sync.WaitGroup) error {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("in-process calls still running: %w", ctx.Err())
-	}
-}
-
-// begin registers a call; it reports false once l is closed.
-func (l *Local) begin() bool {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	if l.closed {
-		return false
-	}
-	l.calls.Add(1)
-	return true
-}
-
 // unary makes one in-process call of h as Local describes; procedure names it in logs.
 func unary[Req, Res any](ctx context.Context, l *Local, procedure string, req *connect.Request[Req], h func(context.Context, *connect.Request[Req]) (*connect.Response[Res], error)) (*connect.Response[Res], error) {
-	if !l.begin() {
+	if !l.calls.Begin() {
 		return nil, connect.NewError(connect.CodeUnavailable, ErrLocalClosed)
 	}
-	defer l.calls.Done()
+	defer l.calls.End()
 	if err := ctx.Err(); err != nil {
 		return nil, contextError(err)
 	}
@@ -255,7 +235,7 @@ func asWireError(err error) error {
 // warmValidation has svc build, beside the policy load rather than on the first call, what it
 // and protobuf build lazily for the requests clients send first and most (Intercept, Observe;
 // every other request carries the same Event): protovalidate's rules and protobuf's tables for
-// the messages involved. Together that is a third of a per-event process's decision time. The
+// the messages involved, so that a per-event process does not build them inside its one call. The
 // probe event has no id and no type, so validation refuses it before it reaches the core: nothing
 // is decided, recorded or published.
 func warmValidation(svc *service.Services) {

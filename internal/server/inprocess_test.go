@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"connectrpc.com/connect"
@@ -458,50 +459,56 @@ func TestLocalHandlerErrors(t *testing.T) {
 // server does; a second Close is harmless.
 func TestLocalClose(t *testing.T) {
 	t.Parallel()
-	_, l := newLocal(t, LocalOptions{}, nil)
-	entered, release := make(chan struct{}), make(chan struct{})
-	var finished atomic.Bool
-	callDone := make(chan error, 1)
-	go func() {
-		_, err := unary(context.Background(), l, "/test", connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}), func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
-			close(entered)
-			<-release
-			finished.Store(true)
-			return connect.NewResponse(&ahpv1.GetCapabilitiesResponse{}), nil
-		})
-		callDone <- err
-	}()
-	<-entered
-	closed := make(chan error, 1)
-	go func() { closed <- l.Close() }()
-	select {
-	case err := <-closed:
-		t.Fatalf("Close returned (%v) with a call in flight", err)
-	case <-time.After(50 * time.Millisecond):
-	}
-	close(release)
-	if err := <-closed; err != nil {
-		t.Fatalf("Close: %v", err)
-	} else if !finished.Load() {
-		t.Fatalf("Close: finished.Load() is false")
-	}
-	if err := <-callDone; err != nil {
-		t.Errorf("the call in flight failed: %v", err)
-	}
+	// In the bubble, synctest.Wait returns once every other goroutine of it is blocked: then Close
+	// is either waiting for the call in flight or (wrongly) done.
+	synctest.Test(t, func(t *testing.T) {
+		_, l := newLocal(t, LocalOptions{}, nil)
+		entered, release := make(chan struct{}), make(chan struct{})
+		var finished atomic.Bool
+		callDone := make(chan error, 1)
+		go func() {
+			_, err := unary(context.Background(), l, "/test", connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}), func(context.Context, *connect.Request[ahpv1.GetCapabilitiesRequest]) (*connect.Response[ahpv1.GetCapabilitiesResponse], error) {
+				close(entered)
+				<-release
+				finished.Store(true)
+				return connect.NewResponse(&ahpv1.GetCapabilitiesResponse{}), nil
+			})
+			callDone <- err
+		}()
+		<-entered
+		closed := make(chan error, 1)
+		go func() { closed <- l.Close() }()
+		synctest.Wait()
+		select {
+		case err := <-closed:
+			close(release) // so that the bubble can end
+			t.Fatalf("Close returned (%v) with a call in flight", err)
+		default:
+		}
+		close(release)
+		if err := <-closed; err != nil {
+			t.Fatalf("Close: %v", err)
+		} else if !finished.Load() {
+			t.Fatalf("Close: finished.Load() is false")
+		}
+		if err := <-callDone; err != nil {
+			t.Errorf("the call in flight failed: %v", err)
+		}
 
-	_, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("late", "ls")}))
-	wantError(t, "call after Close", err, connect.CodeUnavailable, false)
-	if !errors.Is(err, ErrLocalClosed) {
-		t.Errorf("call after Close: %v, want ErrLocalClosed", err)
-	}
-	if err := l.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	ln := memhttp.NewListener()
-	defer ln.Close()
-	if err := l.Serve(ln); !errors.Is(err, ErrLocalClosed) {
-		t.Errorf("Serve after Close: %v", err)
-	}
+		_, err := l.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("late", "ls")}))
+		wantError(t, "call after Close", err, connect.CodeUnavailable, false)
+		if !errors.Is(err, ErrLocalClosed) {
+			t.Errorf("call after Close: %v, want ErrLocalClosed", err)
+		}
+		if err := l.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+		ln := memhttp.NewListener()
+		defer ln.Close()
+		if err := l.Serve(ln); !errors.Is(err, ErrLocalClosed) {
+			t.Errorf("Serve after Close: %v", err)
+		}
+	})
 }
 
 // Close gives up on a call that outlives ShutdownTimeout and says so.

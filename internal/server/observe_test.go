@@ -68,31 +68,21 @@ func TestObserveStreamBatches(t *testing.T) {
 			id := func(s string) string { return proto.name + "-" + s }
 
 			// A single event, a batch in order, a batch repeating one earlier event (a retry).
-			cs := client.ObserveStream(ctx)
-			msgs := []*ahpv1.ObserveStreamRequest{
-				{Event: observation(id("a"))},
-				{Events: []*ahpv1.Event{observation(id("b")), observation(id("c")), observation(id("d"))}},
-				{Events: []*ahpv1.Event{observation(id("c")), observation(id("e"))}},
+			sum := observeStream(t, ctx, client,
+				&ahpv1.ObserveStreamRequest{Event: observation(id("a"))},
+				&ahpv1.ObserveStreamRequest{Events: []*ahpv1.Event{observation(id("b")), observation(id("c")), observation(id("d"))}},
+				&ahpv1.ObserveStreamRequest{Events: []*ahpv1.Event{observation(id("c")), observation(id("e"))}},
+			)
+			if sum.GetAccepted() != 5 {
+				t.Fatalf("sum.GetAccepted() = %v, want 5", sum.GetAccepted())
 			}
-			for _, m := range msgs {
-				if err := cs.Send(m); err != nil {
-					t.Fatal(err)
-				}
-			}
-			sum, err := cs.CloseAndReceive()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sum.Msg.GetAccepted() != 5 {
-				t.Fatalf("sum.Msg.GetAccepted() = %v, want 5", sum.Msg.GetAccepted())
-			}
-			if sum.Msg.GetDuplicates() != 1 {
-				t.Fatalf("sum.Msg.GetDuplicates() = %v, want 1", sum.Msg.GetDuplicates())
+			if sum.GetDuplicates() != 1 {
+				t.Fatalf("sum.GetDuplicates() = %v, want 1", sum.GetDuplicates())
 			}
 
 			// An invalid batch records none of its events, names the event at fault and ends the
 			// stream; the message before it is recorded.
-			cs = client.ObserveStream(ctx)
+			cs := client.ObserveStream(ctx)
 			bad := observation("")
 			_ = cs.Send(&ahpv1.ObserveStreamRequest{Event: observation(id("f"))})
 			_ = cs.Send(&ahpv1.ObserveStreamRequest{Events: []*ahpv1.Event{observation(id("g")), bad}})

@@ -194,8 +194,8 @@ func (s *Server) mountHandler() {
 	cfg := s.cfg
 	opts := []connect.HandlerOption{
 		connect.WithReadMaxBytes(cfg.MaxRequestBytes),
-		// Gzip pays off only for large answers; a decision is a few hundred bytes, and compressing
-		// every one cost ≈11 % of the server's CPU under load (docs/bench-results.md).
+		// Gzip pays off only for large answers; a decision is a few hundred bytes, not worth the
+		// CPU of compressing it (docs/bench-results.md).
 		connect.WithCompressMinBytes(1024),
 		connect.WithRecover(s.recovered),
 	}

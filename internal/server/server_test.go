@@ -72,6 +72,23 @@ func (ts *testServer) decide(t *testing.T, ev *ahpv1.Event, caps *ahpv1.Capabili
 	return resp.Msg.GetDecision()
 }
 
+// observeStream sends msgs on one ObserveStream of c and returns its summary, failing the test on
+// an error.
+func observeStream(t *testing.T, ctx context.Context, c ahpv1connect.ObservationServiceClient, msgs ...*ahpv1.ObserveStreamRequest) *ahpv1.ObserveStreamResponse {
+	t.Helper()
+	cs := c.ObserveStream(ctx)
+	for _, m := range msgs {
+		if err := cs.Send(m); err != nil {
+			t.Fatalf("ObserveStream: Send: %v", err)
+		}
+	}
+	sum, err := cs.CloseAndReceive()
+	if err != nil {
+		t.Fatalf("ObserveStream: %v", err)
+	}
+	return sum.Msg
+}
+
 // The service clients of ts, over h2c.
 func (ts *testServer) intercept(opts ...connect.ClientOption) ahpv1connect.InterceptServiceClient {
 	return ahpv1connect.NewInterceptServiceClient(ts.hc, ts.url, opts...)
@@ -277,22 +294,17 @@ func TestStreamingShapes(t *testing.T) {
 		}
 
 		// Client stream.
-		cs := observe.ObserveStream(ctx)
+		var obs []*ahpv1.ObserveStreamRequest
 		for j := range 5 {
 			ev := testkit.Event(fmt.Sprintf("%s-obs-%d", proto.name, j%4), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("stream-"+proto.name))
-			if err := cs.Send(&ahpv1.ObserveStreamRequest{Event: ev}); err != nil {
-				t.Fatal(err)
-			}
+			obs = append(obs, &ahpv1.ObserveStreamRequest{Event: ev})
 		}
-		sum, err := cs.CloseAndReceive()
-		if err != nil {
-			t.Fatalf("ObserveStream: %v", err)
+		sum := observeStream(t, ctx, observe, obs...)
+		if sum.GetAccepted() != 4 {
+			t.Fatalf("ObserveStream: sum.GetAccepted() = %v, want 4", sum.GetAccepted())
 		}
-		if sum.Msg.GetAccepted() != 4 {
-			t.Fatalf("ObserveStream: sum.Msg.GetAccepted() = %v, want 4", sum.Msg.GetAccepted())
-		}
-		if sum.Msg.GetDuplicates() != 1 {
-			t.Fatalf("ObserveStream: sum.Msg.GetDuplicates() = %v, want 1", sum.Msg.GetDuplicates())
+		if sum.GetDuplicates() != 1 {
+			t.Fatalf("ObserveStream: sum.GetDuplicates() = %v, want 1", sum.GetDuplicates())
 		}
 
 		// Server stream: the watcher saw the 3 decisions and 4 observations of this session.

@@ -81,13 +81,8 @@ func TestServeTLSAndGracefulShutdown(t *testing.T) {
 		}
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Serve returned %v after shutdown", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Serve did not return after cancel")
+	if err := testkit.Receive(t, done, "Serve did not return after cancel"); err != nil {
+		t.Fatalf("Serve returned %v after shutdown", err)
 	}
 }
 

@@ -9,7 +9,10 @@
 //   - LogBuffer, a log sink a test can wait on (WaitFor) instead of sleeping, and LockedWriter;
 //   - PolicyYAML, the policy the decision tests share, and ReplaceFile, which swaps a file's
 //     content atomically as editors and ConfigMap updates do;
+//   - ServeTCP, which runs a Serve(ctx, ln) method on a loopback port until the test ends;
+//   - Receive, which waits for a channel's next value at most WaitTimeout;
 //   - CloseAtEnd, which closes something when the test ends and reports the error;
+//   - SameJSON, which compares JSON documents whatever their spacing and key order;
 //   - Discard, a logger that drops everything.
 //
 // The kit imports no other internal package (gen/ and third-party code only), so the tests of

@@ -1,6 +1,8 @@
 package testkit_test
 
 import (
+	"context"
+	"net"
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -57,4 +59,32 @@ func TestLogBufferWaitFor(t *testing.T) {
 	}()
 	logs.WaitFor(t, `msg=second`, 1)
 	logs.WaitFor(t, `msg=first`, 1) // already written
+}
+
+func TestSameJSON(t *testing.T) {
+	t.Parallel()
+	if !testkit.SameJSON(t, []byte(`{"a":1,"b":[true,null]}`), []byte(` { "b" : [true, null], "a" : 1.0 } `)) {
+		t.Error("spacing, key order and number spelling made a difference")
+	}
+	if testkit.SameJSON(t, []byte(`{"a":1}`), []byte(`{"a":"1"}`)) {
+		t.Error("a number and a string compared equal")
+	}
+}
+
+func TestServeTCPAndReceive(t *testing.T) {
+	t.Parallel()
+	started := make(chan string, 1)
+	addr, stop, served := testkit.ServeTCP(t, func(ctx context.Context, ln net.Listener) error {
+		started <- ln.Addr().String()
+		<-ctx.Done()
+		return ln.Close()
+	})
+	if got := testkit.Receive(t, started, "serve did not start"); got != addr {
+		t.Errorf("serve listens on %s, ServeTCP returned %s", got, addr)
+	}
+	stop()
+	stop()
+	if err := testkit.Receive(t, served, "serve did not return after stop"); err != nil {
+		t.Errorf("serve returned %v", err)
+	}
 }

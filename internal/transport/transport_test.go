@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/transport"
 )
 
@@ -56,17 +57,13 @@ func TestServeHTTPFinishesInFlightRequestsOnCancel(t *testing.T) {
 		io.WriteString(w, "done")
 	})}
 	srv.RegisterOnShutdown(func() { close(shuttingDown) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- transport.ServeHTTP(ctx, srv, ln, 5*time.Second) }()
+	addr, cancel, served := testkit.ServeTCP(t, func(ctx context.Context, ln net.Listener) error {
+		return transport.ServeHTTP(ctx, srv, ln, 5*time.Second)
+	})
 
 	got := make(chan string, 1)
 	go func() {
-		resp, err := http.Get("http://" + ln.Addr().String())
+		resp, err := http.Get("http://" + addr)
 		if err != nil {
 			got <- err.Error()
 			return
@@ -77,29 +74,15 @@ func TestServeHTTPFinishesInFlightRequestsOnCancel(t *testing.T) {
 	}()
 	<-started
 	cancel()
-	select {
-	case <-shuttingDown:
-	case <-time.After(10 * time.Second):
-		t.Fatal("ServeHTTP did not start shutting down")
-	}
+	testkit.Receive(t, shuttingDown, "ServeHTTP did not start shutting down")
 	close(release)
-	select {
-	case body := <-got:
-		if body != "done" {
-			t.Fatalf("in-flight request got %q", body)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no answer")
+	if body := testkit.Receive(t, got, "no answer"); body != "done" {
+		t.Fatalf("in-flight request got %q", body)
 	}
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("ServeHTTP: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("ServeHTTP did not return")
+	if err := testkit.Receive(t, served, "ServeHTTP did not return"); err != nil {
+		t.Fatalf("ServeHTTP: %v", err)
 	}
-	if c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		c.Close()
 		t.Fatal("still accepting after shutdown")
 	}

@@ -4,7 +4,7 @@
 // It lives apart from internal/server so that only binaries that serve reflection link
 // connectrpc.com/grpcreflect: ahp-server sets server.Config.Reflection to Mount, while the
 // bridge's embedded server leaves it unset, sparing every per-event bridge start the package's
-// initialisation (≈ 0.5 ms by GODEBUG=inittrace=1).
+// initialisation.
 package reflection
 
 import (

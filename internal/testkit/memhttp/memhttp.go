@@ -4,13 +4,11 @@
 package memhttp
 
 import (
-	"context"
 	"errors"
-	"net"
 	"net/http"
-	"sync"
 	"testing"
 
+	"github.com/ahp-gateway/ahp/internal/pipenet"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
@@ -20,7 +18,7 @@ const URL = "http://in-memory.test"
 // Server is an http.Server serving a Listener.
 type Server struct {
 	srv    *http.Server
-	ln     *Listener
+	ln     Listener
 	served chan error
 	h2c    *http.Client
 	http1  *http.Client
@@ -38,10 +36,7 @@ func New(t testing.TB, h http.Handler) *Server {
 func Serve(t testing.TB, s *http.Server) *Server {
 	t.Helper()
 	if s.Protocols == nil {
-		var p http.Protocols
-		p.SetHTTP1(true)
-		p.SetUnencryptedHTTP2(true)
-		s.Protocols = &p
+		s.Protocols = testkit.H2CProtocols()
 	}
 	ms := &Server{srv: s, ln: NewListener(), served: make(chan error, 1)}
 	ms.h2c = ms.ln.Client(true)
@@ -61,7 +56,7 @@ func (s *Server) Client() *http.Client { return s.h2c }
 func (s *Server) HTTP1Client() *http.Client { return s.http1 }
 
 // Listener returns what the server accepts on.
-func (s *Server) Listener() *Listener { return s.ln }
+func (s *Server) Listener() Listener { return s.ln }
 
 // Close closes the server and all its connections at once and waits until Serve has returned;
 // calls in flight fail. The test's cleanup calls it; a second call does nothing.
@@ -76,59 +71,18 @@ func (s *Server) Close() error {
 	return err
 }
 
-// Listener is a net.Listener whose connections are the server ends of net.Pipe pairs made by
-// Dial. It can be handed to any Serve(net.Listener) method.
-type Listener struct {
-	conns     chan net.Conn
-	done      chan struct{}
-	closeOnce sync.Once
-}
+// Listener is the in-memory listener of a Server (see package pipenet). It can be handed to any
+// Serve(net.Listener) method.
+type Listener struct{ *pipenet.Listener }
 
-// NewListener returns an open Listener.
-func NewListener() *Listener {
-	return &Listener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-// Accept implements net.Listener.
-func (l *Listener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-// Close implements net.Listener; later dials fail with net.ErrClosed.
-func (l *Listener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return nil
-}
-
-// Addr implements net.Listener.
-func (l *Listener) Addr() net.Addr { return addr{} }
-
-// Dial waits until the listener accepts a new connection and returns the client end of it.
-// Network and address are ignored, so it fits http.Transport.DialContext.
-func (l *Listener) Dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	server, client := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.done:
-	case <-ctx.Done():
-	}
-	server.Close()
-	client.Close()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return nil, net.ErrClosed
+// NewListener returns an open Listener at the host of URL.
+func NewListener() Listener {
+	return Listener{pipenet.Listen("in-memory.test")}
 }
 
 // Client returns an HTTP client whose connections dial l: with h2c it speaks HTTP/2 with prior
 // knowledge, else HTTP/1.1.
-func (l *Listener) Client(h2c bool) *http.Client {
+func (l Listener) Client(h2c bool) *http.Client {
 	var p http.Protocols
 	if h2c {
 		p.SetUnencryptedHTTP2(true)
@@ -137,9 +91,3 @@ func (l *Listener) Client(h2c bool) *http.Client {
 	}
 	return &http.Client{Transport: &http.Transport{DialContext: l.Dial, Protocols: &p}}
 }
-
-// addr names the in-memory network.
-type addr struct{}
-
-func (addr) Network() string { return "memory" }
-func (addr) String() string  { return "in-memory.test" }

@@ -50,13 +50,3 @@ func TestCloseEndsServingAndDialing(t *testing.T) {
 		t.Error("a request after Close succeeded")
 	}
 }
-
-func TestDialHonoursTheContext(t *testing.T) {
-	t.Parallel()
-	ln := memhttp.NewListener() // nobody accepts
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := ln.Dial(ctx, "", ""); err != context.Canceled {
-		t.Errorf("Dial with a cancelled context = %v, want context.Canceled", err)
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 	tt "github.com/ahp-gateway/ahp/internal/transport/transporttest"
 )
@@ -162,21 +163,16 @@ func TestHandlerSeesHTTPTransportAndStatus(t *testing.T) {
 
 func TestServeSpeaksH2CAndStopsGracefully(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
 	h := &tt.Handler{}
-	served := make(chan error, 1)
-	go func() { served <- httprpc.Serve(ctx, ln, h, httprpc.Options{}) }()
+	addr, cancel, served := testkit.ServeTCP(t, func(ctx context.Context, ln net.Listener) error {
+		return httprpc.Serve(ctx, ln, h, httprpc.Options{})
+	})
 
-	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	client := &http.Client{Transport: &http.Transport{Protocols: &protocols}, Timeout: 10 * time.Second}
+	client := testkit.H2CClient()
+	client.Timeout = 10 * time.Second
 	slow := make(chan string, 1)
 	go func() {
-		resp, err := client.Post("http://"+ln.Addr().String()+"/ahp", "application/json", strings.NewReader(tt.Request(`"slow"`, tt.MethodBlock, "")))
+		resp, err := client.Post("http://"+addr+"/ahp", "application/json", strings.NewReader(tt.Request(`"slow"`, tt.MethodBlock, "")))
 		if err != nil {
 			slow <- err.Error()
 			return
@@ -187,23 +183,13 @@ func TestServeSpeaksH2CAndStopsGracefully(t *testing.T) {
 	}()
 	wait, stopWaiting := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stopWaiting()
-	if err := h.HoldThroughShutdown(wait, cancel, "tcp", ln.Addr().String()); err != nil {
+	if err := h.HoldThroughShutdown(wait, cancel, "tcp", addr); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case got := <-slow:
-		if !strings.HasPrefix(got, "HTTP/2.0 ") || !strings.Contains(got, `"id":"slow"`) {
-			t.Fatalf("in-flight request got %q", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no answer")
+	if got := testkit.Receive(t, slow, "no answer"); !strings.HasPrefix(got, "HTTP/2.0 ") || !strings.Contains(got, `"id":"slow"`) {
+		t.Fatalf("in-flight request got %q", got)
 	}
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return")
+	if err := testkit.Receive(t, served, "Serve did not return"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -57,7 +57,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, h bridge.Handler, t br
 // serveSequential is Serve at Concurrency 1. Reading happens on its own goroutine so that ctx can
 // interrupt a read that may never return (stdin cannot be given a deadline), and that goroutine
 // also handles each message it reads: handing the message to another goroutine would cost a
-// wake-up per message, which shows on a round trip of a few hundred microseconds. Serve's own
+// wake-up per message, which shows on a stdio round trip (docs/performance.md). Serve's own
 // goroutine only waits for the end, an error or ctx.
 //
 // mu is held while a message is handled or answered, so Serve, once ctx is done, waits for the

@@ -7,16 +7,14 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/transport/ndjson"
 	tt "github.com/ahp-gateway/ahp/internal/transport/transporttest"
 )
-
-const testTimeout = 10 * time.Second
 
 // serve runs ndjson.Serve over in and returns what it wrote, failing the test if it takes too long.
 func serve(t *testing.T, in string, opts ndjson.Options) []string {
@@ -26,13 +24,8 @@ func serve(t *testing.T, in string, opts ndjson.Options) []string {
 	go func() {
 		done <- ndjson.Serve(context.Background(), strings.NewReader(in), &out, &tt.Handler{}, bridge.TransportStdio, opts)
 	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-	case <-time.After(testTimeout):
-		t.Fatal("Serve did not return at EOF")
+	if err := testkit.Receive(t, done, "Serve did not return at EOF"); err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 	if out.Len() > 0 && !bytes.HasSuffix(out.Bytes(), []byte("\n")) {
 		t.Fatalf("output does not end with a newline: %q", out.String())
@@ -166,35 +159,35 @@ func TestServeConcurrencyAnswersAsReady(t *testing.T) {
 
 func TestServeFinishesInFlightMessagesOnCancel(t *testing.T) {
 	t.Parallel()
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	h := &tt.Handler{}
-	var out syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ndjson.Serve(ctx, pr, &out, h, bridge.TransportUnix, ndjson.Options{}) }()
-	io.WriteString(pw, tt.Request(`"inflight"`, "sleep", `{"ms":200}`)+"\n")
-	awaitCall(t, h)
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
+	// In the bubble, synctest.Wait returns once every other goroutine of it has exited or is
+	// blocked: that is when the reading goroutine Serve left behind has dealt with the message
+	// written after Serve returned, dropping it or (wrongly) handling it.
+	synctest.Test(t, func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		h := &tt.Handler{}
+		var out testkit.LogBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- ndjson.Serve(ctx, pr, &out, h, bridge.TransportUnix, ndjson.Options{}) }()
+		io.WriteString(pw, tt.Request(`"inflight"`, tt.MethodBlock, "")+"\n")
+		h.AwaitCalls(t, 1)
+		cancel()
+		h.Unblock()
+		if err := testkit.Receive(t, done, "Serve did not return after cancel"); err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(testTimeout):
-		t.Fatal("Serve did not return after cancel")
-	}
-	if got := ids(t, []string{strings.TrimSpace(out.String())}); len(got) != 1 || got[0] != `"inflight"` {
-		t.Fatalf("answers %q", got)
-	}
-	// Nothing more is taken after the stop. The write returns once the reading goroutine Serve left
-	// blocked in Read has the message; nothing signals that it then dropped it, so this waits a
-	// little for a handling that must not come (the one sleep without a signal to wait for).
-	io.WriteString(pw, tt.Request(`"later"`, "echo", "")+"\n")
-	time.Sleep(50 * time.Millisecond)
-	if h.Calls() != 1 {
-		t.Fatal("a message was handled after Serve returned")
-	}
+		if got := ids(t, []string{strings.TrimSpace(out.String())}); len(got) != 1 || got[0] != `"inflight"` {
+			t.Fatalf("answers %q", got)
+		}
+		// Nothing more is taken after the stop. The write returns once the reading goroutine has
+		// the message.
+		io.WriteString(pw, tt.Request(`"later"`, "echo", "")+"\n")
+		synctest.Wait()
+		if h.Calls() != 1 {
+			t.Fatal("a message was handled after Serve returned")
+		}
+	})
 }
 
 func TestServeTakesNothingOnceCancelled(t *testing.T) {
@@ -225,15 +218,10 @@ func TestServeReportsAFailedAnswerInFlightAtCancel(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- ndjson.Serve(ctx, pr, failingWriter{boom}, h, bridge.TransportStdio, ndjson.Options{}) }()
 	io.WriteString(pw, tt.Request(`"inflight"`, "sleep", `{"ms":100}`)+"\n")
-	awaitCall(t, h)
+	h.AwaitCalls(t, 1)
 	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, boom) {
-			t.Fatalf("got %v, want %v", err, boom)
-		}
-	case <-time.After(testTimeout):
-		t.Fatal("Serve did not return after cancel")
+	if err := testkit.Receive(t, done, "Serve did not return after cancel"); !errors.Is(err, boom) {
+		t.Fatalf("got %v, want %v", err, boom)
 	}
 }
 
@@ -268,7 +256,7 @@ func TestServeCopesWithASlowReader(t *testing.T) {
 		if got%50 == 0 {
 			// A reader that keeps falling behind: it pauses until every slot has taken a message
 			// beyond what it read, so answers pile up behind a blocked write.
-			awaitCalls(t, h, min(int64(got+concurrency), n))
+			h.AwaitCalls(t, min(int64(got+concurrency), n))
 		}
 		if _, err := tt.Decode(sc.Bytes()); err != nil {
 			t.Fatal(err)
@@ -277,38 +265,5 @@ func TestServeCopesWithASlowReader(t *testing.T) {
 	}
 	if err := <-done; err != nil || got != n {
 		t.Fatalf("Serve: %v; %d answers, want %d", err, got, n)
-	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// awaitCall waits until h has been called at least once.
-func awaitCall(t *testing.T, h *tt.Handler) {
-	t.Helper()
-	awaitCalls(t, h, 1)
-}
-
-// awaitCalls waits until h has been called at least n times.
-func awaitCalls(t *testing.T, h *tt.Handler, n int64) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := h.WaitCalls(ctx, n); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -9,24 +9,18 @@ import (
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/transport/ndjson"
 	"github.com/ahp-gateway/ahp/internal/transport/stdio"
 	tt "github.com/ahp-gateway/ahp/internal/transport/transporttest"
 )
 
-const testTimeout = 10 * time.Second
-
 func within(t *testing.T, what string, fn func() error) {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- fn() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	case <-time.After(testTimeout):
-		t.Fatalf("%s did not return", what)
+	if err := testkit.Receive(t, done, what+" did not return"); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 

@@ -4,7 +4,21 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"testing"
+
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
+
+// AwaitCalls waits until Handle has seen at least n messages, and fails the test after
+// testkit.WaitTimeout.
+func (h *Handler) AwaitCalls(t testing.TB, n int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.WaitTimeout)
+	defer cancel()
+	if err := h.WaitCalls(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // WaitCalls waits until Handle has seen at least n messages, or ctx ends.
 func (h *Handler) WaitCalls(ctx context.Context, n int64) error {

@@ -189,7 +189,7 @@ func TestASlowReaderDoesNotHoldUpOthers(t *testing.T) {
 	go flood(hog) // and never reads
 	// The hog's first 1 MB answer cannot fit the buffers of a peer that never reads: once its
 	// message reached the handler, that connection's writer is stuck.
-	waitCalls(t, h, 1)
+	h.AwaitCalls(t, 1)
 	c, sc := connect(t, path)
 	fmt.Fprintln(c, tt.Request(`"polite"`, "echo", ""))
 	if !sc.Scan() {
@@ -238,7 +238,7 @@ func TestShutdownGivesUpOnAPeerThatStoppedReading(t *testing.T) {
 	path, stop := start(t, h, unixsock.Options{ShutdownTimeout: 200 * time.Millisecond})
 	c, _ := connect(t, path)
 	go flood(c)
-	waitCalls(t, h, 1) // its 1 MB answer cannot be written: the peer has stopped reading
+	h.AwaitCalls(t, 1) // its 1 MB answer cannot be written: the peer has stopped reading
 	begin := time.Now()
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -285,16 +285,6 @@ func TestAllowUIDsAdmitsOnlyListedPeers(t *testing.T) {
 				t.Fatalf("answered = %v (%q, %v), want %v", got, line, err, tc.want)
 			}
 		})
-	}
-}
-
-// waitCalls waits until h has seen n messages.
-func waitCalls(t *testing.T, h *tt.Handler, n int64) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := h.WaitCalls(ctx, n); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/inflight"
 	"github.com/ahp-gateway/ahp/internal/transport"
 )
 
@@ -85,20 +86,7 @@ type conn struct {
 	ctx   context.Context // for handling and writing; ends with the connection, not with shutdown
 	slots chan struct{}
 
-	mu       sync.Mutex
-	closing  bool
-	inflight sync.WaitGroup
-}
-
-// begin registers a message about to be handled; false once the connection is shutting down.
-func (c *conn) begin() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closing {
-		return false
-	}
-	c.inflight.Add(1)
-	return true
+	inflight inflight.Group // messages being handled; closed when the server shuts down
 }
 
 // ServeHTTP upgrades the request, whatever its path, and serves the connection until it closes.
@@ -130,7 +118,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	s.opts.Logger.Debug("websocket connection opened", "subprotocol", wsc.Subprotocol())
 	s.read(c)
-	c.inflight.Wait()
+	_ = c.inflight.Wait(context.Background())
 	_ = wsc.CloseNow() // no-op when the connection is closed already
 }
 
@@ -160,12 +148,12 @@ func (s *Server) read(c *conn) {
 				return
 			}
 		}
-		if !c.begin() {
+		if !c.inflight.Begin() {
 			return // shutting down; the close frame tells the peer this message was not taken
 		}
 		if over {
 			s.answerOversize(c, msg[:limit])
-			c.inflight.Done()
+			c.inflight.End()
 			continue
 		}
 		if s.opts.Concurrency == 1 {
@@ -182,7 +170,7 @@ func (s *Server) read(c *conn) {
 
 // handle answers one message; it ends the message's c.inflight registration.
 func (s *Server) handle(c *conn, msg []byte) {
-	defer c.inflight.Done()
+	defer c.inflight.End()
 	if reply := s.h.Handle(c.ctx, msg, bridge.TransportWebSocket); reply.Body != nil {
 		s.write(c, reply.Body)
 	}
@@ -237,19 +225,15 @@ func (s *Server) shutdown() {
 	}
 	s.mu.Unlock()
 
-	deadline := time.Now().Add(s.opts.ShutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
 	var wg sync.WaitGroup
 	for _, c := range conns {
 		wg.Go(func() {
-			c.mu.Lock()
-			c.closing = true
-			c.mu.Unlock()
-			drained := make(chan struct{})
-			go func() { c.inflight.Wait(); close(drained) }()
-			select {
-			case <-drained:
+			c.inflight.Close()
+			if c.inflight.Wait(ctx) == nil {
 				_ = c.ws.Close(websocket.StatusGoingAway, "server shutting down")
-			case <-time.After(time.Until(deadline)):
+			} else {
 				_ = c.ws.CloseNow()
 			}
 		})

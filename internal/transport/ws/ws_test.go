@@ -2,7 +2,6 @@ package ws_test
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,11 +11,19 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	tt "github.com/ahp-gateway/ahp/internal/transport/transporttest"
 	"github.com/ahp-gateway/ahp/internal/transport/ws"
 )
 
 const testTimeout = 10 * time.Second
+
+// testContext bounds what a test waits for by testTimeout; it ends with the test.
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
 
 func dial(t *testing.T, ctx context.Context, url string, subprotocols ...string) *websocket.Conn {
 	t.Helper()
@@ -59,10 +66,17 @@ func receive(t *testing.T, ctx context.Context, c *websocket.Conn) tt.Response {
 	return r
 }
 
+// receiveID reads the next answer on c and fails the test unless its id is the JSON value id.
+func receiveID(t *testing.T, ctx context.Context, c *websocket.Conn, id string) {
+	t.Helper()
+	if r := receive(t, ctx, c); string(r.ID) != id {
+		t.Fatalf("answer has id %s, want %s", r.ID, id)
+	}
+}
+
 func TestTextFramesAnyPathAndSubprotocols(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
+	ctx := testContext(t)
 	url := newServer(t, &tt.Handler{}, ws.Options{})
 	for _, tc := range []struct {
 		path  string
@@ -89,22 +103,18 @@ func TestTextFramesAnyPathAndSubprotocols(t *testing.T) {
 
 func TestNotificationsAndBinaryFramesGetNoAnswer(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
+	ctx := testContext(t)
 	c := dial(t, ctx, newServer(t, &tt.Handler{}, ws.Options{}), "ahp")
 	send(t, ctx, c, websocket.MessageText, tt.Notification("echo", ""))
 	send(t, ctx, c, websocket.MessageBinary, tt.Request(`"binary"`, "echo", ""))
 	send(t, ctx, c, websocket.MessageText, tt.Request(`"text"`, "echo", ""))
 	// The first answer is the text request's: nothing came for the other two.
-	if r := receive(t, ctx, c); string(r.ID) != `"text"` {
-		t.Fatalf("first answer has id %s", r.ID)
-	}
+	receiveID(t, ctx, c, `"text"`)
 }
 
 func TestFrameOverTheLimitKeepsTheConnection(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
+	ctx := testContext(t)
 	c := dial(t, ctx, newServer(t, &tt.Handler{}, ws.Options{MaxMessageBytes: 1 << 10}))
 	pad := strings.Repeat("x", 200_000)
 	send(t, ctx, c, websocket.MessageText, tt.Request(`"big"`, "echo", `{"p":"`+pad+`"}`))
@@ -114,15 +124,12 @@ func TestFrameOverTheLimitKeepsTheConnection(t *testing.T) {
 	if string(r.ID) != `"big"` || r.Error == nil || r.Error.Code != -32600 {
 		t.Fatalf("first answer %+v", r)
 	}
-	if r := receive(t, ctx, c); string(r.ID) != `"small"` {
-		t.Fatalf("second answer has id %s", r.ID)
-	}
+	receiveID(t, ctx, c, `"small"`)
 }
 
 func TestLargeAnswersAndLimitSizedMessages(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
+	ctx := testContext(t)
 	const limit = 1 << 20
 	c := dial(t, ctx, newServer(t, &tt.Handler{}, ws.Options{MaxMessageBytes: limit}))
 	overhead := len(tt.Request(`"max"`, "huge", `{"bytes":3000000,"p":""}`))
@@ -139,51 +146,31 @@ func TestLargeAnswersAndLimitSizedMessages(t *testing.T) {
 
 func TestConcurrencyAnswersAsReady(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
+	ctx := testContext(t)
 	c := dial(t, ctx, newServer(t, &tt.Handler{}, ws.Options{Concurrency: 4}))
 	send(t, ctx, c, websocket.MessageText, tt.Request(`"slow"`, "sleep", `{"ms":400}`))
 	send(t, ctx, c, websocket.MessageText, tt.Request(`"fast"`, "echo", ""))
-	if r := receive(t, ctx, c); string(r.ID) != `"fast"` {
-		t.Fatalf("first answer has id %s", r.ID)
-	}
-	if r := receive(t, ctx, c); string(r.ID) != `"slow"` {
-		t.Fatalf("second answer has id %s", r.ID)
-	}
+	receiveID(t, ctx, c, `"fast"`)
+	receiveID(t, ctx, c, `"slow"`)
 }
 
 func TestServeAnswersInFlightThenClosesWithGoingAway(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := testContext(t)
 	h := &tt.Handler{}
-	srv := ws.NewServer(h, ws.Options{})
-	serveCtx, stop := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveCtx, ln) }()
+	addr, stop, served := testkit.ServeTCP(t, ws.NewServer(h, ws.Options{}).Serve)
 
-	c := dial(t, ctx, "ws://"+ln.Addr().String()+"/ahp", "ahp")
+	c := dial(t, ctx, "ws://"+addr+"/ahp", "ahp")
 	send(t, ctx, c, websocket.MessageText, tt.Request(`"inflight"`, tt.MethodBlock, ""))
-	if err := h.HoldThroughShutdown(ctx, stop, "tcp", ln.Addr().String()); err != nil {
+	if err := h.HoldThroughShutdown(ctx, stop, "tcp", addr); err != nil {
 		t.Fatal(err)
 	}
-	if r := receive(t, ctx, c); string(r.ID) != `"inflight"` {
-		t.Fatalf("answer has id %s", r.ID)
-	}
+	receiveID(t, ctx, c, `"inflight"`)
 	if _, _, err := c.Read(ctx); websocket.CloseStatus(err) != websocket.StatusGoingAway {
 		t.Fatalf("after the answer: %v, want close 1001", err)
 	}
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-ctx.Done():
-		t.Fatal("Serve did not return")
+	if err := testkit.Receive(t, served, "Serve did not return"); err != nil {
+		t.Fatal(err)
 	}
 }
 
