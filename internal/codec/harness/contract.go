@@ -12,7 +12,7 @@ import (
 
 func decodeRunLifecycle(path string, v any) (*ahpv1.RunLifecycle, error) {
 	m := &ahpv1.RunLifecycle{}
-	err := readStruct(path, v, "RunLifecycleEvent", []structField{
+	return readInto(m, path, v, "RunLifecycleEvent", []structField{
 		reqString("run_id", &m.RunId),
 		reqString("session_id", &m.SessionId),
 		reqEnum("status", &m.Status),
@@ -23,10 +23,6 @@ func decodeRunLifecycle(path string, v any) (*ahpv1.RunLifecycle, error) {
 		reqString("updated_at", &m.UpdatedAt),
 		optMap("metadata", &m.Metadata),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func runLifecycleJSON(m *ahpv1.RunLifecycle, _ encoder) (map[string]any, error) {
@@ -50,7 +46,7 @@ func runLifecycleJSON(m *ahpv1.RunLifecycle, _ encoder) (map[string]any, error) 
 
 func decodeTaskList(path string, v any) (*ahpv1.TaskList, error) {
 	m := &ahpv1.TaskList{}
-	err := readStruct(path, v, "TaskListEvent", []structField{
+	return readInto(m, path, v, "TaskListEvent", []structField{
 		reqString("run_id", &m.RunId),
 		reqString("session_id", &m.SessionId),
 		{name: "tasks", decode: func(p string, v any) error {
@@ -64,10 +60,6 @@ func decodeTaskList(path string, v any) (*ahpv1.TaskList, error) {
 		reqString("updated_at", &m.UpdatedAt),
 		optMap("metadata", &m.Metadata),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func taskListJSON(m *ahpv1.TaskList, _ encoder) (map[string]any, error) {
@@ -91,7 +83,7 @@ func taskListJSON(m *ahpv1.TaskList, _ encoder) (map[string]any, error) {
 
 func decodeTaskItem(path string, v any) (*ahpv1.TaskItem, error) {
 	t := &ahpv1.TaskItem{}
-	err := readStruct(path, v, "TaskItem", []structField{
+	return readInto(t, path, v, "TaskItem", []structField{
 		reqString("id", &t.Id),
 		reqString("title", &t.Title),
 		reqEnum("status", &t.Status),
@@ -102,10 +94,6 @@ func decodeTaskItem(path string, v any) (*ahpv1.TaskItem, error) {
 		optString("updated_at", &t.UpdatedAt),
 		optMap("metadata", &t.Metadata),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
 }
 
 func taskItemJSON(path string, t *ahpv1.TaskItem) (map[string]any, error) {
@@ -128,7 +116,7 @@ func taskItemJSON(path string, t *ahpv1.TaskItem) (map[string]any, error) {
 
 func decodeVerification(path string, v any) (*ahpv1.Verification, error) {
 	m := &ahpv1.Verification{}
-	err := readStruct(path, v, "VerificationEvent", []structField{
+	return readInto(m, path, v, "VerificationEvent", []structField{
 		reqString("run_id", &m.RunId),
 		reqString("session_id", &m.SessionId),
 		reqEnum("status", &m.Status),
@@ -143,10 +131,6 @@ func decodeVerification(path string, v any) (*ahpv1.Verification, error) {
 		reqString("updated_at", &m.UpdatedAt),
 		optMap("metadata", &m.Metadata),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func verificationJSON(m *ahpv1.Verification, _ encoder) (map[string]any, error) {
@@ -180,7 +164,7 @@ func verificationJSON(m *ahpv1.Verification, _ encoder) (map[string]any, error) 
 
 func decodeCheck(path string, v any) (*ahpv1.VerificationCheck, error) {
 	c := &ahpv1.VerificationCheck{}
-	err := readStruct(path, v, "VerificationCheck", []structField{
+	return readInto(c, path, v, "VerificationCheck", []structField{
 		reqString("id", &c.Id),
 		reqString("subject", &c.Subject),
 		reqEnum("status", &c.Status),
@@ -190,10 +174,6 @@ func decodeCheck(path string, v any) (*ahpv1.VerificationCheck, error) {
 		defaultArtifacts("artifacts", &c.Artifacts),
 		optMap("metadata", &c.Metadata),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 func checkJSON(path string, c *ahpv1.VerificationCheck) (map[string]any, error) {
@@ -246,7 +226,7 @@ func defaultArtifacts(name string, dst *[]*ahpv1.ArtifactRef) structField {
 
 func decodeArtifact(path string, v any) (*ahpv1.ArtifactRef, error) {
 	a := &ahpv1.ArtifactRef{}
-	err := readStruct(path, v, "ArtifactRef", []structField{
+	return readInto(a, path, v, "ArtifactRef", []structField{
 		reqString("id", &a.Id),
 		optString("kind", &a.Kind),
 		optString("uri", &a.Uri),
@@ -256,10 +236,6 @@ func decodeArtifact(path string, v any) (*ahpv1.ArtifactRef, error) {
 		optUint("size_bytes", u64Type, &a.SizeBytes),
 		optString("summary", &a.Summary),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return a, nil
 }
 
 func artifactJSON(a *ahpv1.ArtifactRef) map[string]any {

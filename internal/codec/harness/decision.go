@@ -382,7 +382,7 @@ func perceptionDecisionJSON(d *ahpv1.ContextPerceptionDecision) (map[string]any,
 
 func decodeInjectedContext(path string, v any) (*ahpv1.InjectedContext, error) {
 	c := &ahpv1.InjectedContext{}
-	err := readStruct(path, v, "InjectedContext", []structField{
+	return readInto(c, path, v, "InjectedContext", []structField{
 		{name: "facts", decode: func(p string, v any) (err error) {
 			c.Facts, err = decodeFacts(p, v)
 			return err
@@ -422,10 +422,6 @@ func decodeInjectedContext(path string, v any) (*ahpv1.InjectedContext, error) {
 		optStrings("knowledge", &c.Knowledge),
 		optStrings("suggestions", &c.Suggestions),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 func injectedContextJSON(c *ahpv1.InjectedContext) map[string]any {

@@ -36,33 +36,11 @@ func fuzzParse(data []byte) (any, bool) {
 // looseEqual compares JSON values with numbers by float64 value, the precision
 // google.protobuf.Value keeps for free-form fields.
 func looseEqual(a, b any) bool {
-	switch x := a.(type) {
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
+	return jsonTreeEqual(a, b, func(x, y json.Number) bool {
 		xf, _, xerr := big.ParseFloat(string(x), 10, 53, big.ToNearestEven)
 		yf, _, yerr := big.ParseFloat(string(y), 10, 53, big.ToNearestEven)
 		return xerr == nil && yerr == nil && xf.Cmp(yf) == 0
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !looseEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		return ok && slices.EqualFunc(x, y, looseEqual)
-	default:
-		return a == b
-	}
+	})
 }
 
 // seedFiles adds every file matching pattern under testdata/harness as a seed.

@@ -434,6 +434,14 @@ func readStruct(path string, v any, name string, fields []structField) error {
 	}
 }
 
+// readInto reads a derived struct into m (see readStruct) and returns m, or nil and the error.
+func readInto[T any](m *T, path string, v any, name string, fields []structField) (*T, error) {
+	if err := readStruct(path, v, name, fields); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // Field constructors for the common shapes.
 
 func reqString(name string, dst *string) structField {

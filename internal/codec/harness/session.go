@@ -16,7 +16,7 @@ func decodeHandshakeRequest(path string, v any) (*ahpv1.HandshakeRequest, error)
 		return nil, err
 	}
 	r := &ahpv1.HandshakeRequest{}
-	err := readStruct(path, v, "HandshakeRequest", []structField{
+	return readInto(r, path, v, "HandshakeRequest", []structField{
 		reqString("protocol_version", &r.ProtocolVersion),
 		{name: "agent_info", decode: func(p string, v any) error {
 			info := &ahpv1.AgentInfo{}
@@ -30,10 +30,6 @@ func decodeHandshakeRequest(path string, v any) (*ahpv1.HandshakeRequest, error)
 		reqString("session_id", &r.SessionId),
 		reqString("agent_id", &r.AgentId),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // DecodeHandshakeResponse reads an ahp/handshake result.
@@ -42,7 +38,7 @@ func DecodeHandshakeResponse(path string, v any) (*ahpv1.HandshakeResponse, erro
 		return nil, err
 	}
 	r := &ahpv1.HandshakeResponse{}
-	err := readStruct(path, v, "HandshakeResponse", []structField{
+	return readInto(r, path, v, "HandshakeResponse", []structField{
 		reqString("protocol_version", &r.ProtocolVersion),
 		{name: "harness_info", decode: func(p string, v any) error {
 			info := &ahpv1.HarnessInfo{}
@@ -76,10 +72,6 @@ func DecodeHandshakeResponse(path string, v any) (*ahpv1.HandshakeResponse, erro
 			})
 		}},
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // EncodeHandshakeResponse writes an ahp/handshake result; session_token, config and each
@@ -117,16 +109,12 @@ func decodeQueryRequest(path string, v any) (*ahpv1.QueryRequest, error) {
 		return nil, err
 	}
 	r := &ahpv1.QueryRequest{}
-	err := readStruct(path, v, "QueryRequest", []structField{
+	return readInto(r, path, v, "QueryRequest", []structField{
 		reqString("session_id", &r.SessionId),
 		reqString("agent_id", &r.AgentId),
 		reqString("query_type", &r.QueryType),
 		reqValue("payload", &r.Payload),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // DecodeQueryResponse reads an ahp/query result. answer is required; null is an answer.
@@ -135,15 +123,11 @@ func DecodeQueryResponse(path string, v any) (*ahpv1.QueryResponse, error) {
 		return nil, err
 	}
 	r := &ahpv1.QueryResponse{}
-	err := readStruct(path, v, "QueryResponse", []structField{
+	return readInto(r, path, v, "QueryResponse", []structField{
 		reqValue("answer", &r.Answer),
 		optString("reason", &r.Reason),
 		optStrings("alternatives", &r.Alternatives),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // EncodeQueryResponse writes an ahp/query result: answer always (null when unset), reason
