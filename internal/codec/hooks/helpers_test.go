@@ -92,6 +92,33 @@ func roundTripRegistration(t testing.TB, data []byte) {
 		func(a, b *ahpv1.HooksRegistration) string { return cmp.Diff(a, b, protocmp.Transform()) })
 }
 
+// document is a kind of document the fixtures hold: how to decode it and how to round-trip it.
+type document struct {
+	decode    func([]byte) error
+	roundTrip func(testing.TB, []byte)
+}
+
+var (
+	messageDoc = document{
+		decode:    func(b []byte) error { _, err := hooks.DecodeMessage(b); return err },
+		roundTrip: func(t testing.TB, b []byte) { roundTripMessage(t, b) },
+	}
+	registrationDoc = document{
+		decode:    func(b []byte) error { _, err := hooks.DecodeRegistration(b); return err },
+		roundTrip: roundTripRegistration,
+	}
+)
+
+// check round-trips data when valid, and otherwise wants decoding to fail at path with code.
+func (d document) check(t testing.TB, data []byte, valid bool, path string, code int) {
+	t.Helper()
+	if !valid {
+		wantError(t, d.decode(data), path, code)
+		return
+	}
+	d.roundTrip(t, data)
+}
+
 // roundTrip decodes data, encodes it again and checks that the JSON survives unchanged and that
 // decoding the encoding gives the same value (diff returns "" when it does).
 func roundTrip[M any](t testing.TB, what string, data []byte, decode func([]byte) (M, error), encode func(M) ([]byte, error), diff func(a, b M) string) M {
