@@ -340,6 +340,17 @@ func readStrings(path string, v any) ([]string, error) {
 	return out, nil
 }
 
+func readI64(path string, v any) (int64, error) { return readSigned(path, v, i64Type) }
+
+// readStringList reads a Vec<String> into a StringList.
+func readStringList(path string, v any) (*ahpv1.StringList, error) {
+	s, err := readStrings(path, v)
+	if err != nil {
+		return nil, err
+	}
+	return &ahpv1.StringList{Values: s}, nil
+}
+
 // readMap reads a HashMap<String, serde_json::Value> into a Struct.
 func readMap(path string, v any) (*structpb.Struct, error) {
 	m, ok := v.(map[string]any)
@@ -444,26 +455,47 @@ func readInto[T any](m *T, path string, v any, name string, fields []structField
 
 // Field constructors for the common shapes.
 
-func reqString(name string, dst *string) structField {
+// req is a required field read by read.
+func req[T any](name string, dst *T, read func(path string, v any) (T, error)) structField {
 	return structField{name: name, decode: func(p string, v any) (err error) {
-		*dst, err = readString(p, v)
+		*dst, err = read(p, v)
 		return err
 	}}
 }
 
-// optString is an Option<String>: absent or null leaves *dst nil.
-func optString(name string, dst **string) structField {
+// optPtr is an Option<T> kept as a *T: absent or null leaves *dst nil.
+func optPtr[T any](name string, dst **T, read func(path string, v any) (T, error)) structField {
 	return structField{name: name, optional: true, decode: func(p string, v any) error {
 		if v == nil {
 			return nil
 		}
-		s, err := readString(p, v)
+		x, err := read(p, v)
 		if err == nil {
-			*dst = &s
+			*dst = &x
 		}
 		return err
 	}}
 }
+
+// optValueOf is an Option<T> whose value read returns as a pointer already: absent or null
+// leaves *dst as it is.
+func optValueOf[T any](name string, dst *T, read func(path string, v any) (T, error)) structField {
+	return structField{name: name, optional: true, decode: func(p string, v any) error {
+		if v == nil {
+			return nil
+		}
+		x, err := read(p, v)
+		if err == nil {
+			*dst = x
+		}
+		return err
+	}}
+}
+
+func reqString(name string, dst *string) structField { return req(name, dst, readString) }
+
+// optString is an Option<String>: absent or null leaves *dst nil.
+func optString(name string, dst **string) structField { return optPtr(name, dst, readString) }
 
 func reqUint(name string, t intType, dst *uint64) structField {
 	return structField{name: name, decode: func(p string, v any) (err error) {
@@ -485,39 +517,13 @@ func optUint(name string, t intType, dst **uint64) structField {
 	}}
 }
 
-func optInt64(name string, dst **int64) structField {
-	return structField{name: name, optional: true, decode: func(p string, v any) error {
-		if v == nil {
-			return nil
-		}
-		i, err := readSigned(p, v, i64Type)
-		if err == nil {
-			*dst = &i
-		}
-		return err
-	}}
-}
+func optInt64(name string, dst **int64) structField { return optPtr(name, dst, readI64) }
 
-func reqF32(name string, dst *float32) structField {
-	return structField{name: name, decode: func(p string, v any) (err error) {
-		*dst, err = readF32(p, v)
-		return err
-	}}
-}
+func reqF32(name string, dst *float32) structField { return req(name, dst, readF32) }
 
-func reqBool(name string, dst *bool) structField {
-	return structField{name: name, decode: func(p string, v any) (err error) {
-		*dst, err = readBool(p, v)
-		return err
-	}}
-}
+func reqBool(name string, dst *bool) structField { return req(name, dst, readBool) }
 
-func reqStrings(name string, dst *[]string) structField {
-	return structField{name: name, decode: func(p string, v any) (err error) {
-		*dst, err = readStrings(p, v)
-		return err
-	}}
-}
+func reqStrings(name string, dst *[]string) structField { return req(name, dst, readStrings) }
 
 // defaultStrings is a Vec<String> with #[serde(default)].
 func defaultStrings(name string, dst *[]string) structField {
@@ -528,53 +534,17 @@ func defaultStrings(name string, dst *[]string) structField {
 
 // optStrings is an Option<Vec<String>> kept as a StringList (nil when absent or null).
 func optStrings(name string, dst **ahpv1.StringList) structField {
-	return structField{name: name, optional: true, decode: func(p string, v any) error {
-		if v == nil {
-			return nil
-		}
-		s, err := readStrings(p, v)
-		if err == nil {
-			*dst = &ahpv1.StringList{Values: s}
-		}
-		return err
-	}}
+	return optValueOf(name, dst, readStringList)
 }
 
 // optMap is an Option<HashMap<String, Value>>.
-func optMap(name string, dst **structpb.Struct) structField {
-	return structField{name: name, optional: true, decode: func(p string, v any) error {
-		if v == nil {
-			return nil
-		}
-		s, err := readMap(p, v)
-		if err == nil {
-			*dst = s
-		}
-		return err
-	}}
-}
+func optMap(name string, dst **structpb.Struct) structField { return optValueOf(name, dst, readMap) }
 
 // optValue is an Option<serde_json::Value>: null is None.
-func optValue(name string, dst **structpb.Value) structField {
-	return structField{name: name, optional: true, decode: func(p string, v any) error {
-		if v == nil {
-			return nil
-		}
-		pv, err := readValue(p, v)
-		if err == nil {
-			*dst = pv
-		}
-		return err
-	}}
-}
+func optValue(name string, dst **structpb.Value) structField { return optValueOf(name, dst, readValue) }
 
 // reqValue is a required serde_json::Value: null is a value.
-func reqValue(name string, dst **structpb.Value) structField {
-	return structField{name: name, decode: func(p string, v any) (err error) {
-		*dst, err = readValue(p, v)
-		return err
-	}}
-}
+func reqValue(name string, dst **structpb.Value) structField { return req(name, dst, readValue) }
 
 // ---- enums ----
 
