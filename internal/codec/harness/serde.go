@@ -463,23 +463,9 @@ func req[T any](name string, dst *T, read func(path string, v any) (T, error)) s
 	}}
 }
 
-// optPtr is an Option<T> kept as a *T: absent or null leaves *dst nil.
-func optPtr[T any](name string, dst **T, read func(path string, v any) (T, error)) structField {
-	return structField{name: name, optional: true, decode: func(p string, v any) error {
-		if v == nil {
-			return nil
-		}
-		x, err := read(p, v)
-		if err == nil {
-			*dst = &x
-		}
-		return err
-	}}
-}
-
-// optValueOf is an Option<T> whose value read returns as a pointer already: absent or null
-// leaves *dst as it is.
-func optValueOf[T any](name string, dst *T, read func(path string, v any) (T, error)) structField {
+// opt is an Option<T>: absent or null leaves *dst as it is, anything else is stored as read
+// returns it.
+func opt[T any](name string, dst *T, read func(path string, v any) (T, error)) structField {
 	return structField{name: name, optional: true, decode: func(p string, v any) error {
 		if v == nil {
 			return nil
@@ -495,7 +481,7 @@ func optValueOf[T any](name string, dst *T, read func(path string, v any) (T, er
 func reqString(name string, dst *string) structField { return req(name, dst, readString) }
 
 // optString is an Option<String>: absent or null leaves *dst nil.
-func optString(name string, dst **string) structField { return optPtr(name, dst, readString) }
+func optString(name string, dst **string) structField { return opt(name, dst, readStringPtr) }
 
 func reqUint(name string, t intType, dst *uint64) structField {
 	return structField{name: name, decode: func(p string, v any) (err error) {
@@ -517,7 +503,7 @@ func optUint(name string, t intType, dst **uint64) structField {
 	}}
 }
 
-func optInt64(name string, dst **int64) structField { return optPtr(name, dst, readI64) }
+func optInt64(name string, dst **int64) structField { return opt(name, dst, readI64Ptr) }
 
 func reqF32(name string, dst *float32) structField { return req(name, dst, readF32) }
 
@@ -534,14 +520,14 @@ func defaultStrings(name string, dst *[]string) structField {
 
 // optStrings is an Option<Vec<String>> kept as a StringList (nil when absent or null).
 func optStrings(name string, dst **ahpv1.StringList) structField {
-	return optValueOf(name, dst, readStringList)
+	return opt(name, dst, readStringList)
 }
 
 // optMap is an Option<HashMap<String, Value>>.
-func optMap(name string, dst **structpb.Struct) structField { return optValueOf(name, dst, readMap) }
+func optMap(name string, dst **structpb.Struct) structField { return opt(name, dst, readMap) }
 
 // optValue is an Option<serde_json::Value>: null is None.
-func optValue(name string, dst **structpb.Value) structField { return optValueOf(name, dst, readValue) }
+func optValue(name string, dst **structpb.Value) structField { return opt(name, dst, readValue) }
 
 // reqValue is a required serde_json::Value: null is a value.
 func reqValue(name string, dst **structpb.Value) structField { return req(name, dst, readValue) }
@@ -572,6 +558,19 @@ func readUnitEnum(path string, v any, variants []string) (string, error) {
 		return "", invalidType(path, v, "string or map")
 	}
 }
+
+// pointerTo turns a reader of T into a reader of *T, for the Option<T> fields kept as *T.
+func pointerTo[T any](read func(path string, v any) (T, error)) func(path string, v any) (*T, error) {
+	return func(p string, v any) (*T, error) {
+		x, err := read(p, v)
+		return &x, err
+	}
+}
+
+var (
+	readStringPtr = pointerTo(readString)
+	readI64Ptr    = pointerTo(readI64)
+)
 
 // readNewtypeEnum reads an enum of unit variants plus one newtype variant carrying a string
 // (PlanningStrategy::Custom, ReasoningType::Other, ...). It returns either the unit variant name or
