@@ -136,31 +136,20 @@ func TestHooksConformanceFixturesGetTheRightAnswer(t *testing.T) {
 		"stdio.intercept-request-multiline.invalid":  -32700,
 		"http.intercept-request-id-mismatch.invalid": -32602,
 	}
-	for _, mode := range modes {
-		t.Run(mode.name, func(t *testing.T) {
-			t.Parallel()
-			b := newBridge(t, mode.clients(t), nil)
-			for _, c := range manifest.Cases {
-				var tr bridge.Transport
-				switch c.Binding {
-				case "stdio-jsonl":
-					tr = bridge.TransportStdio
-				case "http-json":
-					tr = bridge.TransportHTTP
-				default:
-					continue // registrations are not JSON-RPC messages
-				}
-				t.Run(c.ID, func(t *testing.T) {
-					t.Parallel()
-					data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(c.Path)))
-					if err != nil {
-						t.Fatal(err)
-					}
-					checkHooksCase(t, b, hooksCase{name: c.ID, msg: data, transport: tr, wantCode: wantCodes[c.ID]})
-				})
-			}
-		})
+	var files []hooksFile
+	for _, c := range manifest.Cases {
+		var tr bridge.Transport
+		switch c.Binding {
+		case "stdio-jsonl":
+			tr = bridge.TransportStdio
+		case "http-json":
+			tr = bridge.TransportHTTP
+		default:
+			continue // registrations are not JSON-RPC messages
+		}
+		files = append(files, hooksFile{name: c.ID, path: c.Path, transport: tr, wantCode: wantCodes[c.ID]})
 	}
+	runHooksFiles(t, dir, files)
 }
 
 // TestHooksProjectCasesGetTheRightAnswer runs the project's own Agent Hooks messages
@@ -182,36 +171,52 @@ func TestHooksProjectCasesGetTheRightAnswer(t *testing.T) {
 	if err := json.Unmarshal(raw, &manifest); err != nil {
 		t.Fatal(err)
 	}
+	var files []hooksFile
+	for _, c := range manifest.Cases {
+		var tr bridge.Transport
+		switch c.Kind {
+		case "message":
+			tr = bridge.TransportHTTP
+		case "stdio":
+			if c.Path == "stdio/no-newline.invalid.jsonl" {
+				continue // the terminator is the stdio transport's to check, not the Handler's
+			}
+			tr = bridge.TransportStdio
+		default:
+			continue // registrations
+		}
+		files = append(files, hooksFile{name: c.Path, path: c.Path, transport: tr, wantCode: c.ErrorCode})
+	}
+	if len(files) < 80 {
+		t.Errorf("only %d message cases", len(files))
+	}
+	runHooksFiles(t, dir, files)
+}
+
+// hooksFile is a JSON-RPC message file under a fixture directory, the transport it is written
+// for and the error code its answer must carry (0: a valid answer, or none for a notification).
+type hooksFile struct {
+	name, path string
+	transport  bridge.Transport
+	wantCode   int
+}
+
+// runHooksFiles sends every file through a bridge of each mode and checks the answer.
+func runHooksFiles(t *testing.T, dir string, files []hooksFile) {
+	t.Helper()
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			t.Parallel()
 			b := newBridge(t, mode.clients(t), nil)
-			ran := 0
-			for _, c := range manifest.Cases {
-				var tr bridge.Transport
-				switch c.Kind {
-				case "message":
-					tr = bridge.TransportHTTP
-				case "stdio":
-					if c.Path == "stdio/no-newline.invalid.jsonl" {
-						continue // the terminator is the stdio transport's to check, not the Handler's
-					}
-					tr = bridge.TransportStdio
-				default:
-					continue // registrations
-				}
-				ran++
-				t.Run(c.Path, func(t *testing.T) {
+			for _, f := range files {
+				t.Run(f.name, func(t *testing.T) {
 					t.Parallel()
-					data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(c.Path)))
+					data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.path)))
 					if err != nil {
 						t.Fatal(err)
 					}
-					checkHooksCase(t, b, hooksCase{name: c.Path, msg: data, transport: tr, wantCode: c.ErrorCode})
+					checkHooksCase(t, b, hooksCase{name: f.name, msg: data, transport: f.transport, wantCode: f.wantCode})
 				})
-			}
-			if ran < 80 {
-				t.Errorf("only %d message cases ran", ran)
 			}
 		})
 	}
