@@ -84,6 +84,18 @@ func readExchange(t *testing.T, name string) (request, response []byte) {
 	return bytes.TrimSpace(request), bytes.TrimSpace(response)
 }
 
+// exchangeResult sends the request of the named reference exchange over tr and returns the
+// result of the answer, which must answer the request's id, and the reference's response.
+func exchangeResult(t *testing.T, b *bridge.Bridge, name string, tr bridge.Transport) (got json.RawMessage, want []byte) {
+	t.Helper()
+	req, want := readExchange(t, name)
+	var r struct{ ID string }
+	if err := json.Unmarshal(req, &r); err != nil {
+		t.Fatal(err)
+	}
+	return envelopeOf(t, handle(t, b, string(req), tr), strconv.Quote(r.ID)), want
+}
+
 // envelopeOf returns a reply's id and result, checking the reference's member order.
 func envelopeOf(t *testing.T, reply bridge.Reply, id string) json.RawMessage {
 	t.Helper()
@@ -119,8 +131,7 @@ func TestHarnessExchangesHaveTheReferenceShape(t *testing.T) {
 
 			t.Run("handshake", func(t *testing.T) {
 				t.Parallel()
-				req, want := readExchange(t, "handshake")
-				got := envelopeOf(t, handle(t, b, string(req), bridge.TransportStdio), `"r1"`)
+				got, want := exchangeResult(t, b, "handshake", bridge.TransportStdio)
 				// Our server advertises the typed events too; everything else is the reference's bytes.
 				var g, w map[string]any
 				json.Unmarshal(got, &g)
@@ -142,16 +153,14 @@ func TestHarnessExchangesHaveTheReferenceShape(t *testing.T) {
 			})
 			t.Run("handshake_client", func(t *testing.T) {
 				t.Parallel()
-				req, _ := readExchange(t, "handshake_client")
-				got := envelopeOf(t, handle(t, b, string(req), bridge.TransportStdio), `"d9b2e0f1-5b7a-4c1e-9a3d-7f6e5d4c3b2a"`)
+				got, _ := exchangeResult(t, b, "handshake_client", bridge.TransportStdio)
 				if _, err := harness.DecodeHandshakeResponse("result", decodeNumber(t, got)); err != nil {
 					t.Error(err)
 				}
 			})
 			t.Run("batch", func(t *testing.T) {
 				t.Parallel()
-				req, _ := readExchange(t, "batch")
-				got := envelopeOf(t, handle(t, b, string(req), bridge.TransportHTTP), `"r1"`)
+				got, _ := exchangeResult(t, b, "batch", bridge.TransportHTTP)
 				ds, err := harness.DecodeBatchResult("result", decodeNumber(t, got))
 				if err != nil {
 					t.Fatal(err)
@@ -162,8 +171,7 @@ func TestHarnessExchangesHaveTheReferenceShape(t *testing.T) {
 			})
 			t.Run("query", func(t *testing.T) {
 				t.Parallel()
-				req, _ := readExchange(t, "query")
-				got := envelopeOf(t, handle(t, b, string(req), bridge.TransportStdio), `"6e79d3c2-1a0b-4f9e-8d7c-6b5a4f3e2d1c"`)
+				got, _ := exchangeResult(t, b, "query", bridge.TransportStdio)
 				q, err := harness.DecodeQueryResponse("result", decodeNumber(t, got))
 				if err != nil {
 					t.Fatal(err)
@@ -180,10 +188,7 @@ func TestHarnessExchangesHaveTheReferenceShape(t *testing.T) {
 			} {
 				t.Run(typed.exchange, func(t *testing.T) {
 					t.Parallel()
-					req, want := readExchange(t, typed.exchange)
-					var r struct{ ID string }
-					json.Unmarshal(req, &r)
-					got := envelopeOf(t, handle(t, b, string(req), bridge.TransportStdio), strconv.Quote(r.ID))
+					got, _ := exchangeResult(t, b, typed.exchange, bridge.TransportStdio)
 					if _, err := harness.DecodeTypedDecision(typed.eventType, "result", decodeNumber(t, got)); err != nil {
 						t.Errorf("result does not parse as the reference's %s decision: %v\n%s", typed.eventType, err, got)
 					}
@@ -194,7 +199,6 @@ func TestHarnessExchangesHaveTheReferenceShape(t *testing.T) {
 					if err != nil || !bytes.Equal(again, got) {
 						t.Errorf("result is not in the reference's canonical form:\n%s\n%s", got, again)
 					}
-					_ = want
 				})
 			}
 		})
