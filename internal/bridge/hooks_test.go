@@ -204,22 +204,18 @@ type hooksFile struct {
 // runHooksFiles sends every file through a bridge of each mode and checks the answer.
 func runHooksFiles(t *testing.T, dir string, files []hooksFile) {
 	t.Helper()
-	for _, mode := range modes {
-		t.Run(mode.name, func(t *testing.T) {
-			t.Parallel()
-			b := newBridge(t, mode.clients(t), nil)
-			for _, f := range files {
-				t.Run(f.name, func(t *testing.T) {
-					t.Parallel()
-					data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.path)))
-					if err != nil {
-						t.Fatal(err)
-					}
-					checkHooksCase(t, b, hooksCase{name: f.name, msg: data, transport: f.transport, wantCode: f.wantCode})
-				})
-			}
-		})
-	}
+	forEachMode(t, func(t *testing.T, b *bridge.Bridge) {
+		for _, f := range files {
+			t.Run(f.name, func(t *testing.T) {
+				t.Parallel()
+				data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.path)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkHooksCase(t, b, hooksCase{name: f.name, msg: data, transport: f.transport, wantCode: f.wantCode})
+			})
+		}
+	})
 }
 
 const hooksInterceptTemplate = `{"jsonrpc":"2.0","id":"evt-1","method":"hooks/intercept","params":{"protocolVersion":"0.1","event":{"id":"evt-1","source":"urn:test:harness","type":"tool.before","time":"2026-08-24T08:51:14Z","session":{"id":"s1"},"tool":{"callId":"c1","name":"Bash","kind":"shell","input":{"command":%q}}},"capabilities":{"effects":["deny"]}}}`
@@ -232,36 +228,32 @@ func hooksIntercept(command string) string {
 // server's default policy: no effect, and exactly one deny with the server's decision id.
 func TestHooksInterceptRendersThePolicyDecision(t *testing.T) {
 	t.Parallel()
-	for _, mode := range modes {
-		t.Run(mode.name, func(t *testing.T) {
-			t.Parallel()
-			b := newBridge(t, mode.clients(t), nil)
+	forEachMode(t, func(t *testing.T, b *bridge.Bridge) {
 
-			allowed := wantResult(t, handle(t, b, hooksIntercept("ls -la"), bridge.TransportStdio), `"evt-1"`)
-			if got := withoutKey(t, allowed, "decisionId"); got != `{"effects":[],"extensions":{"dev.ahpgateway":{}},"protocolVersion":"0.1"}` {
-				t.Errorf("ls: %s", got)
-			}
+		allowed := wantResult(t, handle(t, b, hooksIntercept("ls -la"), bridge.TransportStdio), `"evt-1"`)
+		if got := withoutKey(t, allowed, "decisionId"); got != `{"effects":[],"extensions":{"dev.ahpgateway":{}},"protocolVersion":"0.1"}` {
+			t.Errorf("ls: %s", got)
+		}
 
-			denied := wantResult(t, handle(t, b, hooksIntercept("rm -rf /"), bridge.TransportHTTP), `"evt-1"`)
-			var r struct {
-				ProtocolVersion string `json:"protocolVersion"`
-				Effects         []struct {
-					Type, Reason, Code string
-				}
-				Extensions map[string]map[string]any
+		denied := wantResult(t, handle(t, b, hooksIntercept("rm -rf /"), bridge.TransportHTTP), `"evt-1"`)
+		var r struct {
+			ProtocolVersion string `json:"protocolVersion"`
+			Effects         []struct {
+				Type, Reason, Code string
 			}
-			if err := json.Unmarshal(denied, &r); err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Effects) != 1 || r.Effects[0].Type != "deny" || r.Effects[0].Code != "dev.ahpgateway.policy.destructive" {
-				t.Errorf("rm -rf /: %s", denied)
-			}
-			ns := r.Extensions["dev.ahpgateway"]
-			if ns["decisionId"] == nil || ns["synthetic"] != nil {
-				t.Errorf("a policy denial carries its decision id and is not synthetic: %s", denied)
-			}
-		})
-	}
+			Extensions map[string]map[string]any
+		}
+		if err := json.Unmarshal(denied, &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Effects) != 1 || r.Effects[0].Type != "deny" || r.Effects[0].Code != "dev.ahpgateway.policy.destructive" {
+			t.Errorf("rm -rf /: %s", denied)
+		}
+		ns := r.Extensions["dev.ahpgateway"]
+		if ns["decisionId"] == nil || ns["synthetic"] != nil {
+			t.Errorf("a policy denial carries its decision id and is not synthetic: %s", denied)
+		}
+	})
 }
 
 // TestHooksErrorsFollowTheSpecification checks the codes the Agent Hooks Protocol reserves.
