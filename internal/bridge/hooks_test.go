@@ -137,14 +137,10 @@ func TestHooksConformanceFixturesGetTheRightAnswer(t *testing.T) {
 		"http.intercept-request-id-mismatch.invalid": -32602,
 	}
 	var files []hooksFile
+	bindings := map[string]bridge.Transport{"stdio-jsonl": bridge.TransportStdio, "http-json": bridge.TransportHTTP}
 	for _, c := range manifest.Cases {
-		var tr bridge.Transport
-		switch c.Binding {
-		case "stdio-jsonl":
-			tr = bridge.TransportStdio
-		case "http-json":
-			tr = bridge.TransportHTTP
-		default:
+		tr, ok := bindings[c.Binding]
+		if !ok {
 			continue // registrations are not JSON-RPC messages
 		}
 		files = append(files, hooksFile{name: c.ID, path: c.Path, transport: tr, wantCode: wantCodes[c.ID]})
@@ -172,18 +168,14 @@ func TestHooksProjectCasesGetTheRightAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var files []hooksFile
+	kinds := map[string]bridge.Transport{"message": bridge.TransportHTTP, "stdio": bridge.TransportStdio}
 	for _, c := range manifest.Cases {
-		var tr bridge.Transport
-		switch c.Kind {
-		case "message":
-			tr = bridge.TransportHTTP
-		case "stdio":
-			if c.Path == "stdio/no-newline.invalid.jsonl" {
-				continue // the terminator is the stdio transport's to check, not the Handler's
-			}
-			tr = bridge.TransportStdio
-		default:
+		tr, ok := kinds[c.Kind]
+		switch {
+		case !ok:
 			continue // registrations
+		case c.Path == "stdio/no-newline.invalid.jsonl":
+			continue // the terminator is the stdio transport's to check, not the Handler's
 		}
 		files = append(files, hooksFile{name: c.Path, path: c.Path, transport: tr, wantCode: c.ErrorCode})
 	}
