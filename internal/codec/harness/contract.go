@@ -51,11 +51,7 @@ func decodeTaskList(path string, v any) (*ahpv1.TaskList, error) {
 		reqString("session_id", &m.SessionId),
 		{name: "tasks", decode: func(p string, v any) error {
 			m.Tasks = []*ahpv1.TaskItem{}
-			return readSeq(p, v, func(p string, v any) error {
-				t, err := decodeTaskItem(p, v)
-				m.Tasks = append(m.Tasks, t)
-				return err
-			})
+			return readSeqInto(p, v, &m.Tasks, decodeTaskItem)
 		}},
 		reqString("updated_at", &m.UpdatedAt),
 		optMap("metadata", &m.Metadata),
@@ -63,13 +59,9 @@ func decodeTaskList(path string, v any) (*ahpv1.TaskList, error) {
 }
 
 func taskListJSON(m *ahpv1.TaskList, _ encoder) (map[string]any, error) {
-	tasks := []any{}
-	for i, t := range m.GetTasks() {
-		j, err := taskItemJSON(jsonwire.IndexPath("tasks", i), t)
-		if err != nil {
-			return nil, err
-		}
-		tasks = append(tasks, j)
+	tasks, err := listJSON("tasks", m.GetTasks(), taskItemJSON)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]any{
 		"run_id":     m.GetRunId(),
@@ -121,11 +113,7 @@ func decodeVerification(path string, v any) (*ahpv1.Verification, error) {
 		reqString("session_id", &m.SessionId),
 		reqEnum("status", &m.Status),
 		{name: "checks", optional: true, defaulted: true, decode: func(p string, v any) error {
-			return readSeq(p, v, func(p string, v any) error {
-				c, err := decodeCheck(p, v)
-				m.Checks = append(m.Checks, c)
-				return err
-			})
+			return readSeqInto(p, v, &m.Checks, decodeCheck)
 		}},
 		defaultStrings("residual_risks", &m.ResidualRisks),
 		reqString("updated_at", &m.UpdatedAt),
@@ -145,13 +133,9 @@ func verificationJSON(m *ahpv1.Verification, _ encoder) (map[string]any, error) 
 		"updated_at": m.GetUpdatedAt(),
 	}
 	if len(m.GetChecks()) > 0 {
-		checks := []any{}
-		for i, c := range m.GetChecks() {
-			j, err := checkJSON(jsonwire.IndexPath("checks", i), c)
-			if err != nil {
-				return nil, err
-			}
-			checks = append(checks, j)
+		checks, err := listJSON("checks", m.GetChecks(), checkJSON)
+		if err != nil {
+			return nil, err
 		}
 		out["checks"] = checks
 	}
@@ -216,11 +200,7 @@ func defaultEvidence(name string, dst *[]*ahpv1.EvidenceRef) structField {
 // defaultArtifacts is a Vec<ArtifactRef> with #[serde(default)].
 func defaultArtifacts(name string, dst *[]*ahpv1.ArtifactRef) structField {
 	return structField{name: name, optional: true, defaulted: true, decode: func(p string, v any) error {
-		return readSeq(p, v, func(p string, v any) error {
-			a, err := decodeArtifact(p, v)
-			*dst = append(*dst, a)
-			return err
-		})
+		return readSeqInto(p, v, dst, decodeArtifact)
 	}}
 }
 

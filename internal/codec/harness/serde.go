@@ -327,14 +327,19 @@ func readSeq(path string, v any, elem func(path string, v any) error) error {
 	return nil
 }
 
-func readStrings(path string, v any) ([]string, error) {
-	out := []string{}
-	err := readSeq(path, v, func(p string, e any) error {
-		s, err := readString(p, e)
-		out = append(out, s)
+// readSeqInto reads a Vec<T>, appending what elem reads of each element to *dst (the element
+// that failed included).
+func readSeqInto[T any](path string, v any, dst *[]T, elem func(path string, v any) (T, error)) error {
+	return readSeq(path, v, func(p string, v any) error {
+		x, err := elem(p, v)
+		*dst = append(*dst, x)
 		return err
 	})
-	if err != nil {
+}
+
+func readStrings(path string, v any) ([]string, error) {
+	out := []string{}
+	if err := readSeqInto(path, v, &out, readString); err != nil {
 		return nil, err
 	}
 	return out, nil

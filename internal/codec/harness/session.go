@@ -176,13 +176,9 @@ func checkBatchSize(n int, cfg *ahpv1.HarnessConfig) error {
 
 // EncodeBatchResult writes an ahp/batch result {"decisions": [...]}, in order.
 func EncodeBatchResult(decisions []*ahpv1.HarnessDecision) ([]byte, error) {
-	list := make([]any, len(decisions))
-	for i, d := range decisions {
-		obj, err := decisionJSON(jsonwire.IndexPath("decisions", i), d)
-		if err != nil {
-			return nil, err
-		}
-		list[i] = obj
+	list, err := listJSON("decisions", decisions, decisionJSON)
+	if err != nil {
+		return nil, err
 	}
 	return jsonwire.Marshal(map[string]any{"decisions": list})
 }
@@ -194,11 +190,7 @@ func DecodeBatchResult(path string, v any) ([]*ahpv1.HarnessDecision, error) {
 	}
 	decisions := []*ahpv1.HarnessDecision{}
 	err := readStruct(path, v, "BatchResponse", []structField{{name: "decisions", decode: func(p string, v any) error {
-		return readSeq(p, v, func(p string, v any) error {
-			d, err := decodeDecision(p, v)
-			decisions = append(decisions, d)
-			return err
-		})
+		return readSeqInto(p, v, &decisions, decodeDecision)
 	}}})
 	if err != nil {
 		return nil, err

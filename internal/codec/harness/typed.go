@@ -399,24 +399,16 @@ func decodePlanning(path string, v any) (*ahpv1.PlanningPayload, error) {
 		reqString("task_description", &m.TaskDescription),
 		{name: "available_strategies", decode: func(p string, v any) error {
 			m.AvailableStrategies = []*ahpv1.PlanningStrategy{}
-			return readSeq(p, v, func(p string, v any) error {
-				s, err := decodeStrategy(p, v)
-				m.AvailableStrategies = append(m.AvailableStrategies, s)
-				return err
-			})
+			return readSeqInto(p, v, &m.AvailableStrategies, decodeStrategy)
 		}},
 		optValue("constraints", &m.Constraints),
 	})
 }
 
 func planningJSON(m *ahpv1.PlanningPayload, _ encoder) (map[string]any, error) {
-	strategies := []any{}
-	for i, s := range m.GetAvailableStrategies() {
-		j, err := strategyJSON(jsonwire.IndexPath("available_strategies", i), s)
-		if err != nil {
-			return nil, err
-		}
-		strategies = append(strategies, j)
+	strategies, err := listJSON("available_strategies", m.GetAvailableStrategies(), strategyJSON)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]any{
 		"session_id":           m.GetSessionId(),
