@@ -8,6 +8,8 @@ package harness
 import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 func decodeRunLifecycle(path string, v any) (*ahpv1.RunLifecycle, error) {
@@ -26,21 +28,14 @@ func decodeRunLifecycle(path string, v any) (*ahpv1.RunLifecycle, error) {
 }
 
 func runLifecycleJSON(m *ahpv1.RunLifecycle, _ encoder) (map[string]any, error) {
-	status, err := enumWire("status", m.GetStatus())
+	out, err := contractJSON(m, m.GetStatus())
 	if err != nil {
 		return nil, err
-	}
-	out := map[string]any{
-		"run_id":     m.GetRunId(),
-		"session_id": m.GetSessionId(),
-		"status":     status,
-		"updated_at": m.GetUpdatedAt(),
 	}
 	putString(out, "prompt", m.Prompt)
 	putString(out, "result_summary", m.ResultSummary)
 	putString(out, "error", m.Error)
 	putString(out, "started_at", m.StartedAt)
-	putMap(out, "metadata", m.GetMetadata())
 	return out, nil
 }
 
@@ -63,13 +58,8 @@ func taskListJSON(m *ahpv1.TaskList, _ encoder) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{
-		"run_id":     m.GetRunId(),
-		"session_id": m.GetSessionId(),
-		"tasks":      tasks,
-		"updated_at": m.GetUpdatedAt(),
-	}
-	putMap(out, "metadata", m.GetMetadata())
+	out, _ := contractJSON(m, nil)
+	out["tasks"] = tasks
 	return out, nil
 }
 
@@ -90,19 +80,16 @@ func decodeTaskItem(path string, v any) (*ahpv1.TaskItem, error) {
 
 func taskItemJSON(path string, t *ahpv1.TaskItem) (map[string]any, error) {
 	t = nonNil(t)
-	status, err := enumWire(jsonwire.JoinPath(path, "status"), t.GetStatus())
+	out, err := itemJSON(path, t, t.GetStatus())
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"id": t.GetId(), "title": t.GetTitle(), "status": status}
+	out["title"] = t.GetTitle()
 	if len(t.GetDependsOn()) > 0 {
 		out["depends_on"] = stringsJSON(t.GetDependsOn())
 	}
-	putEvidence(out, t.GetEvidence())
-	putArtifacts(out, t.GetArtifacts())
 	putString(out, "error", t.Error)
 	putString(out, "updated_at", t.UpdatedAt)
-	putMap(out, "metadata", t.GetMetadata())
 	return out, nil
 }
 
@@ -122,15 +109,9 @@ func decodeVerification(path string, v any) (*ahpv1.Verification, error) {
 }
 
 func verificationJSON(m *ahpv1.Verification, _ encoder) (map[string]any, error) {
-	status, err := enumWire("status", m.GetStatus())
+	out, err := contractJSON(m, m.GetStatus())
 	if err != nil {
 		return nil, err
-	}
-	out := map[string]any{
-		"run_id":     m.GetRunId(),
-		"session_id": m.GetSessionId(),
-		"status":     status,
-		"updated_at": m.GetUpdatedAt(),
 	}
 	if len(m.GetChecks()) > 0 {
 		checks, err := listJSON("checks", m.GetChecks(), checkJSON)
@@ -142,7 +123,6 @@ func verificationJSON(m *ahpv1.Verification, _ encoder) (map[string]any, error) 
 	if len(m.GetResidualRisks()) > 0 {
 		out["residual_risks"] = stringsJSON(m.GetResidualRisks())
 	}
-	putMap(out, "metadata", m.GetMetadata())
 	return out, nil
 }
 
@@ -162,16 +142,58 @@ func decodeCheck(path string, v any) (*ahpv1.VerificationCheck, error) {
 
 func checkJSON(path string, c *ahpv1.VerificationCheck) (map[string]any, error) {
 	c = nonNil(c)
-	status, err := enumWire(jsonwire.JoinPath(path, "status"), c.GetStatus())
+	out, err := itemJSON(path, c, c.GetStatus())
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"id": c.GetId(), "subject": c.GetSubject(), "status": status}
+	out["subject"] = c.GetSubject()
 	putString(out, "command", c.Command)
 	putString(out, "message", c.Message)
-	putEvidence(out, c.GetEvidence())
-	putArtifacts(out, c.GetArtifacts())
-	putMap(out, "metadata", c.GetMetadata())
+	return out, nil
+}
+
+// runContract is what the three run contract events carry besides their own fields.
+type runContract interface {
+	GetRunId() string
+	GetSessionId() string
+	GetUpdatedAt() string
+	GetMetadata() *structpb.Struct
+}
+
+// contractJSON starts the object of a run contract event: its ids, updated_at, metadata, and
+// status unless it is nil (task_list has none).
+func contractJSON(m runContract, status protoreflect.Enum) (map[string]any, error) {
+	out := map[string]any{"run_id": m.GetRunId(), "session_id": m.GetSessionId(), "updated_at": m.GetUpdatedAt()}
+	if status != nil {
+		s, err := enumWire("status", status)
+		if err != nil {
+			return nil, err
+		}
+		out["status"] = s
+	}
+	putMap(out, "metadata", m.GetMetadata())
+	return out, nil
+}
+
+// evidenced is what task items and verification checks share.
+type evidenced interface {
+	GetId() string
+	GetEvidence() []*ahpv1.EvidenceRef
+	GetArtifacts() []*ahpv1.ArtifactRef
+	GetMetadata() *structpb.Struct
+}
+
+// itemJSON starts the object of a task item or a check at path: id, status, evidence, artifacts
+// and metadata.
+func itemJSON(path string, m evidenced, status protoreflect.Enum) (map[string]any, error) {
+	s, err := enumWire(jsonwire.JoinPath(path, "status"), status)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"id": m.GetId(), "status": s}
+	putEvidence(out, m.GetEvidence())
+	putArtifacts(out, m.GetArtifacts())
+	putMap(out, "metadata", m.GetMetadata())
 	return out, nil
 }
 
