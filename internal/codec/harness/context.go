@@ -17,18 +17,8 @@ func decodeContext(path string, v any) (*ahpv1.EventContext, error) {
 			}
 			return err
 		}},
-		{name: "memory_summary", optional: true, decode: func(p string, v any) (err error) {
-			if v != nil {
-				c.MemorySummary, err = decodeMemorySummary(p, v)
-			}
-			return err
-		}},
-		{name: "session_stats", optional: true, decode: func(p string, v any) (err error) {
-			if v != nil {
-				c.SessionStats, err = decodeSessionStats(p, v)
-			}
-			return err
-		}},
+		opt("memory_summary", &c.MemorySummary, decodeMemorySummary),
+		opt("session_stats", &c.SessionStats, decodeSessionStats),
 		optString("current_task", &c.CurrentTask),
 		optMap("capabilities", &c.Capabilities),
 	})

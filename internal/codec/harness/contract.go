@@ -205,12 +205,7 @@ func defaultEvidence(name string, dst *[]*ahpv1.EvidenceRef) structField {
 			err := readStruct(p, v, "EvidenceRef", []structField{
 				reqString("kind", &e.Kind),
 				reqString("summary", &e.Summary),
-				{name: "artifact", optional: true, decode: func(p string, v any) (err error) {
-					if v != nil {
-						e.Artifact, err = decodeArtifact(p, v)
-					}
-					return err
-				}},
+				opt("artifact", &e.Artifact, decodeArtifact),
 				optMap("metadata", &e.Metadata),
 			})
 			*dst = append(*dst, e)

@@ -315,12 +315,7 @@ func decodePerceptionDecision(path string, v any) (*ahpv1.ContextPerceptionDecis
 				x.RefinedIntent = ahpv1.PerceptionIntent(n)
 				return err
 			}},
-			{name: "refined_target", optional: true, decode: func(p string, v any) (err error) {
-				if v != nil {
-					x.RefinedTarget, err = decodeTarget(p, v)
-				}
-				return err
-			}},
+			opt("refined_target", &x.RefinedTarget, decodeTarget),
 			reqStrings("scope_hints", &x.ScopeHints),
 		})
 		if err != nil {

@@ -255,12 +255,7 @@ func decodeTarget(path string, v any) (*ahpv1.PerceptionTarget, error) {
 		fields = []structField{
 			reqString("description", &x.Description),
 			reqString("event_type", &x.EventType),
-			{name: "time_range", optional: true, decode: func(p string, v any) (err error) {
-				if v != nil {
-					x.TimeRange, err = decodeTimeRange(p, v)
-				}
-				return err
-			}},
+			opt("time_range", &x.TimeRange, decodeTimeRange),
 		}
 	case "relation":
 		x := &ahpv1.RelationTarget{}
