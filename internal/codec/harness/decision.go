@@ -133,7 +133,7 @@ var typedDecisions = map[string]typedDecisionCodec{
 // *ahpv1.IntentDetectionDecision, ..., *ahpv1.ConfirmationDecision) in the reference's exact bytes,
 // e.g. {"confidence":0.949999988079071,"decision":"allow","detected_intent":"locate"}.
 func EncodeTypedDecision(m proto.Message) ([]byte, error) {
-	name, ok := typedDecisionName(m)
+	name, ok := oneofFieldOf(&ahpv1.Decision{}, "typed", m)
 	if !ok {
 		return nil, fmt.Errorf("convert: %T is not a Harness typed decision", m)
 	}
@@ -155,31 +155,6 @@ func DecodeTypedDecision(eventType, path string, v any) (proto.Message, error) {
 		return nil, err
 	}
 	return c.decode(path, v)
-}
-
-// typedDecisionName finds the typed event type whose decision message type m is.
-func typedDecisionName(m proto.Message) (string, bool) {
-	if m == nil {
-		return "", false
-	}
-	fields := (&ahpv1.Decision{}).ProtoReflect().Descriptor().Oneofs().ByName("typed").Fields()
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		if fd.Message().FullName() == m.ProtoReflect().Descriptor().FullName() {
-			return string(fd.Name()), true
-		}
-	}
-	return "", false
-}
-
-// typedAnswer returns the typed oneof of a canonical decision: event type name and message.
-func typedAnswer(d *ahpv1.Decision) (string, proto.Message) {
-	r := d.ProtoReflect()
-	fd := r.WhichOneof(r.Descriptor().Oneofs().ByName("typed"))
-	if fd == nil {
-		return "", nil
-	}
-	return string(fd.Name()), r.Get(fd).Message().Interface()
 }
 
 // typedBlock decodes the fields of a typed block variant; withMetadata is false for the

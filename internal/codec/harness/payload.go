@@ -50,12 +50,16 @@ var payloadCodecs = map[string]payloadCodec{
 	"verification":       codecOf(decodeVerification, verificationJSON),
 }
 
-// payloadName finds the event type whose payload message type m is.
-func payloadName(m proto.Message) (string, bool) {
+// payloadBody returns the event's body oneof: the field name (an event type name) and message.
+func payloadBody(ev *ahpv1.Event) (string, proto.Message) { return whichOneof(ev, "body") }
+
+// oneofFieldOf names the field of container's oneof whose message type is m's (the typed
+// decisions and the payloads are named by their event type this way).
+func oneofFieldOf(container proto.Message, oneof protoreflect.Name, m proto.Message) (string, bool) {
 	if m == nil {
 		return "", false
 	}
-	fields := (&ahpv1.Event{}).ProtoReflect().Descriptor().Oneofs().ByName("body").Fields()
+	fields := container.ProtoReflect().Descriptor().Oneofs().ByName(oneof).Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
 		if fd.Message().FullName() == m.ProtoReflect().Descriptor().FullName() {
@@ -65,10 +69,11 @@ func payloadName(m proto.Message) (string, bool) {
 	return "", false
 }
 
-// payloadBody returns the event's body oneof: the field name (an event type name) and message.
-func payloadBody(ev *ahpv1.Event) (string, proto.Message) {
-	r := ev.ProtoReflect()
-	fd := r.WhichOneof(r.Descriptor().Oneofs().ByName("body"))
+// whichOneof returns the field of container's oneof that is set: its name and message, or ""
+// and nil.
+func whichOneof(container proto.Message, oneof protoreflect.Name) (string, proto.Message) {
+	r := container.ProtoReflect()
+	fd := r.WhichOneof(r.Descriptor().Oneofs().ByName(oneof))
 	if fd == nil {
 		return "", nil
 	}
