@@ -99,17 +99,11 @@ type typedDecisionCodec struct {
 
 func typedDecisionOf[T proto.Message](dec func(string, any) (T, error), enc func(T) (map[string]any, error)) typedDecisionCodec {
 	return typedDecisionCodec{
-		decode: func(path string, v any) (proto.Message, error) {
-			m, err := dec(path, v)
+		decode: decodeAs(dec),
+		encode: func(m proto.Message) (map[string]any, error) {
+			t, err := messageAs[T](m)
 			if err != nil {
 				return nil, err
-			}
-			return m, nil
-		},
-		encode: func(m proto.Message) (map[string]any, error) {
-			t, ok := m.(T)
-			if !ok || !m.ProtoReflect().IsValid() {
-				return nil, fmt.Errorf("convert: want a non-nil %T, got %T", *new(T), m)
 			}
 			return enc(t)
 		},

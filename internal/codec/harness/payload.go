@@ -17,21 +17,36 @@ type payloadCodec struct {
 // codecOf adapts a typed decoder/encoder pair to payloadCodec.
 func codecOf[T proto.Message](dec func(string, any) (T, error), enc func(T, encoder) (map[string]any, error)) payloadCodec {
 	return payloadCodec{
-		decode: func(path string, v any) (proto.Message, error) {
-			m, err := dec(path, v)
+		decode: decodeAs(dec),
+		encode: func(m proto.Message, e encoder) (map[string]any, error) {
+			t, err := messageAs[T](m)
 			if err != nil {
 				return nil, err
-			}
-			return m, nil
-		},
-		encode: func(m proto.Message, e encoder) (map[string]any, error) {
-			t, ok := m.(T)
-			if !ok || !m.ProtoReflect().IsValid() {
-				return nil, fmt.Errorf("convert: want a non-nil %T, got %T", *new(T), m)
 			}
 			return enc(t, e)
 		},
 	}
+}
+
+// decodeAs adapts a decoder of T to one of proto.Message that returns a nil interface, not a
+// typed nil, on error.
+func decodeAs[T proto.Message](dec func(string, any) (T, error)) func(path string, v any) (proto.Message, error) {
+	return func(path string, v any) (proto.Message, error) {
+		m, err := dec(path, v)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+}
+
+// messageAs returns m as a T, or an error when it is another type or nil.
+func messageAs[T proto.Message](m proto.Message) (T, error) {
+	t, ok := m.(T)
+	if !ok || !m.ProtoReflect().IsValid() {
+		return t, fmt.Errorf("convert: want a non-nil %T, got %T", *new(T), m)
+	}
+	return t, nil
 }
 
 // payloadCodecs holds the payload struct of every event type whose payload the reference
