@@ -217,24 +217,21 @@ func decodeIntentDecision(path string, v any) (*ahpv1.IntentDetectionDecision, e
 	err = readStruct(path, obj, "IntentDetectionDecision", []structField{
 		reqString("detected_intent", &x.DetectedIntent),
 		reqF32("confidence", &x.Confidence),
-		{name: "target_hints", optional: true, decode: func(p string, v any) error {
-			if v == nil {
-				return nil
-			}
-			h := &ahpv1.TargetHints{}
-			err := readStruct(p, v, "TargetHints", []structField{
-				optString("target_type", &h.TargetType),
-				optString("target_name", &h.TargetName),
-				optString("domain", &h.Domain),
-			})
-			x.TargetHints = h
-			return err
-		}},
+		opt("target_hints", &x.TargetHints, decodeTargetHints),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &ahpv1.IntentDetectionDecision{Decision: &ahpv1.IntentDetectionDecision_Allow_{Allow: x}}, nil
+}
+
+func decodeTargetHints(path string, v any) (*ahpv1.TargetHints, error) {
+	h := &ahpv1.TargetHints{}
+	return readInto(h, path, v, "TargetHints", []structField{
+		optString("target_type", &h.TargetType),
+		optString("target_name", &h.TargetName),
+		optString("domain", &h.Domain),
+	})
 }
 
 func intentDecisionJSON(d *ahpv1.IntentDetectionDecision) (map[string]any, error) {
@@ -344,6 +341,16 @@ func perceptionDecisionJSON(d *ahpv1.ContextPerceptionDecision) (map[string]any,
 	return nil, requiredErr("decision", "a decision")
 }
 
+func decodeProjectSummary(path string, v any) (*ahpv1.ProjectSummary, error) {
+	s := &ahpv1.ProjectSummary{}
+	return readInto(s, path, v, "ProjectSummary", []structField{
+		reqString("project_name", &s.ProjectName),
+		optString("language", &s.Language),
+		optStrings("key_files", &s.KeyFiles),
+		reqString("structure_description", &s.StructureDescription),
+	})
+}
+
 func decodeInjectedContext(path string, v any) (*ahpv1.InjectedContext, error) {
 	c := &ahpv1.InjectedContext{}
 	return readInto(c, path, v, "InjectedContext", []structField{
@@ -369,20 +376,7 @@ func decodeInjectedContext(path string, v any) (*ahpv1.InjectedContext, error) {
 			c.FileContents = list
 			return err
 		}},
-		{name: "project_summary", optional: true, decode: func(p string, v any) error {
-			if v == nil {
-				return nil
-			}
-			s := &ahpv1.ProjectSummary{}
-			err := readStruct(p, v, "ProjectSummary", []structField{
-				reqString("project_name", &s.ProjectName),
-				optString("language", &s.Language),
-				optStrings("key_files", &s.KeyFiles),
-				reqString("structure_description", &s.StructureDescription),
-			})
-			c.ProjectSummary = s
-			return err
-		}},
+		opt("project_summary", &c.ProjectSummary, decodeProjectSummary),
 		optStrings("knowledge", &c.Knowledge),
 		optStrings("suggestions", &c.Suggestions),
 	})

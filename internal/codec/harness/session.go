@@ -50,26 +50,24 @@ func DecodeHandshakeResponse(path string, v any) (*ahpv1.HandshakeResponse, erro
 			})
 		}},
 		optString("session_token", &r.SessionToken),
-		{name: "config", optional: true, decode: func(p string, v any) error {
+		opt("config", &r.Config, decodeHarnessConfig),
+	})
+}
+
+func decodeHarnessConfig(path string, v any) (*ahpv1.HarnessConfig, error) {
+	c := &ahpv1.HarnessConfig{}
+	return readInto(c, path, v, "HarnessConfig", []structField{
+		optUint("timeout_ms", u64Type, &c.TimeoutMs),
+		optUint("batch_size", usizeType, &c.BatchSize),
+		{name: "max_depth", optional: true, decode: func(p string, v any) error {
 			if v == nil {
 				return nil
 			}
-			c := &ahpv1.HarnessConfig{}
-			r.Config = c
-			return readStruct(p, v, "HarnessConfig", []structField{
-				optUint("timeout_ms", u64Type, &c.TimeoutMs),
-				optUint("batch_size", usizeType, &c.BatchSize),
-				{name: "max_depth", optional: true, decode: func(p string, v any) error {
-					if v == nil {
-						return nil
-					}
-					d, err := readUint(p, v, u32Type)
-					if err == nil {
-						c.MaxDepth = new(uint32(d))
-					}
-					return err
-				}},
-			})
+			d, err := readUint(p, v, u32Type)
+			if err == nil {
+				c.MaxDepth = new(uint32(d))
+			}
+			return err
 		}},
 	})
 }
