@@ -458,6 +458,15 @@ func readInto[T any](m *T, path string, v any, name string, fields []structField
 	return m, nil
 }
 
+// readParams is readInto for the params or result of a method: numbers out of range anywhere in
+// v are rejected first, as serde_json refuses to parse such a message at all.
+func readParams[T any](m *T, path string, v any, name string, fields []structField) (*T, error) {
+	if err := checkNumbers(path, v); err != nil {
+		return nil, err
+	}
+	return readInto(m, path, v, name, fields)
+}
+
 // Field constructors for the common shapes.
 
 // req is a required field read by read.

@@ -12,21 +12,10 @@ import (
 // decodeHandshakeRequest reads ahp/handshake params. Every field is required, including
 // agent_info.capabilities ("missing field `capabilities`").
 func decodeHandshakeRequest(path string, v any) (*ahpv1.HandshakeRequest, error) {
-	if err := checkNumbers(path, v); err != nil {
-		return nil, err
-	}
 	r := &ahpv1.HandshakeRequest{}
-	return readInto(r, path, v, "HandshakeRequest", []structField{
+	return readParams(r, path, v, "HandshakeRequest", []structField{
 		reqString("protocol_version", &r.ProtocolVersion),
-		{name: "agent_info", decode: func(p string, v any) error {
-			info := &ahpv1.AgentInfo{}
-			r.AgentInfo = info
-			return readStruct(p, v, "AgentInfo", []structField{
-				reqString("framework", &info.Framework),
-				reqString("version", &info.Version),
-				reqStrings("capabilities", &info.Capabilities),
-			})
-		}},
+		req("agent_info", &r.AgentInfo, decodeAgentInfo),
 		reqString("session_id", &r.SessionId),
 		reqString("agent_id", &r.AgentId),
 	})
@@ -34,21 +23,10 @@ func decodeHandshakeRequest(path string, v any) (*ahpv1.HandshakeRequest, error)
 
 // DecodeHandshakeResponse reads an ahp/handshake result.
 func DecodeHandshakeResponse(path string, v any) (*ahpv1.HandshakeResponse, error) {
-	if err := checkNumbers(path, v); err != nil {
-		return nil, err
-	}
 	r := &ahpv1.HandshakeResponse{}
-	return readInto(r, path, v, "HandshakeResponse", []structField{
+	return readParams(r, path, v, "HandshakeResponse", []structField{
 		reqString("protocol_version", &r.ProtocolVersion),
-		{name: "harness_info", decode: func(p string, v any) error {
-			info := &ahpv1.HarnessInfo{}
-			r.HarnessInfo = info
-			return readStruct(p, v, "HarnessInfo", []structField{
-				reqString("name", &info.Name),
-				reqString("version", &info.Version),
-				reqStrings("capabilities", &info.Capabilities),
-			})
-		}},
+		req("harness_info", &r.HarnessInfo, decodeHarnessInfo),
 		optString("session_token", &r.SessionToken),
 		opt("config", &r.Config, decodeHarnessConfig),
 	})
@@ -69,6 +47,25 @@ func decodeHarnessConfig(path string, v any) (*ahpv1.HarnessConfig, error) {
 			}
 			return err
 		}},
+	})
+}
+
+// decodeAgentInfo and decodeHarnessInfo read the two sides' self-descriptions in a handshake.
+func decodeAgentInfo(path string, v any) (*ahpv1.AgentInfo, error) {
+	info := &ahpv1.AgentInfo{}
+	return readInto(info, path, v, "AgentInfo", []structField{
+		reqString("framework", &info.Framework),
+		reqString("version", &info.Version),
+		reqStrings("capabilities", &info.Capabilities),
+	})
+}
+
+func decodeHarnessInfo(path string, v any) (*ahpv1.HarnessInfo, error) {
+	info := &ahpv1.HarnessInfo{}
+	return readInto(info, path, v, "HarnessInfo", []structField{
+		reqString("name", &info.Name),
+		reqString("version", &info.Version),
+		reqStrings("capabilities", &info.Capabilities),
 	})
 }
 
@@ -103,11 +100,8 @@ func EncodeHandshakeResponse(r *ahpv1.HandshakeResponse) ([]byte, error) {
 
 // decodeQueryRequest reads ahp/query params. payload is required; null is a payload.
 func decodeQueryRequest(path string, v any) (*ahpv1.QueryRequest, error) {
-	if err := checkNumbers(path, v); err != nil {
-		return nil, err
-	}
 	r := &ahpv1.QueryRequest{}
-	return readInto(r, path, v, "QueryRequest", []structField{
+	return readParams(r, path, v, "QueryRequest", []structField{
 		reqString("session_id", &r.SessionId),
 		reqString("agent_id", &r.AgentId),
 		reqString("query_type", &r.QueryType),
@@ -117,11 +111,8 @@ func decodeQueryRequest(path string, v any) (*ahpv1.QueryRequest, error) {
 
 // DecodeQueryResponse reads an ahp/query result. answer is required; null is an answer.
 func DecodeQueryResponse(path string, v any) (*ahpv1.QueryResponse, error) {
-	if err := checkNumbers(path, v); err != nil {
-		return nil, err
-	}
 	r := &ahpv1.QueryResponse{}
-	return readInto(r, path, v, "QueryResponse", []structField{
+	return readParams(r, path, v, "QueryResponse", []structField{
 		reqValue("answer", &r.Answer),
 		optString("reason", &r.Reason),
 		optStrings("alternatives", &r.Alternatives),
