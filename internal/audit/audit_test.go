@@ -248,9 +248,7 @@ func TestResumeContinuesTheChain(t *testing.T) {
 
 func TestResumeAfterCrashDuringRotation(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, audit.DefaultFileName)
-	appendRecords(t, audit.Config{Dir: dir}, 0, 5)
+	dir, path := newLog(t, 5)
 	// The crash happened after the rename and before the new active file was created.
 	if err := os.Rename(path, path+".000001"); err != nil {
 		t.Fatal(err)
@@ -267,9 +265,7 @@ func TestResumeAfterCrashDuringRotation(t *testing.T) {
 
 func TestHalfWrittenTailIsCut(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, audit.DefaultFileName)
-	appendRecords(t, audit.Config{Dir: dir}, 0, 5)
+	dir, path := newLog(t, 5)
 	whole, _ := os.ReadFile(path)
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	_, _ = f.WriteString(`{"seq":6,"time":"2026-11-29T10:00:01.000000000Z","kind":"deci`)
@@ -307,9 +303,7 @@ func TestHalfWrittenTailIsCut(t *testing.T) {
 
 func TestTailMissingOnlyItsNewlineIsKept(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, audit.DefaultFileName)
-	appendRecords(t, audit.Config{Dir: dir}, 0, 3)
+	dir, path := newLog(t, 3)
 	b, _ := os.ReadFile(path)
 	_ = os.WriteFile(path, bytes.TrimSuffix(b, []byte("\n")), 0o600)
 	appendRecords(t, audit.Config{Dir: dir}, 3, 4)

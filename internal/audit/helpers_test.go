@@ -95,6 +95,15 @@ func appendRecords(t testing.TB, cfg audit.Config, from, to int) *audit.Log {
 	return l
 }
 
+// newLog writes records 0..n-1 to a new log in a fresh directory, closes it, and returns the
+// directory and the active file's path.
+func newLog(t testing.TB, n int) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	appendRecords(t, audit.Config{Dir: dir}, 0, n)
+	return dir, filepath.Join(dir, audit.DefaultFileName)
+}
+
 // writeLog writes n records to a new log (rotating at maxBytes when > 0) and returns its files.
 func writeLog(t testing.TB, n int, maxBytes int64) []string {
 	t.Helper()

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 
+	"connectrpc.com/connect"
+
 	"github.com/ahp-gateway/ahp/internal/jsonrpc"
 )
 
@@ -132,4 +134,16 @@ func (b *Bridge) recovered(c *call, v any) Reply {
 		return harnessErrorReply(c.idJSON, harnessCodeInternal, "Internal error: bridge failure")
 	}
 	return Reply{Body: hooksErrorBody(c.idJSON, hooksInternalError()), HTTPStatus: http.StatusOK}
+}
+
+// callUpstream makes one unary call under the bridge's per-call timeout and returns the answer, or
+// the failure classified while the call's deadline still applies.
+func callUpstream[Req, Resp any](ctx context.Context, b *Bridge, rpc func(context.Context, *connect.Request[Req]) (*connect.Response[Resp], error), req *Req) (*Resp, *upstreamError) {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
+	resp, err := rpc(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	return resp.Msg, nil
 }

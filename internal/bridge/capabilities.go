@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
@@ -41,11 +40,8 @@ var hooksV01Events = []ahpv1.EventType{
 }
 
 func (b *Bridge) hooksCapabilities(ctx context.Context, m *hooks.Message) Reply {
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-	defer cancel()
-	resp, err := b.cfg.Clients.Harness.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
-	if err != nil {
-		ue := classify(ctx, err)
+	caps, ue := callUpstream(ctx, b, b.cfg.Clients.Harness.GetCapabilities, &ahpv1.GetCapabilitiesRequest{})
+	if ue != nil {
 		code, message := hooks.CodeBackendUnavailable, "Backend unavailable"
 		if ue.rejected || ue.failure == FailureBackendError || ue.failure == FailureBadResponse {
 			code, message = hooks.CodeBackendInternalError, "Backend internal error"
@@ -57,7 +53,6 @@ func (b *Bridge) hooksCapabilities(ctx context.Context, m *hooks.Message) Reply 
 			"code", code, "failure", ue.failure.String(), "error", redact(ue.message))
 		return b.hooksReply(&hooks.Message{ID: m.ID, Error: &ahpv1.RpcError{Code: int32(code), Message: message}})
 	}
-	caps := resp.Msg
 	events := make([]any, 0, len(hooksV01Events))
 	for _, t := range hooksV01Events {
 		modes := []any{}

@@ -160,18 +160,15 @@ func (b *Bridge) harnessEvent(ctx context.Context, c *call, env *jsonrpc.Message
 		return b.harnessTyped(ctx, c, p.EventType(), ev)
 	}
 
-	callCtx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-	defer cancel()
-	resp, err := b.cfg.Clients.Intercept.Intercept(callCtx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+	resp, ue := callUpstream(ctx, b, b.cfg.Clients.Intercept.Intercept, &ahpv1.InterceptRequest{Event: ev})
 	var d *ahpv1.Decision
-	if err == nil {
-		if d = resp.Msg.GetDecision(); d == nil {
-			err = badResponse("InterceptResponse has no decision")
+	if ue == nil {
+		if d = resp.GetDecision(); d == nil {
+			ue = badResponse("InterceptResponse has no decision")
 		}
 	}
 	var failure *upstreamError
-	if err != nil {
-		ue := classify(callCtx, err)
+	if ue != nil {
 		if ue.rejected {
 			return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid event: Protocol error: "+ue.message)
 		}
@@ -235,19 +232,16 @@ func (b *Bridge) harnessBatch(ctx context.Context, c *call, env *jsonrpc.Message
 		return harnessResultReply(c.idJSON, out)
 	}
 
-	callCtx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-	defer cancel()
-	resp, err := b.cfg.Clients.Intercept.InterceptBatch(callCtx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: events}))
+	resp, ue := callUpstream(ctx, b, b.cfg.Clients.Intercept.InterceptBatch, &ahpv1.InterceptBatchRequest{Events: events})
 	var decisions []*ahpv1.Decision
-	if err == nil {
-		decisions = resp.Msg.GetDecisions()
+	if ue == nil {
+		decisions = resp.GetDecisions()
 		if len(decisions) != len(events) || slicesContainsNil(decisions) {
-			err = badResponse("InterceptBatchResponse does not hold one decision per event")
+			ue = badResponse("InterceptBatchResponse does not hold one decision per event")
 		}
 	}
 	rendered := make([]*ahpv1.HarnessDecision, len(events))
-	if err != nil {
-		ue := classify(callCtx, err)
+	if ue != nil {
 		if ue.rejected {
 			return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid event: Protocol error: "+ue.message)
 		}
@@ -298,15 +292,10 @@ func (b *Bridge) harnessHandshake(ctx context.Context, c *call, env *jsonrpc.Mes
 	if !harnessVersionSupported(req.GetProtocolVersion()) {
 		return harnessErrorReply(c.idJSON, harness.CodeVersion, "Unsupported protocol version: "+req.GetProtocolVersion())
 	}
-	callCtx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-	defer cancel()
-	var answer *ahpv1.HandshakeResponse
-	resp, err := b.cfg.Clients.Harness.Handshake(callCtx, connect.NewRequest(req))
-	if err == nil {
-		answer = resp.Msg
+	answer, ue := callUpstream(ctx, b, b.cfg.Clients.Harness.Handshake, req)
+	if ue == nil {
 		answer.Config = narrowConfig(b.cfg.HarnessConfig, answer.GetConfig())
 	} else {
-		ue := classify(callCtx, err)
 		switch {
 		case ue.rejected && ue.code == connect.CodeFailedPrecondition:
 			return harnessErrorReply(c.idJSON, harness.CodeVersion, versionMessage(ue.message, req.GetProtocolVersion()))
@@ -398,14 +387,8 @@ func (b *Bridge) harnessQuery(ctx context.Context, c *call, env *jsonrpc.Message
 		return harnessCheckFailed(c, e)
 	}
 	req.Source = b.cfg.Source
-	callCtx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-	defer cancel()
-	var answer *ahpv1.QueryResponse
-	resp, err := b.cfg.Clients.Harness.Query(callCtx, connect.NewRequest(req))
-	if err == nil {
-		answer = resp.Msg
-	} else {
-		ue := classify(callCtx, err)
+	answer, ue := callUpstream(ctx, b, b.cfg.Clients.Harness.Query, req)
+	if ue != nil {
 		if ue.rejected {
 			return harnessErrorReply(c.idJSON, harnessCodeInvalidParams, "Invalid params: "+ue.message)
 		}

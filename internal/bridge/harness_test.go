@@ -36,37 +36,33 @@ func TestHarnessErrorVectorsMatchTheReference(t *testing.T) {
 	if len(lines) < 50 {
 		t.Fatalf("only %d vectors", len(lines))
 	}
-	for _, mode := range modes {
-		t.Run(mode.name, func(t *testing.T) {
-			t.Parallel()
-			b := newBridge(t, mode.clients(t), nil)
-			for _, line := range lines {
-				var v harnessVector
-				dec := json.NewDecoder(strings.NewReader(line))
-				dec.UseNumber()
-				if err := dec.Decode(&v); err != nil {
-					t.Fatal(err)
-				}
-				t.Run(v.Name, func(t *testing.T) {
-					t.Parallel()
-					if v.Notification {
-						msg := `{"jsonrpc":"2.0","method":` + strconv.Quote(v.Method) + `,"params":` + string(v.Params) + `}`
-						wantError(t, handle(t, b, msg, bridge.TransportHTTP), `""`, v.Code, v.Message)
-						wantNoReply(t, handle(t, b, msg, bridge.TransportStdio), 0)
-						return
-					}
-					msg := `{"jsonrpc":"2.0","id":"r1","method":` + strconv.Quote(v.Method) + `,"params":` + string(v.Params) + `}`
-					reply := handle(t, b, msg, bridge.TransportStdio)
-					wantError(t, reply, `"r1"`, v.Code, v.Message)
-					// The envelope keeps the reference's member order.
-					prefix := `{"jsonrpc":"2.0","id":"r1","error":{"code":` + strconv.Itoa(v.Code) + `,"message":`
-					if !bytes.HasPrefix(reply.Body, []byte(prefix)) {
-						t.Errorf("reply %s\ndoes not start %s", reply.Body, prefix)
-					}
-				})
+	forEachMode(t, func(t *testing.T, b *bridge.Bridge) {
+		for _, line := range lines {
+			var v harnessVector
+			dec := json.NewDecoder(strings.NewReader(line))
+			dec.UseNumber()
+			if err := dec.Decode(&v); err != nil {
+				t.Fatal(err)
 			}
-		})
-	}
+			t.Run(v.Name, func(t *testing.T) {
+				t.Parallel()
+				if v.Notification {
+					msg := `{"jsonrpc":"2.0","method":` + strconv.Quote(v.Method) + `,"params":` + string(v.Params) + `}`
+					wantError(t, handle(t, b, msg, bridge.TransportHTTP), `""`, v.Code, v.Message)
+					wantNoReply(t, handle(t, b, msg, bridge.TransportStdio), 0)
+					return
+				}
+				msg := `{"jsonrpc":"2.0","id":"r1","method":` + strconv.Quote(v.Method) + `,"params":` + string(v.Params) + `}`
+				reply := handle(t, b, msg, bridge.TransportStdio)
+				wantError(t, reply, `"r1"`, v.Code, v.Message)
+				// The envelope keeps the reference's member order.
+				prefix := `{"jsonrpc":"2.0","id":"r1","error":{"code":` + strconv.Itoa(v.Code) + `,"message":`
+				if !bytes.HasPrefix(reply.Body, []byte(prefix)) {
+					t.Errorf("reply %s\ndoes not start %s", reply.Body, prefix)
+				}
+			})
+		}
+	})
 }
 
 // readExchange reads exchanges/<name>/request.json and response.json (absent: nil).
@@ -82,6 +78,29 @@ func readExchange(t *testing.T, name string) (request, response []byte) {
 		t.Fatal(err)
 	}
 	return bytes.TrimSpace(request), bytes.TrimSpace(response)
+}
+
+// forEachMode runs test, in parallel, against a bridge of each mode (upstream and embedded).
+func forEachMode(t *testing.T, test func(t *testing.T, b *bridge.Bridge)) {
+	t.Helper()
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, newBridge(t, mode.clients(t), nil))
+		})
+	}
+}
+
+// exchangeResult sends the request of the named reference exchange over tr and returns the
+// result of the answer, which must answer the request's id, and the reference's response.
+func exchangeResult(t *testing.T, b *bridge.Bridge, name string, tr bridge.Transport) (got json.RawMessage, want []byte) {
+	t.Helper()
+	req, want := readExchange(t, name)
+	var r struct{ ID string }
+	if err := json.Unmarshal(req, &r); err != nil {
+		t.Fatal(err)
+	}
+	return envelopeOf(t, handle(t, b, string(req), tr), strconv.Quote(r.ID)), want
 }
 
 // envelopeOf returns a reply's id and result, checking the reference's member order.
@@ -112,93 +131,81 @@ func decodeNumber(t *testing.T, raw []byte) any {
 // envelope, the id, and a result that parses as the reference's type for that method.
 func TestHarnessExchangesHaveTheReferenceShape(t *testing.T) {
 	t.Parallel()
-	for _, mode := range modes {
-		t.Run(mode.name, func(t *testing.T) {
-			t.Parallel()
-			b := newBridge(t, mode.clients(t), nil)
+	forEachMode(t, func(t *testing.T, b *bridge.Bridge) {
 
-			t.Run("handshake", func(t *testing.T) {
-				t.Parallel()
-				req, want := readExchange(t, "handshake")
-				got := envelopeOf(t, handle(t, b, string(req), bridge.TransportStdio), `"r1"`)
-				// Our server advertises the typed events too; everything else is the reference's bytes.
-				var g, w map[string]any
-				json.Unmarshal(got, &g)
-				json.Unmarshal(want, &w)
-				wantCaps := w["result"].(map[string]any)["harness_info"].(map[string]any)["capabilities"].([]any)
-				gotCaps := g["harness_info"].(map[string]any)["capabilities"].([]any)
-				for _, c := range wantCaps {
-					if !slices.Contains(gotCaps, c) {
-						t.Errorf("capability %v missing from %v", c, gotCaps)
-					}
+		t.Run("handshake", func(t *testing.T) {
+			t.Parallel()
+			got, want := exchangeResult(t, b, "handshake", bridge.TransportStdio)
+			// Our server advertises the typed events too; everything else is the reference's bytes.
+			var g, w map[string]any
+			json.Unmarshal(got, &g)
+			json.Unmarshal(want, &w)
+			wantCaps := w["result"].(map[string]any)["harness_info"].(map[string]any)["capabilities"].([]any)
+			gotCaps := g["harness_info"].(map[string]any)["capabilities"].([]any)
+			for _, c := range wantCaps {
+				if !slices.Contains(gotCaps, c) {
+					t.Errorf("capability %v missing from %v", c, gotCaps)
 				}
-				g["harness_info"].(map[string]any)["capabilities"] = wantCaps
-				if !jsonEqual(t, mustMarshal(t, g), mustMarshal(t, w["result"])) {
-					t.Errorf("handshake result %s\nwant %s", got, want)
-				}
-				if !bytes.HasPrefix(got, []byte(`{"config":{"batch_size":100,"max_depth":10,"timeout_ms":10000},"harness_info":{"capabilities":[`)) {
-					t.Errorf("keys are not sorted as serde sorts them: %s", got)
-				}
-			})
-			t.Run("handshake_client", func(t *testing.T) {
-				t.Parallel()
-				req, _ := readExchange(t, "handshake_client")
-				got := envelopeOf(t, handle(t, b, string(req), bridge.TransportStdio), `"d9b2e0f1-5b7a-4c1e-9a3d-7f6e5d4c3b2a"`)
-				if _, err := harness.DecodeHandshakeResponse("result", decodeNumber(t, got)); err != nil {
-					t.Error(err)
-				}
-			})
-			t.Run("batch", func(t *testing.T) {
-				t.Parallel()
-				req, _ := readExchange(t, "batch")
-				got := envelopeOf(t, handle(t, b, string(req), bridge.TransportHTTP), `"r1"`)
-				ds, err := harness.DecodeBatchResult("result", decodeNumber(t, got))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(ds) != 5 {
-					t.Fatalf("%d decisions for 5 events: %s", len(ds), got)
-				}
-			})
-			t.Run("query", func(t *testing.T) {
-				t.Parallel()
-				req, _ := readExchange(t, "query")
-				got := envelopeOf(t, handle(t, b, string(req), bridge.TransportStdio), `"6e79d3c2-1a0b-4f9e-8d7c-6b5a4f3e2d1c"`)
-				q, err := harness.DecodeQueryResponse("result", decodeNumber(t, got))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, isBool := q.GetAnswer().GetKind().(*structpb.Value_BoolValue); !isBool {
-					t.Errorf("should_i_proceed answer: %s", got)
-				}
-			})
-			for _, typed := range []struct{ exchange, eventType string }{
-				{"idle", "idle"}, {"idle_defer", "idle"}, {"intent_detection", "intent_detection"},
-				{"context_perception", "context_perception"}, {"memory_recall", "memory_recall"},
-				{"planning", "planning"}, {"reasoning", "reasoning"}, {"rate_limit", "rate_limit"},
-				{"confirmation", "confirmation"},
-			} {
-				t.Run(typed.exchange, func(t *testing.T) {
-					t.Parallel()
-					req, want := readExchange(t, typed.exchange)
-					var r struct{ ID string }
-					json.Unmarshal(req, &r)
-					got := envelopeOf(t, handle(t, b, string(req), bridge.TransportStdio), strconv.Quote(r.ID))
-					if _, err := harness.DecodeTypedDecision(typed.eventType, "result", decodeNumber(t, got)); err != nil {
-						t.Errorf("result does not parse as the reference's %s decision: %v\n%s", typed.eventType, err, got)
-					}
-					// Typed answers are written by the codec, so they are in the reference's exact form:
-					// re-encoding what was parsed gives the same bytes.
-					m, _ := harness.DecodeTypedDecision(typed.eventType, "result", decodeNumber(t, got))
-					again, err := harness.EncodeTypedDecision(m)
-					if err != nil || !bytes.Equal(again, got) {
-						t.Errorf("result is not in the reference's canonical form:\n%s\n%s", got, again)
-					}
-					_ = want
-				})
+			}
+			g["harness_info"].(map[string]any)["capabilities"] = wantCaps
+			if !jsonEqual(t, mustMarshal(t, g), mustMarshal(t, w["result"])) {
+				t.Errorf("handshake result %s\nwant %s", got, want)
+			}
+			if !bytes.HasPrefix(got, []byte(`{"config":{"batch_size":100,"max_depth":10,"timeout_ms":10000},"harness_info":{"capabilities":[`)) {
+				t.Errorf("keys are not sorted as serde sorts them: %s", got)
 			}
 		})
-	}
+		t.Run("handshake_client", func(t *testing.T) {
+			t.Parallel()
+			got, _ := exchangeResult(t, b, "handshake_client", bridge.TransportStdio)
+			if _, err := harness.DecodeHandshakeResponse("result", decodeNumber(t, got)); err != nil {
+				t.Error(err)
+			}
+		})
+		t.Run("batch", func(t *testing.T) {
+			t.Parallel()
+			got, _ := exchangeResult(t, b, "batch", bridge.TransportHTTP)
+			ds, err := harness.DecodeBatchResult("result", decodeNumber(t, got))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ds) != 5 {
+				t.Fatalf("%d decisions for 5 events: %s", len(ds), got)
+			}
+		})
+		t.Run("query", func(t *testing.T) {
+			t.Parallel()
+			got, _ := exchangeResult(t, b, "query", bridge.TransportStdio)
+			q, err := harness.DecodeQueryResponse("result", decodeNumber(t, got))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, isBool := q.GetAnswer().GetKind().(*structpb.Value_BoolValue); !isBool {
+				t.Errorf("should_i_proceed answer: %s", got)
+			}
+		})
+		for _, typed := range []struct{ exchange, eventType string }{
+			{"idle", "idle"}, {"idle_defer", "idle"}, {"intent_detection", "intent_detection"},
+			{"context_perception", "context_perception"}, {"memory_recall", "memory_recall"},
+			{"planning", "planning"}, {"reasoning", "reasoning"}, {"rate_limit", "rate_limit"},
+			{"confirmation", "confirmation"},
+		} {
+			t.Run(typed.exchange, func(t *testing.T) {
+				t.Parallel()
+				got, _ := exchangeResult(t, b, typed.exchange, bridge.TransportStdio)
+				if _, err := harness.DecodeTypedDecision(typed.eventType, "result", decodeNumber(t, got)); err != nil {
+					t.Errorf("result does not parse as the reference's %s decision: %v\n%s", typed.eventType, err, got)
+				}
+				// Typed answers are written by the codec, so they are in the reference's exact form:
+				// re-encoding what was parsed gives the same bytes.
+				m, _ := harness.DecodeTypedDecision(typed.eventType, "result", decodeNumber(t, got))
+				again, err := harness.EncodeTypedDecision(m)
+				if err != nil || !bytes.Equal(again, got) {
+					t.Errorf("result is not in the reference's canonical form:\n%s\n%s", got, again)
+				}
+			})
+		}
+	})
 }
 
 func mustMarshal(t testing.TB, v any) []byte {
@@ -220,25 +227,21 @@ func harnessEvent(id, command string) string {
 // TestHarnessEventRendersThePolicyDecision checks allow and block from the default policy.
 func TestHarnessEventRendersThePolicyDecision(t *testing.T) {
 	t.Parallel()
-	for _, mode := range modes {
-		t.Run(mode.name, func(t *testing.T) {
-			t.Parallel()
-			b := newBridge(t, mode.clients(t), nil)
-			allow := envelopeOf(t, handle(t, b, harnessEvent(`"e1"`, "ls"), bridge.TransportStdio), `"e1"`)
-			if got := withoutKey(t, allow, "dev.ahpgateway/decision_id"); got != `{"decision":"allow","metadata":{}}` {
-				t.Errorf("ls: %s", allow)
-			}
-			block := envelopeOf(t, handle(t, b, harnessEvent(`"e2"`, "rm -rf /"), bridge.TransportStdio), `"e2"`)
-			var d struct {
-				Decision, Reason string
-				Metadata         map[string]any
-			}
-			json.Unmarshal(block, &d)
-			if d.Decision != "block" || d.Reason == "" || d.Metadata["dev.ahpgateway/synthetic"] != nil {
-				t.Errorf("rm -rf /: %s", block)
-			}
-		})
-	}
+	forEachMode(t, func(t *testing.T, b *bridge.Bridge) {
+		allow := envelopeOf(t, handle(t, b, harnessEvent(`"e1"`, "ls"), bridge.TransportStdio), `"e1"`)
+		if got := withoutKey(t, allow, "dev.ahpgateway/decision_id"); got != `{"decision":"allow","metadata":{}}` {
+			t.Errorf("ls: %s", allow)
+		}
+		block := envelopeOf(t, handle(t, b, harnessEvent(`"e2"`, "rm -rf /"), bridge.TransportStdio), `"e2"`)
+		var d struct {
+			Decision, Reason string
+			Metadata         map[string]any
+		}
+		json.Unmarshal(block, &d)
+		if d.Decision != "block" || d.Reason == "" || d.Metadata["dev.ahpgateway/synthetic"] != nil {
+			t.Errorf("rm -rf /: %s", block)
+		}
+	})
 }
 
 // TestHarnessFollowsJSONRPC2WhereTheReferenceDoesNot pins each deliberate difference.

@@ -94,17 +94,14 @@ func (b *Bridge) hooksReply(m *hooks.Message) Reply {
 
 func (b *Bridge) hooksIntercept(ctx context.Context, m *hooks.Message) Reply {
 	params := m.Intercept
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-	defer cancel()
-	resp, err := b.cfg.Clients.Intercept.Intercept(ctx, connect.NewRequest(params.Request))
+	resp, ue := callUpstream(ctx, b, b.cfg.Clients.Intercept.Intercept, params.Request)
 	var d *ahpv1.Decision
-	if err == nil {
-		if d = resp.Msg.GetDecision(); d == nil {
-			err = badResponse("InterceptResponse has no decision")
+	if ue == nil {
+		if d = resp.GetDecision(); d == nil {
+			ue = badResponse("InterceptResponse has no decision")
 		}
 	}
-	if err != nil {
-		ue := classify(ctx, err)
+	if ue != nil {
 		if ue.rejected {
 			return b.hooksReply(&hooks.Message{ID: m.ID, Error: hooksRejectedByUpstream(ue)})
 		}

@@ -136,31 +136,16 @@ func TestHooksConformanceFixturesGetTheRightAnswer(t *testing.T) {
 		"stdio.intercept-request-multiline.invalid":  -32700,
 		"http.intercept-request-id-mismatch.invalid": -32602,
 	}
-	for _, mode := range modes {
-		t.Run(mode.name, func(t *testing.T) {
-			t.Parallel()
-			b := newBridge(t, mode.clients(t), nil)
-			for _, c := range manifest.Cases {
-				var tr bridge.Transport
-				switch c.Binding {
-				case "stdio-jsonl":
-					tr = bridge.TransportStdio
-				case "http-json":
-					tr = bridge.TransportHTTP
-				default:
-					continue // registrations are not JSON-RPC messages
-				}
-				t.Run(c.ID, func(t *testing.T) {
-					t.Parallel()
-					data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(c.Path)))
-					if err != nil {
-						t.Fatal(err)
-					}
-					checkHooksCase(t, b, hooksCase{name: c.ID, msg: data, transport: tr, wantCode: wantCodes[c.ID]})
-				})
-			}
-		})
+	var files []hooksFile
+	bindings := map[string]bridge.Transport{"stdio-jsonl": bridge.TransportStdio, "http-json": bridge.TransportHTTP}
+	for _, c := range manifest.Cases {
+		tr, ok := bindings[c.Binding]
+		if !ok {
+			continue // registrations are not JSON-RPC messages
+		}
+		files = append(files, hooksFile{name: c.ID, path: c.Path, transport: tr, wantCode: wantCodes[c.ID]})
 	}
+	runHooksFiles(t, dir, files)
 }
 
 // TestHooksProjectCasesGetTheRightAnswer runs the project's own Agent Hooks messages
@@ -182,39 +167,47 @@ func TestHooksProjectCasesGetTheRightAnswer(t *testing.T) {
 	if err := json.Unmarshal(raw, &manifest); err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range modes {
-		t.Run(mode.name, func(t *testing.T) {
-			t.Parallel()
-			b := newBridge(t, mode.clients(t), nil)
-			ran := 0
-			for _, c := range manifest.Cases {
-				var tr bridge.Transport
-				switch c.Kind {
-				case "message":
-					tr = bridge.TransportHTTP
-				case "stdio":
-					if c.Path == "stdio/no-newline.invalid.jsonl" {
-						continue // the terminator is the stdio transport's to check, not the Handler's
-					}
-					tr = bridge.TransportStdio
-				default:
-					continue // registrations
-				}
-				ran++
-				t.Run(c.Path, func(t *testing.T) {
-					t.Parallel()
-					data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(c.Path)))
-					if err != nil {
-						t.Fatal(err)
-					}
-					checkHooksCase(t, b, hooksCase{name: c.Path, msg: data, transport: tr, wantCode: c.ErrorCode})
-				})
-			}
-			if ran < 80 {
-				t.Errorf("only %d message cases ran", ran)
-			}
-		})
+	var files []hooksFile
+	kinds := map[string]bridge.Transport{"message": bridge.TransportHTTP, "stdio": bridge.TransportStdio}
+	for _, c := range manifest.Cases {
+		tr, ok := kinds[c.Kind]
+		switch {
+		case !ok:
+			continue // registrations
+		case c.Path == "stdio/no-newline.invalid.jsonl":
+			continue // the terminator is the stdio transport's to check, not the Handler's
+		}
+		files = append(files, hooksFile{name: c.Path, path: c.Path, transport: tr, wantCode: c.ErrorCode})
 	}
+	if len(files) < 80 {
+		t.Errorf("only %d message cases", len(files))
+	}
+	runHooksFiles(t, dir, files)
+}
+
+// hooksFile is a JSON-RPC message file under a fixture directory, the transport it is written
+// for and the error code its answer must carry (0: a valid answer, or none for a notification).
+type hooksFile struct {
+	name, path string
+	transport  bridge.Transport
+	wantCode   int
+}
+
+// runHooksFiles sends every file through a bridge of each mode and checks the answer.
+func runHooksFiles(t *testing.T, dir string, files []hooksFile) {
+	t.Helper()
+	forEachMode(t, func(t *testing.T, b *bridge.Bridge) {
+		for _, f := range files {
+			t.Run(f.name, func(t *testing.T) {
+				t.Parallel()
+				data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.path)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkHooksCase(t, b, hooksCase{name: f.name, msg: data, transport: f.transport, wantCode: f.wantCode})
+			})
+		}
+	})
 }
 
 const hooksInterceptTemplate = `{"jsonrpc":"2.0","id":"evt-1","method":"hooks/intercept","params":{"protocolVersion":"0.1","event":{"id":"evt-1","source":"urn:test:harness","type":"tool.before","time":"2026-08-24T08:51:14Z","session":{"id":"s1"},"tool":{"callId":"c1","name":"Bash","kind":"shell","input":{"command":%q}}},"capabilities":{"effects":["deny"]}}}`
@@ -227,36 +220,32 @@ func hooksIntercept(command string) string {
 // server's default policy: no effect, and exactly one deny with the server's decision id.
 func TestHooksInterceptRendersThePolicyDecision(t *testing.T) {
 	t.Parallel()
-	for _, mode := range modes {
-		t.Run(mode.name, func(t *testing.T) {
-			t.Parallel()
-			b := newBridge(t, mode.clients(t), nil)
+	forEachMode(t, func(t *testing.T, b *bridge.Bridge) {
 
-			allowed := wantResult(t, handle(t, b, hooksIntercept("ls -la"), bridge.TransportStdio), `"evt-1"`)
-			if got := withoutKey(t, allowed, "decisionId"); got != `{"effects":[],"extensions":{"dev.ahpgateway":{}},"protocolVersion":"0.1"}` {
-				t.Errorf("ls: %s", got)
-			}
+		allowed := wantResult(t, handle(t, b, hooksIntercept("ls -la"), bridge.TransportStdio), `"evt-1"`)
+		if got := withoutKey(t, allowed, "decisionId"); got != `{"effects":[],"extensions":{"dev.ahpgateway":{}},"protocolVersion":"0.1"}` {
+			t.Errorf("ls: %s", got)
+		}
 
-			denied := wantResult(t, handle(t, b, hooksIntercept("rm -rf /"), bridge.TransportHTTP), `"evt-1"`)
-			var r struct {
-				ProtocolVersion string `json:"protocolVersion"`
-				Effects         []struct {
-					Type, Reason, Code string
-				}
-				Extensions map[string]map[string]any
+		denied := wantResult(t, handle(t, b, hooksIntercept("rm -rf /"), bridge.TransportHTTP), `"evt-1"`)
+		var r struct {
+			ProtocolVersion string `json:"protocolVersion"`
+			Effects         []struct {
+				Type, Reason, Code string
 			}
-			if err := json.Unmarshal(denied, &r); err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Effects) != 1 || r.Effects[0].Type != "deny" || r.Effects[0].Code != "dev.ahpgateway.policy.destructive" {
-				t.Errorf("rm -rf /: %s", denied)
-			}
-			ns := r.Extensions["dev.ahpgateway"]
-			if ns["decisionId"] == nil || ns["synthetic"] != nil {
-				t.Errorf("a policy denial carries its decision id and is not synthetic: %s", denied)
-			}
-		})
-	}
+			Extensions map[string]map[string]any
+		}
+		if err := json.Unmarshal(denied, &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Effects) != 1 || r.Effects[0].Type != "deny" || r.Effects[0].Code != "dev.ahpgateway.policy.destructive" {
+			t.Errorf("rm -rf /: %s", denied)
+		}
+		ns := r.Extensions["dev.ahpgateway"]
+		if ns["decisionId"] == nil || ns["synthetic"] != nil {
+			t.Errorf("a policy denial carries its decision id and is not synthetic: %s", denied)
+		}
+	})
 }
 
 // TestHooksErrorsFollowTheSpecification checks the codes the Agent Hooks Protocol reserves.

@@ -6,41 +6,32 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 )
 
-// toolKindByName is the documented table that gives a tool kind to the tool names harnesses commonly
+// toolKindNames is the documented table that gives a tool kind to the tool names harnesses commonly
 // use. Lookup is case-insensitive on the whole name; anything not listed is "other", except names of
 // the form mcp__server__tool, which are "mcp".
-var toolKindByName = map[string]ahpv1.ToolKind{
-	// shell
-	"bash": ahpv1.ToolKind_TOOL_KIND_SHELL, "shell": ahpv1.ToolKind_TOOL_KIND_SHELL,
-	"sh": ahpv1.ToolKind_TOOL_KIND_SHELL, "exec": ahpv1.ToolKind_TOOL_KIND_SHELL,
-	"run_command": ahpv1.ToolKind_TOOL_KIND_SHELL, "execute_command": ahpv1.ToolKind_TOOL_KIND_SHELL,
-	"terminal": ahpv1.ToolKind_TOOL_KIND_SHELL, "local_shell": ahpv1.ToolKind_TOOL_KIND_SHELL,
-	// file_read
-	"read": ahpv1.ToolKind_TOOL_KIND_FILE_READ, "read_file": ahpv1.ToolKind_TOOL_KIND_FILE_READ,
-	"view": ahpv1.ToolKind_TOOL_KIND_FILE_READ, "cat": ahpv1.ToolKind_TOOL_KIND_FILE_READ,
-	"notebookread": ahpv1.ToolKind_TOOL_KIND_FILE_READ,
-	// file_write
-	"write": ahpv1.ToolKind_TOOL_KIND_FILE_WRITE, "write_file": ahpv1.ToolKind_TOOL_KIND_FILE_WRITE,
-	"create_file": ahpv1.ToolKind_TOOL_KIND_FILE_WRITE,
-	// file_edit
-	"edit": ahpv1.ToolKind_TOOL_KIND_FILE_EDIT, "multiedit": ahpv1.ToolKind_TOOL_KIND_FILE_EDIT,
-	"edit_file": ahpv1.ToolKind_TOOL_KIND_FILE_EDIT, "str_replace": ahpv1.ToolKind_TOOL_KIND_FILE_EDIT,
-	"apply_patch": ahpv1.ToolKind_TOOL_KIND_FILE_EDIT, "notebookedit": ahpv1.ToolKind_TOOL_KIND_FILE_EDIT,
-	"patch": ahpv1.ToolKind_TOOL_KIND_FILE_EDIT,
-	// search
-	"grep": ahpv1.ToolKind_TOOL_KIND_SEARCH, "glob": ahpv1.ToolKind_TOOL_KIND_SEARCH,
-	"search": ahpv1.ToolKind_TOOL_KIND_SEARCH, "find": ahpv1.ToolKind_TOOL_KIND_SEARCH,
-	"ls": ahpv1.ToolKind_TOOL_KIND_SEARCH, "list_files": ahpv1.ToolKind_TOOL_KIND_SEARCH,
-	"search_files": ahpv1.ToolKind_TOOL_KIND_SEARCH, "codebase_search": ahpv1.ToolKind_TOOL_KIND_SEARCH,
-	// fetch
-	"webfetch": ahpv1.ToolKind_TOOL_KIND_FETCH, "websearch": ahpv1.ToolKind_TOOL_KIND_FETCH,
-	"fetch": ahpv1.ToolKind_TOOL_KIND_FETCH, "web_fetch": ahpv1.ToolKind_TOOL_KIND_FETCH,
-	"web_search": ahpv1.ToolKind_TOOL_KIND_FETCH, "http_request": ahpv1.ToolKind_TOOL_KIND_FETCH,
-	"curl": ahpv1.ToolKind_TOOL_KIND_FETCH,
-	// task
-	"task": ahpv1.ToolKind_TOOL_KIND_TASK, "agent": ahpv1.ToolKind_TOOL_KIND_TASK,
-	"subagent": ahpv1.ToolKind_TOOL_KIND_TASK, "spawn_agent": ahpv1.ToolKind_TOOL_KIND_TASK,
+var toolKindNames = []struct {
+	kind  ahpv1.ToolKind
+	names []string
+}{
+	{ahpv1.ToolKind_TOOL_KIND_SHELL, []string{"bash", "shell", "sh", "exec", "run_command", "execute_command", "terminal", "local_shell"}},
+	{ahpv1.ToolKind_TOOL_KIND_FILE_READ, []string{"read", "read_file", "view", "cat", "notebookread"}},
+	{ahpv1.ToolKind_TOOL_KIND_FILE_WRITE, []string{"write", "write_file", "create_file"}},
+	{ahpv1.ToolKind_TOOL_KIND_FILE_EDIT, []string{"edit", "multiedit", "edit_file", "str_replace", "apply_patch", "notebookedit", "patch"}},
+	{ahpv1.ToolKind_TOOL_KIND_SEARCH, []string{"grep", "glob", "search", "find", "ls", "list_files", "search_files", "codebase_search"}},
+	{ahpv1.ToolKind_TOOL_KIND_FETCH, []string{"webfetch", "websearch", "fetch", "web_fetch", "web_search", "http_request", "curl"}},
+	{ahpv1.ToolKind_TOOL_KIND_TASK, []string{"task", "agent", "subagent", "spawn_agent"}},
 }
+
+// toolKindByName is toolKindNames by (lower-case) name.
+var toolKindByName = func() map[string]ahpv1.ToolKind {
+	m := map[string]ahpv1.ToolKind{}
+	for _, row := range toolKindNames {
+		for _, name := range row.names {
+			m[name] = row.kind
+		}
+	}
+	return m
+}()
 
 // ToolKindFor gives the canonical kind of a tool from its name using the documented table
 // (docs/compatibility.md): Bash/bash/shell -> shell, Read/read_file -> file_read, ... ; names of the

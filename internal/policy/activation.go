@@ -191,11 +191,11 @@ func (f eventFields) field(name string) (ref.Val, bool) {
 	case "raw_payload":
 		return jsonVal(a.adapter, ev.GetPayload()), true
 	case "outcome":
-		return types.String(enumWireName(ev.GetOutcome())), true
+		return types.String(names.EnumWireName(ev.GetOutcome())), true
 	case "origin":
 		o := ev.GetOrigin()
 		return types.NewMap(a.adapter, map[string]ref.Val{
-			"dialect":          types.String(enumWireName(o.GetDialect())),
+			"dialect":          types.String(names.EnumWireName(o.GetDialect())),
 			"protocol_version": types.String(o.GetProtocolVersion()),
 			"event_type":       types.String(o.GetEventType()),
 			"provider":         types.String(o.GetProvider()),

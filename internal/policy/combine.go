@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // CodeFallback is the deny code of denials the engine sends in place of an effect the caller
@@ -102,7 +103,7 @@ func (c *combiner) add(r *rule, e *ahpv1.Effect, input *structpb.Struct) {
 // fallback replaces an effect the caller cannot express, as the rule's `fallback:` says, records
 // it, and returns the deny to send or nil.
 func (c *combiner) fallback(r *rule, wanted *ahpv1.Effect) *ahpv1.Effect {
-	name := effectName(r.effect)
+	name := names.EffectKindName(r.effect)
 	fb := &ahpv1.Fallback{RuleId: r.info.ID, Wanted: cloneModify(wanted)}
 	canDeny := c.caps.has(ahpv1.EffectKind_EFFECT_KIND_DENY)
 	switch {
@@ -145,7 +146,7 @@ func fallbackReason(r *rule, wanted *ahpv1.Effect) string {
 	if reason == "" {
 		reason = fmt.Sprintf("rule %q", r.info.ID)
 	}
-	return fmt.Sprintf("%s: %s (%s is not supported by this caller)", head, reason, effectName(r.effect))
+	return fmt.Sprintf("%s: %s (%s is not supported by this caller)", head, reason, names.EffectKindName(r.effect))
 }
 
 // finish picks the winning effect, adds the messages, and sets the verdict.
@@ -233,25 +234,21 @@ func VerdictRank(v ahpv1.Verdict) int {
 // EffectVerdict is the verdict effect e stands for; unspecified for messages and the Hooks draft
 // effects, which decide nothing.
 func EffectVerdict(e *ahpv1.Effect) ahpv1.Verdict {
-	switch e.GetEffect().(type) {
-	case *ahpv1.Effect_Deny:
-		return ahpv1.Verdict_VERDICT_DENY
-	case *ahpv1.Effect_Ask:
-		return ahpv1.Verdict_VERDICT_ASK
-	case *ahpv1.Effect_Escalate:
-		return ahpv1.Verdict_VERDICT_ESCALATE
-	case *ahpv1.Effect_Defer:
-		return ahpv1.Verdict_VERDICT_DEFER
-	case *ahpv1.Effect_Modify:
-		return ahpv1.Verdict_VERDICT_MODIFY
-	case *ahpv1.Effect_Allow:
-		return ahpv1.Verdict_VERDICT_ALLOW
+	if k := names.EffectKindOf(e); int(k) < len(kindVerdicts) {
+		return kindVerdicts[k]
 	}
 	return ahpv1.Verdict_VERDICT_UNSPECIFIED
 }
 
-// effectName is the policy-file name of an effect kind ("ask").
-func effectName(k ahpv1.EffectKind) string { return enumWireName(k) }
+// kindVerdicts maps the effect kinds that decide to their verdict (index: the EffectKind number).
+var kindVerdicts = [...]ahpv1.Verdict{
+	ahpv1.EffectKind_EFFECT_KIND_DENY:     ahpv1.Verdict_VERDICT_DENY,
+	ahpv1.EffectKind_EFFECT_KIND_ASK:      ahpv1.Verdict_VERDICT_ASK,
+	ahpv1.EffectKind_EFFECT_KIND_ESCALATE: ahpv1.Verdict_VERDICT_ESCALATE,
+	ahpv1.EffectKind_EFFECT_KIND_DEFER:    ahpv1.Verdict_VERDICT_DEFER,
+	ahpv1.EffectKind_EFFECT_KIND_MODIFY:   ahpv1.Verdict_VERDICT_MODIFY,
+	ahpv1.EffectKind_EFFECT_KIND_ALLOW:    ahpv1.Verdict_VERDICT_ALLOW,
+}
 
 // mergePatch applies an RFC 7386 JSON merge patch to target and returns the result; target is not
 // changed. null deletes a key, objects merge recursively, anything else replaces.

@@ -102,7 +102,7 @@ func compileRule(c *compiler, spec ruleSpec, index, line int) (*rule, error) {
 		kind, ok := names.ParseToolKind(k)
 		if !ok {
 			add("match.tool_kinds: unknown tool kind %q (known: %s)", k,
-				strings.Join(enumWireNames(ahpv1.ToolKind(0).Descriptor()), ", "))
+				strings.Join(names.EnumWireNames(ahpv1.ToolKind(0).Descriptor()), ", "))
 			continue
 		}
 		r.kinds |= 1 << uint(kind)

@@ -173,10 +173,10 @@ func (spec testCaseSpec) build(i int) (TestCase, error) {
 	if spec.Capabilities != nil {
 		caps := &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{}}
 		for _, name := range *spec.Capabilities {
-			n, ok := parseEnumWire(ahpv1.EffectKind(0).Descriptor(), name)
+			n, ok := names.ParseEnumWire(ahpv1.EffectKind(0).Descriptor(), name)
 			if !ok {
 				return tc, fmt.Errorf("capabilities: unknown effect %q (known: %s)", name,
-					strings.Join(enumWireNames(ahpv1.EffectKind(0).Descriptor()), ", "))
+					strings.Join(names.EnumWireNames(ahpv1.EffectKind(0).Descriptor()), ", "))
 			}
 			caps.Effects = append(caps.Effects, ahpv1.EffectKind(n))
 		}
@@ -284,16 +284,16 @@ func (s expectSpec) build() (expectation, error) {
 		typedAction: s.TypedAction, fallbacks: s.Fallbacks, dryRuns: s.DryRuns, messages: s.Messages,
 	}
 	if s.Verdict != "" {
-		n, ok := parseEnumWire(ahpv1.Verdict(0).Descriptor(), s.Verdict)
+		n, ok := names.ParseEnumWire(ahpv1.Verdict(0).Descriptor(), s.Verdict)
 		if !ok {
 			return x, fmt.Errorf("verdict: unknown verdict %q (known: %s)", s.Verdict,
-				strings.Join(enumWireNames(ahpv1.Verdict(0).Descriptor()), ", "))
+				strings.Join(names.EnumWireNames(ahpv1.Verdict(0).Descriptor()), ", "))
 		}
 		x.verdict = ahpv1.Verdict(n)
 	}
 	if s.Effects != nil {
 		for _, name := range *s.Effects {
-			if _, ok := parseEnumWire(ahpv1.EffectKind(0).Descriptor(), name); !ok {
+			if _, ok := names.ParseEnumWire(ahpv1.EffectKind(0).Descriptor(), name); !ok {
 				return x, fmt.Errorf("effects: unknown effect %q", name)
 			}
 		}
@@ -356,7 +356,7 @@ func (x expectation) check(res Result) []string {
 		}
 	}
 	if x.verdict != 0 && res.Verdict != x.verdict {
-		failf("verdict: got %s, want %s", enumWireName(res.Verdict), enumWireName(x.verdict))
+		failf("verdict: got %s, want %s", names.EnumWireName(res.Verdict), names.EnumWireName(x.verdict))
 	}
 	if x.ruleIDs != nil && !slices.Equal(res.MatchedRuleIDs, *x.ruleIDs) {
 		failf("rule_ids: got %s, want %s", list(res.MatchedRuleIDs), list(*x.ruleIDs))

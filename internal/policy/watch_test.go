@@ -12,6 +12,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 const (
@@ -72,23 +73,11 @@ func wait(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// writeFile replaces a file the way editors do: write a temporary file, rename it over.
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // newWatcher writes content to a fresh policy file and returns a Watcher of it (not running).
 func newWatcher(t *testing.T, content string) (*policy.Watcher, *recorder, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, path, content)
+	testkit.ReplaceFile(t, path, content)
 	rec := newRecorder()
 	w, err := policy.NewWatcher(path, rec.options())
 	if err != nil {
@@ -119,7 +108,7 @@ func TestReloadSwapsOnGoodFile(t *testing.T) {
 	if w.Policy().Name() != "v1" {
 		t.Fatalf("initial policy %q", w.Policy().Name())
 	}
-	writeFile(t, path, policyAsk)
+	testkit.ReplaceFile(t, path, policyAsk)
 	wait(t, rec.reloaded, "reload")
 	if w.Policy().Name() != "v2" {
 		t.Errorf("policy after reload = %q, want v2", w.Policy().Name())
@@ -131,7 +120,7 @@ func TestReloadKeepsOldPolicyOnBrokenFile(t *testing.T) {
 	t.Parallel()
 	w, rec, path := startWatcher(t, policyDeny)
 	old := w.Policy()
-	writeFile(t, path, policyBad)
+	testkit.ReplaceFile(t, path, policyBad)
 	wait(t, rec.failed, "reload error")
 	if w.Policy() != old {
 		t.Error("a broken file replaced the policy")
@@ -143,7 +132,7 @@ func TestReloadKeepsOldPolicyOnBrokenFile(t *testing.T) {
 	wantContains(t, "error", msg, "keeping policy "+old.Digest())
 
 	// Fixing the file recovers.
-	writeFile(t, path, policyAsk)
+	testkit.ReplaceFile(t, path, policyAsk)
 	wait(t, rec.reloaded, "reload after fix")
 	if w.Policy().Name() != "v2" {
 		t.Errorf("policy = %q, want v2", w.Policy().Name())
@@ -171,7 +160,7 @@ func TestWatcherReportsAPersistentProblemOnce(t *testing.T) {
 	if w.Policy().Name() != "v1" {
 		t.Error("a missing file replaced the policy")
 	}
-	writeFile(t, path, policyAsk)
+	testkit.ReplaceFile(t, path, policyAsk)
 	wait(t, rec.reloaded, "reload after the file came back")
 }
 
@@ -179,7 +168,7 @@ func TestReloadIgnoresRewritesWithTheSameContent(t *testing.T) {
 	t.Parallel()
 	w, rec, path := newWatcher(t, policyDeny)
 	old := w.Policy()
-	writeFile(t, path, policyDeny)
+	testkit.ReplaceFile(t, path, policyDeny)
 	if err := w.Reload(); err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +183,7 @@ func TestReloadIgnoresRewritesWithTheSameContent(t *testing.T) {
 func TestForcedReloadReturnsTheError(t *testing.T) {
 	t.Parallel()
 	w, rec, path := newWatcher(t, policyDeny)
-	writeFile(t, path, policyBad)
+	testkit.ReplaceFile(t, path, policyBad)
 	err := w.Reload()
 	if err == nil {
 		t.Fatal("Reload() of a broken file = nil")
@@ -210,7 +199,7 @@ func TestForcedReloadReturnsTheError(t *testing.T) {
 func TestNewWatcherFailsOnBrokenFile(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, path, policyBad)
+	testkit.ReplaceFile(t, path, policyBad)
 	if _, err := policy.NewWatcher(path, policy.WatchOptions{}); err == nil {
 		t.Error("NewWatcher accepted a broken file")
 	}
@@ -247,7 +236,7 @@ func TestReadersSeeAConsistentPolicyDuringReloads(t *testing.T) {
 		if i%2 == 1 {
 			content = policyDeny
 		}
-		writeFile(t, path, content)
+		testkit.ReplaceFile(t, path, content)
 		wait(t, rec.reloaded, "reload")
 	}
 	close(stop)

@@ -81,23 +81,6 @@ func choiceCustomField(md protoreflect.MessageDescriptor) protoreflect.FieldDesc
 	return md.Fields().ByName("other")
 }
 
-// ---- enum wire names ----
-
-// The wire names of closed enums are internal/names'; these keep the call sites in this package
-// short.
-
-func enumWireName(e protoreflect.Enum) string { return names.EnumWireName(e) }
-
-func enumValueWireName(vd protoreflect.EnumValueDescriptor) string {
-	return names.EnumValueWireName(vd)
-}
-
-func parseEnumWire(d protoreflect.EnumDescriptor, name string) (protoreflect.EnumNumber, bool) {
-	return names.ParseEnumWire(d, name)
-}
-
-func enumWireNames(d protoreflect.EnumDescriptor) []string { return names.EnumWireNames(d) }
-
 // ---- proto -> CEL ----
 
 // messageVal converts a message to its CEL value.
@@ -166,7 +149,7 @@ func scalarVal(adapter types.Adapter, fd protoreflect.FieldDescriptor, v protore
 		if vd == nil || vd.Number() == 0 {
 			return types.String("")
 		}
-		return types.String(enumValueWireName(vd))
+		return types.String(names.EnumValueWireName(vd))
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
 		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
 		return types.Int(v.Int())
@@ -195,7 +178,7 @@ func choiceString(m protoreflect.Message) string {
 		if vd == nil || vd.Number() == 0 {
 			return ""
 		}
-		return enumValueWireName(vd)
+		return names.EnumValueWireName(vd)
 	default:
 		return m.Get(fd).String()
 	}
@@ -237,7 +220,7 @@ func decodeMessage(m protoreflect.Message, v any, at string) error {
 			return fmt.Errorf("%s: want a string, got %s", at, describe(v))
 		}
 		known := md.Fields().ByName("known")
-		if n, ok := parseEnumWire(known.Enum(), s); ok {
+		if n, ok := names.ParseEnumWire(known.Enum(), s); ok {
 			m.Set(known, protoreflect.ValueOfEnum(n))
 		} else {
 			m.Set(choiceCustomField(md), protoreflect.ValueOfString(s))
@@ -355,10 +338,10 @@ func decodeValue(newMsg func() protoreflect.Value, fd protoreflect.FieldDescript
 		if !ok {
 			return protoreflect.Value{}, fmt.Errorf("%s: want a string, got %s", at, describe(v))
 		}
-		n, ok := parseEnumWire(fd.Enum(), s)
+		n, ok := names.ParseEnumWire(fd.Enum(), s)
 		if !ok {
 			return protoreflect.Value{}, fmt.Errorf("%s: unknown value %q (known: %s)", at, s,
-				strings.Join(enumWireNames(fd.Enum()), ", "))
+				strings.Join(names.EnumWireNames(fd.Enum()), ", "))
 		}
 		return protoreflect.ValueOfEnum(n), nil
 	case protoreflect.FloatKind, protoreflect.DoubleKind:

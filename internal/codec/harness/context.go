@@ -6,7 +6,7 @@ import (
 
 func decodeContext(path string, v any) (*ahpv1.EventContext, error) {
 	c := &ahpv1.EventContext{}
-	err := readStruct(path, v, "EventContext", []structField{
+	return readInto(c, path, v, "EventContext", []structField{
 		{name: "recent_facts", optional: true, decode: func(p string, v any) error {
 			if v == nil {
 				return nil
@@ -17,25 +17,11 @@ func decodeContext(path string, v any) (*ahpv1.EventContext, error) {
 			}
 			return err
 		}},
-		{name: "memory_summary", optional: true, decode: func(p string, v any) (err error) {
-			if v != nil {
-				c.MemorySummary, err = decodeMemorySummary(p, v)
-			}
-			return err
-		}},
-		{name: "session_stats", optional: true, decode: func(p string, v any) (err error) {
-			if v != nil {
-				c.SessionStats, err = decodeSessionStats(p, v)
-			}
-			return err
-		}},
+		opt("memory_summary", &c.MemorySummary, decodeMemorySummary),
+		opt("session_stats", &c.SessionStats, decodeSessionStats),
 		optString("current_task", &c.CurrentTask),
 		optMap("capabilities", &c.Capabilities),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 func contextJSON(c *ahpv1.EventContext, e encoder) map[string]any {
@@ -66,20 +52,16 @@ func contextJSON(c *ahpv1.EventContext, e encoder) map[string]any {
 
 func decodeMemorySummary(path string, v any) (*ahpv1.MemorySummary, error) {
 	m := &ahpv1.MemorySummary{}
-	err := readStruct(path, v, "MemorySummary", []structField{
+	return readInto(m, path, v, "MemorySummary", []structField{
 		reqString("memory_type", &m.MemoryType),
 		reqUint("total_items", usizeType, &m.TotalItems),
 		reqStrings("recent_topics", &m.RecentTopics),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func decodeSessionStats(path string, v any) (*ahpv1.SessionStats, error) {
 	s := &ahpv1.SessionStats{}
-	err := readStruct(path, v, "SessionStats", []structField{
+	return readInto(s, path, v, "SessionStats", []structField{
 		reqUint("total_actions", usizeType, &s.TotalActions),
 		{name: "total_tokens", decode: func(p string, v any) error {
 			i, err := readSigned(p, v, i32Type)
@@ -89,10 +71,6 @@ func decodeSessionStats(path string, v any) (*ahpv1.SessionStats, error) {
 		reqUint("duration_ms", u64Type, &s.DurationMs),
 		reqUint("error_count", usizeType, &s.ErrorCount),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 // decodeFacts reads a Vec<Fact>.

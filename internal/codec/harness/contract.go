@@ -8,11 +8,13 @@ package harness
 import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 func decodeRunLifecycle(path string, v any) (*ahpv1.RunLifecycle, error) {
 	m := &ahpv1.RunLifecycle{}
-	err := readStruct(path, v, "RunLifecycleEvent", []structField{
+	return readInto(m, path, v, "RunLifecycleEvent", []structField{
 		reqString("run_id", &m.RunId),
 		reqString("session_id", &m.SessionId),
 		reqEnum("status", &m.Status),
@@ -23,75 +25,47 @@ func decodeRunLifecycle(path string, v any) (*ahpv1.RunLifecycle, error) {
 		reqString("updated_at", &m.UpdatedAt),
 		optMap("metadata", &m.Metadata),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func runLifecycleJSON(m *ahpv1.RunLifecycle, _ encoder) (map[string]any, error) {
-	status, err := enumWire("status", m.GetStatus())
+	out, err := contractJSON(m, m.GetStatus())
 	if err != nil {
 		return nil, err
-	}
-	out := map[string]any{
-		"run_id":     m.GetRunId(),
-		"session_id": m.GetSessionId(),
-		"status":     status,
-		"updated_at": m.GetUpdatedAt(),
 	}
 	putString(out, "prompt", m.Prompt)
 	putString(out, "result_summary", m.ResultSummary)
 	putString(out, "error", m.Error)
 	putString(out, "started_at", m.StartedAt)
-	putMap(out, "metadata", m.GetMetadata())
 	return out, nil
 }
 
 func decodeTaskList(path string, v any) (*ahpv1.TaskList, error) {
 	m := &ahpv1.TaskList{}
-	err := readStruct(path, v, "TaskListEvent", []structField{
+	return readInto(m, path, v, "TaskListEvent", []structField{
 		reqString("run_id", &m.RunId),
 		reqString("session_id", &m.SessionId),
 		{name: "tasks", decode: func(p string, v any) error {
 			m.Tasks = []*ahpv1.TaskItem{}
-			return readSeq(p, v, func(p string, v any) error {
-				t, err := decodeTaskItem(p, v)
-				m.Tasks = append(m.Tasks, t)
-				return err
-			})
+			return readSeqInto(p, v, &m.Tasks, decodeTaskItem)
 		}},
 		reqString("updated_at", &m.UpdatedAt),
 		optMap("metadata", &m.Metadata),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func taskListJSON(m *ahpv1.TaskList, _ encoder) (map[string]any, error) {
-	tasks := []any{}
-	for i, t := range m.GetTasks() {
-		j, err := taskItemJSON(jsonwire.IndexPath("tasks", i), t)
-		if err != nil {
-			return nil, err
-		}
-		tasks = append(tasks, j)
+	tasks, err := listJSON("tasks", m.GetTasks(), taskItemJSON)
+	if err != nil {
+		return nil, err
 	}
-	out := map[string]any{
-		"run_id":     m.GetRunId(),
-		"session_id": m.GetSessionId(),
-		"tasks":      tasks,
-		"updated_at": m.GetUpdatedAt(),
-	}
-	putMap(out, "metadata", m.GetMetadata())
+	out, _ := contractJSON(m, nil)
+	out["tasks"] = tasks
 	return out, nil
 }
 
 func decodeTaskItem(path string, v any) (*ahpv1.TaskItem, error) {
 	t := &ahpv1.TaskItem{}
-	err := readStruct(path, v, "TaskItem", []structField{
+	return readInto(t, path, v, "TaskItem", []structField{
 		reqString("id", &t.Id),
 		reqString("title", &t.Title),
 		reqEnum("status", &t.Status),
@@ -102,85 +76,59 @@ func decodeTaskItem(path string, v any) (*ahpv1.TaskItem, error) {
 		optString("updated_at", &t.UpdatedAt),
 		optMap("metadata", &t.Metadata),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
 }
 
 func taskItemJSON(path string, t *ahpv1.TaskItem) (map[string]any, error) {
 	t = nonNil(t)
-	status, err := enumWire(jsonwire.JoinPath(path, "status"), t.GetStatus())
+	out, err := itemJSON(path, t, t.GetStatus())
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"id": t.GetId(), "title": t.GetTitle(), "status": status}
+	out["title"] = t.GetTitle()
 	if len(t.GetDependsOn()) > 0 {
 		out["depends_on"] = stringsJSON(t.GetDependsOn())
 	}
-	putEvidence(out, t.GetEvidence())
-	putArtifacts(out, t.GetArtifacts())
 	putString(out, "error", t.Error)
 	putString(out, "updated_at", t.UpdatedAt)
-	putMap(out, "metadata", t.GetMetadata())
 	return out, nil
 }
 
 func decodeVerification(path string, v any) (*ahpv1.Verification, error) {
 	m := &ahpv1.Verification{}
-	err := readStruct(path, v, "VerificationEvent", []structField{
+	return readInto(m, path, v, "VerificationEvent", []structField{
 		reqString("run_id", &m.RunId),
 		reqString("session_id", &m.SessionId),
 		reqEnum("status", &m.Status),
 		{name: "checks", optional: true, defaulted: true, decode: func(p string, v any) error {
-			return readSeq(p, v, func(p string, v any) error {
-				c, err := decodeCheck(p, v)
-				m.Checks = append(m.Checks, c)
-				return err
-			})
+			return readSeqInto(p, v, &m.Checks, decodeCheck)
 		}},
 		defaultStrings("residual_risks", &m.ResidualRisks),
 		reqString("updated_at", &m.UpdatedAt),
 		optMap("metadata", &m.Metadata),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func verificationJSON(m *ahpv1.Verification, _ encoder) (map[string]any, error) {
-	status, err := enumWire("status", m.GetStatus())
+	out, err := contractJSON(m, m.GetStatus())
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{
-		"run_id":     m.GetRunId(),
-		"session_id": m.GetSessionId(),
-		"status":     status,
-		"updated_at": m.GetUpdatedAt(),
-	}
 	if len(m.GetChecks()) > 0 {
-		checks := []any{}
-		for i, c := range m.GetChecks() {
-			j, err := checkJSON(jsonwire.IndexPath("checks", i), c)
-			if err != nil {
-				return nil, err
-			}
-			checks = append(checks, j)
+		checks, err := listJSON("checks", m.GetChecks(), checkJSON)
+		if err != nil {
+			return nil, err
 		}
 		out["checks"] = checks
 	}
 	if len(m.GetResidualRisks()) > 0 {
 		out["residual_risks"] = stringsJSON(m.GetResidualRisks())
 	}
-	putMap(out, "metadata", m.GetMetadata())
 	return out, nil
 }
 
 func decodeCheck(path string, v any) (*ahpv1.VerificationCheck, error) {
 	c := &ahpv1.VerificationCheck{}
-	err := readStruct(path, v, "VerificationCheck", []structField{
+	return readInto(c, path, v, "VerificationCheck", []structField{
 		reqString("id", &c.Id),
 		reqString("subject", &c.Subject),
 		reqEnum("status", &c.Status),
@@ -190,24 +138,62 @@ func decodeCheck(path string, v any) (*ahpv1.VerificationCheck, error) {
 		defaultArtifacts("artifacts", &c.Artifacts),
 		optMap("metadata", &c.Metadata),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 func checkJSON(path string, c *ahpv1.VerificationCheck) (map[string]any, error) {
 	c = nonNil(c)
-	status, err := enumWire(jsonwire.JoinPath(path, "status"), c.GetStatus())
+	out, err := itemJSON(path, c, c.GetStatus())
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"id": c.GetId(), "subject": c.GetSubject(), "status": status}
+	out["subject"] = c.GetSubject()
 	putString(out, "command", c.Command)
 	putString(out, "message", c.Message)
-	putEvidence(out, c.GetEvidence())
-	putArtifacts(out, c.GetArtifacts())
-	putMap(out, "metadata", c.GetMetadata())
+	return out, nil
+}
+
+// runContract is what the three run contract events carry besides their own fields.
+type runContract interface {
+	GetRunId() string
+	GetSessionId() string
+	GetUpdatedAt() string
+	GetMetadata() *structpb.Struct
+}
+
+// contractJSON starts the object of a run contract event: its ids, updated_at, metadata, and
+// status unless it is nil (task_list has none).
+func contractJSON(m runContract, status protoreflect.Enum) (map[string]any, error) {
+	out := map[string]any{"run_id": m.GetRunId(), "session_id": m.GetSessionId(), "updated_at": m.GetUpdatedAt()}
+	if status != nil {
+		s, err := enumWire("status", status)
+		if err != nil {
+			return nil, err
+		}
+		out["status"] = s
+	}
+	putMap(out, "metadata", m.GetMetadata())
+	return out, nil
+}
+
+// evidenced is what task items and verification checks share.
+type evidenced interface {
+	GetId() string
+	GetEvidence() []*ahpv1.EvidenceRef
+	GetArtifacts() []*ahpv1.ArtifactRef
+	GetMetadata() *structpb.Struct
+}
+
+// itemJSON starts the object of a task item or a check at path: id, status, evidence, artifacts
+// and metadata.
+func itemJSON(path string, m evidenced, status protoreflect.Enum) (map[string]any, error) {
+	s, err := enumWire(jsonwire.JoinPath(path, "status"), status)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"id": m.GetId(), "status": s}
+	putEvidence(out, m.GetEvidence())
+	putArtifacts(out, m.GetArtifacts())
+	putMap(out, "metadata", m.GetMetadata())
 	return out, nil
 }
 
@@ -219,12 +205,7 @@ func defaultEvidence(name string, dst *[]*ahpv1.EvidenceRef) structField {
 			err := readStruct(p, v, "EvidenceRef", []structField{
 				reqString("kind", &e.Kind),
 				reqString("summary", &e.Summary),
-				{name: "artifact", optional: true, decode: func(p string, v any) (err error) {
-					if v != nil {
-						e.Artifact, err = decodeArtifact(p, v)
-					}
-					return err
-				}},
+				opt("artifact", &e.Artifact, decodeArtifact),
 				optMap("metadata", &e.Metadata),
 			})
 			*dst = append(*dst, e)
@@ -236,17 +217,13 @@ func defaultEvidence(name string, dst *[]*ahpv1.EvidenceRef) structField {
 // defaultArtifacts is a Vec<ArtifactRef> with #[serde(default)].
 func defaultArtifacts(name string, dst *[]*ahpv1.ArtifactRef) structField {
 	return structField{name: name, optional: true, defaulted: true, decode: func(p string, v any) error {
-		return readSeq(p, v, func(p string, v any) error {
-			a, err := decodeArtifact(p, v)
-			*dst = append(*dst, a)
-			return err
-		})
+		return readSeqInto(p, v, dst, decodeArtifact)
 	}}
 }
 
 func decodeArtifact(path string, v any) (*ahpv1.ArtifactRef, error) {
 	a := &ahpv1.ArtifactRef{}
-	err := readStruct(path, v, "ArtifactRef", []structField{
+	return readInto(a, path, v, "ArtifactRef", []structField{
 		reqString("id", &a.Id),
 		optString("kind", &a.Kind),
 		optString("uri", &a.Uri),
@@ -256,10 +233,6 @@ func decodeArtifact(path string, v any) (*ahpv1.ArtifactRef, error) {
 		optUint("size_bytes", u64Type, &a.SizeBytes),
 		optString("summary", &a.Summary),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return a, nil
 }
 
 func artifactJSON(a *ahpv1.ArtifactRef) map[string]any {

@@ -99,17 +99,11 @@ type typedDecisionCodec struct {
 
 func typedDecisionOf[T proto.Message](dec func(string, any) (T, error), enc func(T) (map[string]any, error)) typedDecisionCodec {
 	return typedDecisionCodec{
-		decode: func(path string, v any) (proto.Message, error) {
-			m, err := dec(path, v)
+		decode: decodeAs(dec),
+		encode: func(m proto.Message) (map[string]any, error) {
+			t, err := messageAs[T](m)
 			if err != nil {
 				return nil, err
-			}
-			return m, nil
-		},
-		encode: func(m proto.Message) (map[string]any, error) {
-			t, ok := m.(T)
-			if !ok || !m.ProtoReflect().IsValid() {
-				return nil, fmt.Errorf("convert: want a non-nil %T, got %T", *new(T), m)
 			}
 			return enc(t)
 		},
@@ -133,7 +127,7 @@ var typedDecisions = map[string]typedDecisionCodec{
 // *ahpv1.IntentDetectionDecision, ..., *ahpv1.ConfirmationDecision) in the reference's exact bytes,
 // e.g. {"confidence":0.949999988079071,"decision":"allow","detected_intent":"locate"}.
 func EncodeTypedDecision(m proto.Message) ([]byte, error) {
-	name, ok := typedDecisionName(m)
+	name, ok := oneofFieldOf(&ahpv1.Decision{}, "typed", m)
 	if !ok {
 		return nil, fmt.Errorf("convert: %T is not a Harness typed decision", m)
 	}
@@ -155,31 +149,6 @@ func DecodeTypedDecision(eventType, path string, v any) (proto.Message, error) {
 		return nil, err
 	}
 	return c.decode(path, v)
-}
-
-// typedDecisionName finds the typed event type whose decision message type m is.
-func typedDecisionName(m proto.Message) (string, bool) {
-	if m == nil {
-		return "", false
-	}
-	fields := (&ahpv1.Decision{}).ProtoReflect().Descriptor().Oneofs().ByName("typed").Fields()
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		if fd.Message().FullName() == m.ProtoReflect().Descriptor().FullName() {
-			return string(fd.Name()), true
-		}
-	}
-	return "", false
-}
-
-// typedAnswer returns the typed oneof of a canonical decision: event type name and message.
-func typedAnswer(d *ahpv1.Decision) (string, proto.Message) {
-	r := d.ProtoReflect()
-	fd := r.WhichOneof(r.Descriptor().Oneofs().ByName("typed"))
-	if fd == nil {
-		return "", nil
-	}
-	return string(fd.Name()), r.Get(fd).Message().Interface()
 }
 
 // typedBlock decodes the fields of a typed block variant; withMetadata is false for the
@@ -248,24 +217,21 @@ func decodeIntentDecision(path string, v any) (*ahpv1.IntentDetectionDecision, e
 	err = readStruct(path, obj, "IntentDetectionDecision", []structField{
 		reqString("detected_intent", &x.DetectedIntent),
 		reqF32("confidence", &x.Confidence),
-		{name: "target_hints", optional: true, decode: func(p string, v any) error {
-			if v == nil {
-				return nil
-			}
-			h := &ahpv1.TargetHints{}
-			err := readStruct(p, v, "TargetHints", []structField{
-				optString("target_type", &h.TargetType),
-				optString("target_name", &h.TargetName),
-				optString("domain", &h.Domain),
-			})
-			x.TargetHints = h
-			return err
-		}},
+		opt("target_hints", &x.TargetHints, decodeTargetHints),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &ahpv1.IntentDetectionDecision{Decision: &ahpv1.IntentDetectionDecision_Allow_{Allow: x}}, nil
+}
+
+func decodeTargetHints(path string, v any) (*ahpv1.TargetHints, error) {
+	h := &ahpv1.TargetHints{}
+	return readInto(h, path, v, "TargetHints", []structField{
+		optString("target_type", &h.TargetType),
+		optString("target_name", &h.TargetName),
+		optString("domain", &h.Domain),
+	})
 }
 
 func intentDecisionJSON(d *ahpv1.IntentDetectionDecision) (map[string]any, error) {
@@ -315,12 +281,7 @@ func decodePerceptionDecision(path string, v any) (*ahpv1.ContextPerceptionDecis
 				x.RefinedIntent = ahpv1.PerceptionIntent(n)
 				return err
 			}},
-			{name: "refined_target", optional: true, decode: func(p string, v any) (err error) {
-				if v != nil {
-					x.RefinedTarget, err = decodeTarget(p, v)
-				}
-				return err
-			}},
+			opt("refined_target", &x.RefinedTarget, decodeTarget),
 			reqStrings("scope_hints", &x.ScopeHints),
 		})
 		if err != nil {
@@ -380,9 +341,19 @@ func perceptionDecisionJSON(d *ahpv1.ContextPerceptionDecision) (map[string]any,
 	return nil, requiredErr("decision", "a decision")
 }
 
+func decodeProjectSummary(path string, v any) (*ahpv1.ProjectSummary, error) {
+	s := &ahpv1.ProjectSummary{}
+	return readInto(s, path, v, "ProjectSummary", []structField{
+		reqString("project_name", &s.ProjectName),
+		optString("language", &s.Language),
+		optStrings("key_files", &s.KeyFiles),
+		reqString("structure_description", &s.StructureDescription),
+	})
+}
+
 func decodeInjectedContext(path string, v any) (*ahpv1.InjectedContext, error) {
 	c := &ahpv1.InjectedContext{}
-	err := readStruct(path, v, "InjectedContext", []structField{
+	return readInto(c, path, v, "InjectedContext", []structField{
 		{name: "facts", decode: func(p string, v any) (err error) {
 			c.Facts, err = decodeFacts(p, v)
 			return err
@@ -405,27 +376,10 @@ func decodeInjectedContext(path string, v any) (*ahpv1.InjectedContext, error) {
 			c.FileContents = list
 			return err
 		}},
-		{name: "project_summary", optional: true, decode: func(p string, v any) error {
-			if v == nil {
-				return nil
-			}
-			s := &ahpv1.ProjectSummary{}
-			err := readStruct(p, v, "ProjectSummary", []structField{
-				reqString("project_name", &s.ProjectName),
-				optString("language", &s.Language),
-				optStrings("key_files", &s.KeyFiles),
-				reqString("structure_description", &s.StructureDescription),
-			})
-			c.ProjectSummary = s
-			return err
-		}},
+		opt("project_summary", &c.ProjectSummary, decodeProjectSummary),
 		optStrings("knowledge", &c.Knowledge),
 		optStrings("suggestions", &c.Suggestions),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 func injectedContextJSON(c *ahpv1.InjectedContext) map[string]any {

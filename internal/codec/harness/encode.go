@@ -74,6 +74,19 @@ func nonNil[T any](m *T) *T {
 	return m
 }
 
+// listJSON writes each element of list with elem, which gets the element's path below name.
+func listJSON[T, J any](name string, list []T, elem func(path string, x T) (J, error)) ([]any, error) {
+	out := make([]any, len(list))
+	for i, x := range list {
+		j, err := elem(jsonwire.IndexPath(name, i), x)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = j
+	}
+	return out, nil
+}
+
 // putString sets out[key] when s is set (an Option<String> with skip_serializing_if).
 func putString(out map[string]any, key string, s *string) {
 	if s != nil {

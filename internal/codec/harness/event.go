@@ -74,12 +74,7 @@ func readEvent(path string, v any, requestID string, index int) (*EventParams, e
 			raw.payload = v
 			return nil
 		}},
-		{name: "context", optional: true, decode: func(p string, v any) (err error) {
-			if v != nil {
-				raw.context, err = decodeContext(p, v)
-			}
-			return err
-		}},
+		opt("context", &raw.context, decodeContext),
 		optMap("metadata", &raw.metadata),
 	})
 	if err != nil {

@@ -170,7 +170,7 @@ func DecodePayload(eventType, path string, v any) (proto.Message, error) {
 // {"include_sources":true,"max_context_length":null,"max_results":null}, ...), Options written or
 // skipped exactly as serde does.
 func EncodePayload(m proto.Message) ([]byte, error) {
-	name, ok := payloadName(m)
+	name, ok := oneofFieldOf(&ahpv1.Event{}, "body", m)
 	if !ok {
 		return nil, fmt.Errorf("convert: %T is not a Harness payload message", m)
 	}

@@ -36,33 +36,30 @@ func fuzzParse(data []byte) (any, bool) {
 // looseEqual compares JSON values with numbers by float64 value, the precision
 // google.protobuf.Value keeps for free-form fields.
 func looseEqual(a, b any) bool {
-	switch x := a.(type) {
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
+	return jsonTreeEqual(a, b, func(x, y json.Number) bool {
 		xf, _, xerr := big.ParseFloat(string(x), 10, 53, big.ToNearestEven)
 		yf, _, yerr := big.ParseFloat(string(y), 10, 53, big.ToNearestEven)
 		return xerr == nil && yerr == nil && xf.Cmp(yf) == 0
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !looseEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		return ok && slices.EqualFunc(x, y, looseEqual)
-	default:
-		return a == b
+	})
+}
+
+// reencode encodes m, decodes the encoding and encodes that again; it fails unless both
+// encodings are equal, and returns the first encoding and the value decoded from it.
+func reencode[T any](t *testing.T, m T, encode func(T) ([]byte, error), decode func(any) (T, error)) ([]byte, T) {
+	t.Helper()
+	out, err := encode(m)
+	if err != nil {
+		t.Fatalf("encode: %v", err)
 	}
+	m2, err := decode(mustParse(t, out))
+	if err != nil {
+		t.Fatalf("decode %s: %v", out, err)
+	}
+	out2, err := encode(m2)
+	if err != nil || !bytes.Equal(out, out2) {
+		t.Fatalf("unstable:\n%s\n%s\n%v", out, out2, err)
+	}
+	return out, m2
 }
 
 // seedFiles adds every file matching pattern under testdata/harness as a seed.
@@ -233,18 +230,7 @@ func FuzzHarnessDecision(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, err := encode(m)
-		if err != nil {
-			t.Fatalf("encode: %v", err)
-		}
-		m2, err := decode(mustParse(t, out))
-		if err != nil {
-			t.Fatalf("decode %s: %v", out, err)
-		}
-		out2, err := encode(m2)
-		if err != nil || !bytes.Equal(out, out2) {
-			t.Fatalf("unstable:\n%s\n%s\n%v", out, out2, err)
-		}
+		_, m2 := reencode(t, m, encode, decode)
 		if !proto.Equal(m, m2) {
 			t.Fatalf("decode(encode(decision)) differs\nfirst  %s\nsecond %s", protoText(m), protoText(m2))
 		}
@@ -288,18 +274,9 @@ func FuzzHarnessTypedPayload(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, err := harness.EncodePayload(m)
-		if err != nil {
-			t.Fatalf("encode: %v", err)
-		}
-		m2, err := harness.DecodePayload(name, "payload", mustParse(t, out))
-		if err != nil {
-			t.Fatalf("decode %s: %v", out, err)
-		}
-		out2, err := harness.EncodePayload(m2)
-		if err != nil || !bytes.Equal(out, out2) {
-			t.Fatalf("unstable:\n%s\n%s\n%v", out, out2, err)
-		}
+		reencode(t, m, harness.EncodePayload, func(v any) (proto.Message, error) {
+			return harness.DecodePayload(name, "payload", v)
+		})
 	})
 }
 
@@ -338,17 +315,11 @@ func FuzzHarnessBatch(f *testing.F) {
 			events[i] = p.Event
 			decisions[i] = harness.RenderDecision(&ahpv1.Decision{Verdict: ahpv1.Verdict(i % 7)}, p.Event)
 		}
-		out, err := harness.EncodeBatch(events)
-		if err != nil {
-			t.Fatalf("encode: %v", err)
-		}
-		again, err := harness.DecodeBatch("params", mustParse(t, out))
-		if err != nil || len(again) != len(events) {
-			t.Fatalf("decode %s: %v", out, err)
-		}
-		out2, err := harness.EncodeBatch(again)
-		if err != nil || !bytes.Equal(out, out2) {
-			t.Fatalf("unstable:\n%s\n%s\n%v", out, out2, err)
+		out, again := reencode(t, events, harness.EncodeBatch, func(v any) ([]*ahpv1.Event, error) {
+			return harness.DecodeBatch("params", v)
+		})
+		if len(again) != len(events) {
+			t.Fatalf("%d events decoded from %s, want %d", len(again), out, len(events))
 		}
 		result, err := harness.EncodeBatchResult(decisions)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -66,12 +67,7 @@ func readLines(t testing.TB, name string) [][]byte {
 // jSONEqual compares JSON values: same keys, same values; integers exactly, other numbers
 // by value.
 func jSONEqual(a, b any) bool {
-	switch x := a.(type) {
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
+	return jsonTreeEqual(a, b, func(x, y json.Number) bool {
 		xi, xok := new(big.Int).SetString(string(x), 10)
 		yi, yok := new(big.Int).SetString(string(y), 10)
 		if xok && yok {
@@ -80,21 +76,23 @@ func jSONEqual(a, b any) bool {
 		xf, _ := new(big.Float).SetString(string(x))
 		yf, _ := new(big.Float).SetString(string(y))
 		return xf != nil && yf != nil && xf.Cmp(yf) == 0
+	})
+}
+
+// jsonTreeEqual compares two decoded JSON trees (numbers as json.Number), comparing numbers
+// with numEqual and everything else exactly.
+func jsonTreeEqual(a, b any, numEqual func(x, y json.Number) bool) bool {
+	eq := func(x, y any) bool { return jsonTreeEqual(x, y, numEqual) }
+	switch x := a.(type) {
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && numEqual(x, y)
 	case map[string]any:
 		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !jSONEqual(v, w) {
-				return false
-			}
-		}
-		return true
+		return ok && maps.EqualFunc(x, y, eq)
 	case []any:
 		y, ok := b.([]any)
-		return ok && slices.EqualFunc(x, y, jSONEqual)
+		return ok && slices.EqualFunc(x, y, eq)
 	default:
 		return a == b
 	}

@@ -4,6 +4,7 @@ package harness
 // so that converting back gives the original JSON.
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
@@ -33,16 +34,7 @@ func jsonEqual(a, b any) bool {
 		return ok && slices.EqualFunc(x, y, jsonEqual)
 	case map[string]any:
 		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !jsonEqual(xv, yv) {
-				return false
-			}
-		}
-		return true
+		return ok && maps.EqualFunc(x, y, jsonEqual)
 	}
 	return false
 }

@@ -17,21 +17,36 @@ type payloadCodec struct {
 // codecOf adapts a typed decoder/encoder pair to payloadCodec.
 func codecOf[T proto.Message](dec func(string, any) (T, error), enc func(T, encoder) (map[string]any, error)) payloadCodec {
 	return payloadCodec{
-		decode: func(path string, v any) (proto.Message, error) {
-			m, err := dec(path, v)
+		decode: decodeAs(dec),
+		encode: func(m proto.Message, e encoder) (map[string]any, error) {
+			t, err := messageAs[T](m)
 			if err != nil {
 				return nil, err
-			}
-			return m, nil
-		},
-		encode: func(m proto.Message, e encoder) (map[string]any, error) {
-			t, ok := m.(T)
-			if !ok || !m.ProtoReflect().IsValid() {
-				return nil, fmt.Errorf("convert: want a non-nil %T, got %T", *new(T), m)
 			}
 			return enc(t, e)
 		},
 	}
+}
+
+// decodeAs adapts a decoder of T to one of proto.Message that returns a nil interface, not a
+// typed nil, on error.
+func decodeAs[T proto.Message](dec func(string, any) (T, error)) func(path string, v any) (proto.Message, error) {
+	return func(path string, v any) (proto.Message, error) {
+		m, err := dec(path, v)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+}
+
+// messageAs returns m as a T, or an error when it is another type or nil.
+func messageAs[T proto.Message](m proto.Message) (T, error) {
+	t, ok := m.(T)
+	if !ok || !m.ProtoReflect().IsValid() {
+		return t, fmt.Errorf("convert: want a non-nil %T, got %T", *new(T), m)
+	}
+	return t, nil
 }
 
 // payloadCodecs holds the payload struct of every event type whose payload the reference
@@ -50,12 +65,16 @@ var payloadCodecs = map[string]payloadCodec{
 	"verification":       codecOf(decodeVerification, verificationJSON),
 }
 
-// payloadName finds the event type whose payload message type m is.
-func payloadName(m proto.Message) (string, bool) {
+// payloadBody returns the event's body oneof: the field name (an event type name) and message.
+func payloadBody(ev *ahpv1.Event) (string, proto.Message) { return whichOneof(ev, "body") }
+
+// oneofFieldOf names the field of container's oneof whose message type is m's (the typed
+// decisions and the payloads are named by their event type this way).
+func oneofFieldOf(container proto.Message, oneof protoreflect.Name, m proto.Message) (string, bool) {
 	if m == nil {
 		return "", false
 	}
-	fields := (&ahpv1.Event{}).ProtoReflect().Descriptor().Oneofs().ByName("body").Fields()
+	fields := container.ProtoReflect().Descriptor().Oneofs().ByName(oneof).Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
 		if fd.Message().FullName() == m.ProtoReflect().Descriptor().FullName() {
@@ -65,10 +84,11 @@ func payloadName(m proto.Message) (string, bool) {
 	return "", false
 }
 
-// payloadBody returns the event's body oneof: the field name (an event type name) and message.
-func payloadBody(ev *ahpv1.Event) (string, proto.Message) {
-	r := ev.ProtoReflect()
-	fd := r.WhichOneof(r.Descriptor().Oneofs().ByName("body"))
+// whichOneof returns the field of container's oneof that is set: its name and message, or ""
+// and nil.
+func whichOneof(container proto.Message, oneof protoreflect.Name) (string, proto.Message) {
+	r := container.ProtoReflect()
+	fd := r.WhichOneof(r.Descriptor().Oneofs().ByName(oneof))
 	if fd == nil {
 		return "", nil
 	}

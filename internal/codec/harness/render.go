@@ -260,7 +260,7 @@ func RenderTyped(d *ahpv1.Decision, eventType string) ([]byte, error) {
 	if !UsesTypedDecision(eventType) {
 		return nil, fmt.Errorf("convert: harness event type %q has no typed decision", eventType)
 	}
-	if name, m := typedAnswer(d); m != nil {
+	if name, m := whichOneof(d, "typed"); m != nil {
 		if name != eventType {
 			return nil, fmt.Errorf("convert: typed decision %s cannot answer a %s event", name, eventType)
 		}

@@ -327,17 +327,33 @@ func readSeq(path string, v any, elem func(path string, v any) error) error {
 	return nil
 }
 
-func readStrings(path string, v any) ([]string, error) {
-	out := []string{}
-	err := readSeq(path, v, func(p string, e any) error {
-		s, err := readString(p, e)
-		out = append(out, s)
+// readSeqInto reads a Vec<T>, appending what elem reads of each element to *dst (the element
+// that failed included).
+func readSeqInto[T any](path string, v any, dst *[]T, elem func(path string, v any) (T, error)) error {
+	return readSeq(path, v, func(p string, v any) error {
+		x, err := elem(p, v)
+		*dst = append(*dst, x)
 		return err
 	})
-	if err != nil {
+}
+
+func readStrings(path string, v any) ([]string, error) {
+	out := []string{}
+	if err := readSeqInto(path, v, &out, readString); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+func readI64(path string, v any) (int64, error) { return readSigned(path, v, i64Type) }
+
+// readStringList reads a Vec<String> into a StringList.
+func readStringList(path string, v any) (*ahpv1.StringList, error) {
+	s, err := readStrings(path, v)
+	if err != nil {
+		return nil, err
+	}
+	return &ahpv1.StringList{Values: s}, nil
 }
 
 // readMap reads a HashMap<String, serde_json::Value> into a Struct.
@@ -434,28 +450,52 @@ func readStruct(path string, v any, name string, fields []structField) error {
 	}
 }
 
+// readInto reads a derived struct into m (see readStruct) and returns m, or nil and the error.
+func readInto[T any](m *T, path string, v any, name string, fields []structField) (*T, error) {
+	if err := readStruct(path, v, name, fields); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// readParams is readInto for the params or result of a method: numbers out of range anywhere in
+// v are rejected first, as serde_json refuses to parse such a message at all.
+func readParams[T any](m *T, path string, v any, name string, fields []structField) (*T, error) {
+	if err := checkNumbers(path, v); err != nil {
+		return nil, err
+	}
+	return readInto(m, path, v, name, fields)
+}
+
 // Field constructors for the common shapes.
 
-func reqString(name string, dst *string) structField {
+// req is a required field read by read.
+func req[T any](name string, dst *T, read func(path string, v any) (T, error)) structField {
 	return structField{name: name, decode: func(p string, v any) (err error) {
-		*dst, err = readString(p, v)
+		*dst, err = read(p, v)
 		return err
 	}}
 }
 
-// optString is an Option<String>: absent or null leaves *dst nil.
-func optString(name string, dst **string) structField {
+// opt is an Option<T>: absent or null leaves *dst as it is, anything else is stored as read
+// returns it.
+func opt[T any](name string, dst *T, read func(path string, v any) (T, error)) structField {
 	return structField{name: name, optional: true, decode: func(p string, v any) error {
 		if v == nil {
 			return nil
 		}
-		s, err := readString(p, v)
+		x, err := read(p, v)
 		if err == nil {
-			*dst = &s
+			*dst = x
 		}
 		return err
 	}}
 }
+
+func reqString(name string, dst *string) structField { return req(name, dst, readString) }
+
+// optString is an Option<String>: absent or null leaves *dst nil.
+func optString(name string, dst **string) structField { return opt(name, dst, readStringPtr) }
 
 func reqUint(name string, t intType, dst *uint64) structField {
 	return structField{name: name, decode: func(p string, v any) (err error) {
@@ -477,39 +517,13 @@ func optUint(name string, t intType, dst **uint64) structField {
 	}}
 }
 
-func optInt64(name string, dst **int64) structField {
-	return structField{name: name, optional: true, decode: func(p string, v any) error {
-		if v == nil {
-			return nil
-		}
-		i, err := readSigned(p, v, i64Type)
-		if err == nil {
-			*dst = &i
-		}
-		return err
-	}}
-}
+func optInt64(name string, dst **int64) structField { return opt(name, dst, readI64Ptr) }
 
-func reqF32(name string, dst *float32) structField {
-	return structField{name: name, decode: func(p string, v any) (err error) {
-		*dst, err = readF32(p, v)
-		return err
-	}}
-}
+func reqF32(name string, dst *float32) structField { return req(name, dst, readF32) }
 
-func reqBool(name string, dst *bool) structField {
-	return structField{name: name, decode: func(p string, v any) (err error) {
-		*dst, err = readBool(p, v)
-		return err
-	}}
-}
+func reqBool(name string, dst *bool) structField { return req(name, dst, readBool) }
 
-func reqStrings(name string, dst *[]string) structField {
-	return structField{name: name, decode: func(p string, v any) (err error) {
-		*dst, err = readStrings(p, v)
-		return err
-	}}
-}
+func reqStrings(name string, dst *[]string) structField { return req(name, dst, readStrings) }
 
 // defaultStrings is a Vec<String> with #[serde(default)].
 func defaultStrings(name string, dst *[]string) structField {
@@ -520,53 +534,17 @@ func defaultStrings(name string, dst *[]string) structField {
 
 // optStrings is an Option<Vec<String>> kept as a StringList (nil when absent or null).
 func optStrings(name string, dst **ahpv1.StringList) structField {
-	return structField{name: name, optional: true, decode: func(p string, v any) error {
-		if v == nil {
-			return nil
-		}
-		s, err := readStrings(p, v)
-		if err == nil {
-			*dst = &ahpv1.StringList{Values: s}
-		}
-		return err
-	}}
+	return opt(name, dst, readStringList)
 }
 
 // optMap is an Option<HashMap<String, Value>>.
-func optMap(name string, dst **structpb.Struct) structField {
-	return structField{name: name, optional: true, decode: func(p string, v any) error {
-		if v == nil {
-			return nil
-		}
-		s, err := readMap(p, v)
-		if err == nil {
-			*dst = s
-		}
-		return err
-	}}
-}
+func optMap(name string, dst **structpb.Struct) structField { return opt(name, dst, readMap) }
 
 // optValue is an Option<serde_json::Value>: null is None.
-func optValue(name string, dst **structpb.Value) structField {
-	return structField{name: name, optional: true, decode: func(p string, v any) error {
-		if v == nil {
-			return nil
-		}
-		pv, err := readValue(p, v)
-		if err == nil {
-			*dst = pv
-		}
-		return err
-	}}
-}
+func optValue(name string, dst **structpb.Value) structField { return opt(name, dst, readValue) }
 
 // reqValue is a required serde_json::Value: null is a value.
-func reqValue(name string, dst **structpb.Value) structField {
-	return structField{name: name, decode: func(p string, v any) (err error) {
-		*dst, err = readValue(p, v)
-		return err
-	}}
-}
+func reqValue(name string, dst **structpb.Value) structField { return req(name, dst, readValue) }
 
 // ---- enums ----
 
@@ -594,6 +572,19 @@ func readUnitEnum(path string, v any, variants []string) (string, error) {
 		return "", invalidType(path, v, "string or map")
 	}
 }
+
+// pointerTo turns a reader of T into a reader of *T, for the Option<T> fields kept as *T.
+func pointerTo[T any](read func(path string, v any) (T, error)) func(path string, v any) (*T, error) {
+	return func(p string, v any) (*T, error) {
+		x, err := read(p, v)
+		return &x, err
+	}
+}
+
+var (
+	readStringPtr = pointerTo(readString)
+	readI64Ptr    = pointerTo(readI64)
+)
 
 // readNewtypeEnum reads an enum of unit variants plus one newtype variant carrying a string
 // (PlanningStrategy::Custom, ReasoningType::Other, ...). It returns either the unit variant name or

@@ -12,74 +12,61 @@ import (
 // decodeHandshakeRequest reads ahp/handshake params. Every field is required, including
 // agent_info.capabilities ("missing field `capabilities`").
 func decodeHandshakeRequest(path string, v any) (*ahpv1.HandshakeRequest, error) {
-	if err := checkNumbers(path, v); err != nil {
-		return nil, err
-	}
 	r := &ahpv1.HandshakeRequest{}
-	err := readStruct(path, v, "HandshakeRequest", []structField{
+	return readParams(r, path, v, "HandshakeRequest", []structField{
 		reqString("protocol_version", &r.ProtocolVersion),
-		{name: "agent_info", decode: func(p string, v any) error {
-			info := &ahpv1.AgentInfo{}
-			r.AgentInfo = info
-			return readStruct(p, v, "AgentInfo", []structField{
-				reqString("framework", &info.Framework),
-				reqString("version", &info.Version),
-				reqStrings("capabilities", &info.Capabilities),
-			})
-		}},
+		req("agent_info", &r.AgentInfo, decodeAgentInfo),
 		reqString("session_id", &r.SessionId),
 		reqString("agent_id", &r.AgentId),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // DecodeHandshakeResponse reads an ahp/handshake result.
 func DecodeHandshakeResponse(path string, v any) (*ahpv1.HandshakeResponse, error) {
-	if err := checkNumbers(path, v); err != nil {
-		return nil, err
-	}
 	r := &ahpv1.HandshakeResponse{}
-	err := readStruct(path, v, "HandshakeResponse", []structField{
+	return readParams(r, path, v, "HandshakeResponse", []structField{
 		reqString("protocol_version", &r.ProtocolVersion),
-		{name: "harness_info", decode: func(p string, v any) error {
-			info := &ahpv1.HarnessInfo{}
-			r.HarnessInfo = info
-			return readStruct(p, v, "HarnessInfo", []structField{
-				reqString("name", &info.Name),
-				reqString("version", &info.Version),
-				reqStrings("capabilities", &info.Capabilities),
-			})
-		}},
+		req("harness_info", &r.HarnessInfo, decodeHarnessInfo),
 		optString("session_token", &r.SessionToken),
-		{name: "config", optional: true, decode: func(p string, v any) error {
+		opt("config", &r.Config, decodeHarnessConfig),
+	})
+}
+
+func decodeHarnessConfig(path string, v any) (*ahpv1.HarnessConfig, error) {
+	c := &ahpv1.HarnessConfig{}
+	return readInto(c, path, v, "HarnessConfig", []structField{
+		optUint("timeout_ms", u64Type, &c.TimeoutMs),
+		optUint("batch_size", usizeType, &c.BatchSize),
+		{name: "max_depth", optional: true, decode: func(p string, v any) error {
 			if v == nil {
 				return nil
 			}
-			c := &ahpv1.HarnessConfig{}
-			r.Config = c
-			return readStruct(p, v, "HarnessConfig", []structField{
-				optUint("timeout_ms", u64Type, &c.TimeoutMs),
-				optUint("batch_size", usizeType, &c.BatchSize),
-				{name: "max_depth", optional: true, decode: func(p string, v any) error {
-					if v == nil {
-						return nil
-					}
-					d, err := readUint(p, v, u32Type)
-					if err == nil {
-						c.MaxDepth = new(uint32(d))
-					}
-					return err
-				}},
-			})
+			d, err := readUint(p, v, u32Type)
+			if err == nil {
+				c.MaxDepth = new(uint32(d))
+			}
+			return err
 		}},
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
+}
+
+// decodeAgentInfo and decodeHarnessInfo read the two sides' self-descriptions in a handshake.
+func decodeAgentInfo(path string, v any) (*ahpv1.AgentInfo, error) {
+	info := &ahpv1.AgentInfo{}
+	return readInto(info, path, v, "AgentInfo", []structField{
+		reqString("framework", &info.Framework),
+		reqString("version", &info.Version),
+		reqStrings("capabilities", &info.Capabilities),
+	})
+}
+
+func decodeHarnessInfo(path string, v any) (*ahpv1.HarnessInfo, error) {
+	info := &ahpv1.HarnessInfo{}
+	return readInto(info, path, v, "HarnessInfo", []structField{
+		reqString("name", &info.Name),
+		reqString("version", &info.Version),
+		reqStrings("capabilities", &info.Capabilities),
+	})
 }
 
 // EncodeHandshakeResponse writes an ahp/handshake result; session_token, config and each
@@ -113,37 +100,23 @@ func EncodeHandshakeResponse(r *ahpv1.HandshakeResponse) ([]byte, error) {
 
 // decodeQueryRequest reads ahp/query params. payload is required; null is a payload.
 func decodeQueryRequest(path string, v any) (*ahpv1.QueryRequest, error) {
-	if err := checkNumbers(path, v); err != nil {
-		return nil, err
-	}
 	r := &ahpv1.QueryRequest{}
-	err := readStruct(path, v, "QueryRequest", []structField{
+	return readParams(r, path, v, "QueryRequest", []structField{
 		reqString("session_id", &r.SessionId),
 		reqString("agent_id", &r.AgentId),
 		reqString("query_type", &r.QueryType),
 		reqValue("payload", &r.Payload),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // DecodeQueryResponse reads an ahp/query result. answer is required; null is an answer.
 func DecodeQueryResponse(path string, v any) (*ahpv1.QueryResponse, error) {
-	if err := checkNumbers(path, v); err != nil {
-		return nil, err
-	}
 	r := &ahpv1.QueryResponse{}
-	err := readStruct(path, v, "QueryResponse", []structField{
+	return readParams(r, path, v, "QueryResponse", []structField{
 		reqValue("answer", &r.Answer),
 		optString("reason", &r.Reason),
 		optStrings("alternatives", &r.Alternatives),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // EncodeQueryResponse writes an ahp/query result: answer always (null when unset), reason
@@ -192,13 +165,9 @@ func checkBatchSize(n int, cfg *ahpv1.HarnessConfig) error {
 
 // EncodeBatchResult writes an ahp/batch result {"decisions": [...]}, in order.
 func EncodeBatchResult(decisions []*ahpv1.HarnessDecision) ([]byte, error) {
-	list := make([]any, len(decisions))
-	for i, d := range decisions {
-		obj, err := decisionJSON(jsonwire.IndexPath("decisions", i), d)
-		if err != nil {
-			return nil, err
-		}
-		list[i] = obj
+	list, err := listJSON("decisions", decisions, decisionJSON)
+	if err != nil {
+		return nil, err
 	}
 	return jsonwire.Marshal(map[string]any{"decisions": list})
 }
@@ -210,11 +179,7 @@ func DecodeBatchResult(path string, v any) ([]*ahpv1.HarnessDecision, error) {
 	}
 	decisions := []*ahpv1.HarnessDecision{}
 	err := readStruct(path, v, "BatchResponse", []structField{{name: "decisions", decode: func(p string, v any) error {
-		return readSeq(p, v, func(p string, v any) error {
-			d, err := decodeDecision(p, v)
-			decisions = append(decisions, d)
-			return err
-		})
+		return readSeqInto(p, v, &decisions, decodeDecision)
 	}}})
 	if err != nil {
 		return nil, err

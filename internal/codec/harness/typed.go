@@ -17,16 +17,12 @@ import (
 
 func decodeIdle(path string, v any) (*ahpv1.IdlePayload, error) {
 	m := &ahpv1.IdlePayload{}
-	err := readStruct(path, v, "IdleEvent", []structField{
+	return readInto(m, path, v, "IdleEvent", []structField{
 		reqUint("idle_duration_ms", u64Type, &m.IdleDurationMs),
 		reqString("idle_reason", &m.IdleReason),
 		optString("last_event_type", &m.LastEventType),
 		optString("suggested_action", &m.SuggestedAction),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func idleJSON(m *ahpv1.IdlePayload, _ encoder) (map[string]any, error) {
@@ -43,16 +39,12 @@ func idleJSON(m *ahpv1.IdlePayload, _ encoder) (map[string]any, error) {
 
 func decodeIntentDetection(path string, v any) (*ahpv1.IntentDetectionPayload, error) {
 	m := &ahpv1.IntentDetectionPayload{}
-	err := readStruct(path, v, "IntentDetectionEvent", []structField{
+	return readInto(m, path, v, "IntentDetectionEvent", []structField{
 		reqString("session_id", &m.SessionId),
 		reqString("prompt", &m.Prompt),
 		reqString("workspace", &m.Workspace),
 		optString("language_hint", &m.LanguageHint),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func intentDetectionJSON(m *ahpv1.IntentDetectionPayload, _ encoder) (map[string]any, error) {
@@ -69,7 +61,7 @@ func intentDetectionJSON(m *ahpv1.IntentDetectionPayload, _ encoder) (map[string
 
 func decodeContextPerception(path string, v any) (*ahpv1.ContextPerceptionPayload, error) {
 	m := &ahpv1.ContextPerceptionPayload{}
-	err := readStruct(path, v, "ContextPerceptionEvent", []structField{
+	return readInto(m, path, v, "ContextPerceptionEvent", []structField{
 		reqString("session_id", &m.SessionId),
 		reqEnum("intent", &m.Intent),
 		{name: "target", decode: func(p string, v any) (err error) {
@@ -106,10 +98,6 @@ func decodeContextPerception(path string, v any) (*ahpv1.ContextPerceptionPayloa
 		}},
 		optMap("metadata", &m.Metadata),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func contextPerceptionJSON(m *ahpv1.ContextPerceptionPayload, e encoder) (map[string]any, error) {
@@ -152,7 +140,7 @@ func contextPerceptionJSON(m *ahpv1.ContextPerceptionPayload, e encoder) (map[st
 
 func decodePerceptionContext(path string, v any) (*ahpv1.PerceptionContext, error) {
 	c := &ahpv1.PerceptionContext{}
-	err := readStruct(path, v, "PerceptionContext", []structField{
+	return readInto(c, path, v, "PerceptionContext", []structField{
 		reqString("workspace", &c.Workspace),
 		optString("current_task", &c.CurrentTask),
 		optString("query", &c.Query),
@@ -180,10 +168,6 @@ func decodePerceptionContext(path string, v any) (*ahpv1.PerceptionContext, erro
 			return err
 		}},
 	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 func perceptionContextJSON(c *ahpv1.PerceptionContext) map[string]any {
@@ -209,7 +193,7 @@ func decodeConstraints(path string, v any) (*ahpv1.PerceptionConstraints, error)
 	maxResults := optUint("max_results", usizeType, &c.MaxResults)
 	maxLength := optUint("max_context_length", usizeType, &c.MaxContextLength)
 	maxResults.defaulted, maxLength.defaulted = true, true
-	err := readStruct(path, v, "PerceptionConstraints", []structField{
+	return readInto(c, path, v, "PerceptionConstraints", []structField{
 		maxResults,
 		maxLength,
 		{name: "include_sources", optional: true, defaulted: true, decode: func(p string, v any) error {
@@ -220,10 +204,6 @@ func decodeConstraints(path string, v any) (*ahpv1.PerceptionConstraints, error)
 			return err
 		}},
 	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 // constraintsJSON writes PerceptionConstraints; nil is the serde default.
@@ -275,12 +255,7 @@ func decodeTarget(path string, v any) (*ahpv1.PerceptionTarget, error) {
 		fields = []structField{
 			reqString("description", &x.Description),
 			reqString("event_type", &x.EventType),
-			{name: "time_range", optional: true, decode: func(p string, v any) (err error) {
-				if v != nil {
-					x.TimeRange, err = decodeTimeRange(p, v)
-				}
-				return err
-			}},
+			opt("time_range", &x.TimeRange, decodeTimeRange),
 		}
 	case "relation":
 		x := &ahpv1.RelationTarget{}
@@ -371,15 +346,11 @@ func targetJSON(path string, t *ahpv1.PerceptionTarget, e encoder) (map[string]a
 
 func decodeTimeRange(path string, v any) (*ahpv1.TimeRange, error) {
 	r := &ahpv1.TimeRange{}
-	err := readStruct(path, v, "TimeRange", []structField{
+	return readInto(r, path, v, "TimeRange", []structField{
 		optInt64("from", &r.From),
 		optInt64("to", &r.To),
 		optString("relative", &r.Relative),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // timeRangeJSON writes a TimeRange: from/to are null when unset, relative is skipped.
@@ -395,17 +366,13 @@ func timeRangeJSON(r *ahpv1.TimeRange, e encoder) map[string]any {
 
 func decodeMemoryRecall(path string, v any) (*ahpv1.MemoryRecallPayload, error) {
 	m := &ahpv1.MemoryRecallPayload{}
-	err := readStruct(path, v, "MemoryRecallEvent", []structField{
+	return readInto(m, path, v, "MemoryRecallEvent", []structField{
 		reqString("session_id", &m.SessionId),
 		reqString("query", &m.Query),
 		reqString("memory_type", &m.MemoryType),
 		reqUint("max_results", usizeType, &m.MaxResults),
 		reqString("working_directory", &m.WorkingDirectory),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func memoryRecallJSON(m *ahpv1.MemoryRecallPayload, _ encoder) (map[string]any, error) {
@@ -422,33 +389,21 @@ func memoryRecallJSON(m *ahpv1.MemoryRecallPayload, _ encoder) (map[string]any, 
 
 func decodePlanning(path string, v any) (*ahpv1.PlanningPayload, error) {
 	m := &ahpv1.PlanningPayload{}
-	err := readStruct(path, v, "PlanningEvent", []structField{
+	return readInto(m, path, v, "PlanningEvent", []structField{
 		reqString("session_id", &m.SessionId),
 		reqString("task_description", &m.TaskDescription),
 		{name: "available_strategies", decode: func(p string, v any) error {
 			m.AvailableStrategies = []*ahpv1.PlanningStrategy{}
-			return readSeq(p, v, func(p string, v any) error {
-				s, err := decodeStrategy(p, v)
-				m.AvailableStrategies = append(m.AvailableStrategies, s)
-				return err
-			})
+			return readSeqInto(p, v, &m.AvailableStrategies, decodeStrategy)
 		}},
 		optValue("constraints", &m.Constraints),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func planningJSON(m *ahpv1.PlanningPayload, _ encoder) (map[string]any, error) {
-	strategies := []any{}
-	for i, s := range m.GetAvailableStrategies() {
-		j, err := strategyJSON(jsonwire.IndexPath("available_strategies", i), s)
-		if err != nil {
-			return nil, err
-		}
-		strategies = append(strategies, j)
+	strategies, err := listJSON("available_strategies", m.GetAvailableStrategies(), strategyJSON)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]any{
 		"session_id":           m.GetSessionId(),
@@ -488,7 +443,7 @@ func strategyJSON(path string, s *ahpv1.PlanningStrategy) (any, error) {
 
 func decodeReasoning(path string, v any) (*ahpv1.ReasoningPayload, error) {
 	m := &ahpv1.ReasoningPayload{}
-	err := readStruct(path, v, "ReasoningEvent", []structField{
+	return readInto(m, path, v, "ReasoningEvent", []structField{
 		reqString("session_id", &m.SessionId),
 		{name: "reasoning_type", decode: func(p string, v any) error {
 			d := ahpv1.ReasoningKind(0).Descriptor()
@@ -507,10 +462,6 @@ func decodeReasoning(path string, v any) (*ahpv1.ReasoningPayload, error) {
 		reqString("problem_statement", &m.ProblemStatement),
 		optStrings("hints", &m.Hints),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func reasoningJSON(m *ahpv1.ReasoningPayload, _ encoder) (map[string]any, error) {
@@ -540,7 +491,7 @@ func reasoningJSON(m *ahpv1.ReasoningPayload, _ encoder) (map[string]any, error)
 
 func decodeRateLimit(path string, v any) (*ahpv1.RateLimitPayload, error) {
 	m := &ahpv1.RateLimitPayload{}
-	err := readStruct(path, v, "RateLimitEvent", []structField{
+	return readInto(m, path, v, "RateLimitEvent", []structField{
 		reqString("session_id", &m.SessionId),
 		{name: "limit_type", decode: func(p string, v any) error {
 			d := ahpv1.RateLimitKind(0).Descriptor()
@@ -559,10 +510,6 @@ func decodeRateLimit(path string, v any) (*ahpv1.RateLimitPayload, error) {
 		reqUint("retry_after_ms", u64Type, &m.RetryAfterMs),
 		reqString("current_usage", &m.CurrentUsage),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func rateLimitJSON(m *ahpv1.RateLimitPayload, _ encoder) (map[string]any, error) {
@@ -591,7 +538,7 @@ func rateLimitJSON(m *ahpv1.RateLimitPayload, _ encoder) (map[string]any, error)
 
 func decodeConfirmation(path string, v any) (*ahpv1.ConfirmationPayload, error) {
 	m := &ahpv1.ConfirmationPayload{}
-	err := readStruct(path, v, "ConfirmationEvent", []structField{
+	return readInto(m, path, v, "ConfirmationEvent", []structField{
 		reqString("session_id", &m.SessionId),
 		{name: "confirmation_type", decode: func(p string, v any) error {
 			d := ahpv1.ConfirmationKind(0).Descriptor()
@@ -610,10 +557,6 @@ func decodeConfirmation(path string, v any) (*ahpv1.ConfirmationPayload, error) 
 		reqString("message", &m.Message),
 		optStrings("options", &m.Options),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 func confirmationJSON(m *ahpv1.ConfirmationPayload, _ encoder) (map[string]any, error) {

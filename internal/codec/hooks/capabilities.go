@@ -16,16 +16,9 @@ func decodeCapabilities(path string, v any) (*ahpv1.Capabilities, *structpb.Stru
 	if err != nil {
 		return nil, nil, err
 	}
-	raw, err := o.required("effects")
+	list, err := o.requiredArray("effects", "must be an array of effect names", "must not be empty")
 	if err != nil {
 		return nil, nil, err
-	}
-	list, ok := raw.([]any)
-	if !ok {
-		return nil, nil, invalid(o.at("effects"), "must be an array of effect names")
-	}
-	if len(list) == 0 {
-		return nil, nil, invalid(o.at("effects"), "must not be empty")
 	}
 	caps := &ahpv1.Capabilities{}
 	seen := make(map[string]bool, len(list))

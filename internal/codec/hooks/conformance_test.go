@@ -95,27 +95,11 @@ func TestConformanceFixtures(t *testing.T) {
 				if err != nil {
 					t.Fatalf("CheckStdioFraming: %v", err)
 				}
-				line := bytes.TrimSuffix(data, []byte("\n"))
-				if !c.ExpectedValid {
-					_, err := hooks.DecodeMessage(line)
-					wantError(t, err, want.path, want.code)
-					return
-				}
-				roundTripMessage(t, line)
+				messageDoc.check(t, bytes.TrimSuffix(data, []byte("\n")), c.ExpectedValid, want.path, want.code)
 			case "http-json":
-				if !c.ExpectedValid {
-					_, err := hooks.DecodeMessage(data)
-					wantError(t, err, want.path, want.code)
-					return
-				}
-				roundTripMessage(t, data)
+				messageDoc.check(t, data, c.ExpectedValid, want.path, want.code)
 			case "registration-json":
-				if !c.ExpectedValid {
-					_, err := hooks.DecodeRegistration(data)
-					wantError(t, err, want.path, want.code)
-					return
-				}
-				roundTripRegistration(t, data)
+				registrationDoc.check(t, data, c.ExpectedValid, want.path, want.code)
 			default:
 				t.Fatalf("unknown binding %q", c.Binding)
 			}

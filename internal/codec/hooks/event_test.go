@@ -37,12 +37,33 @@ func eventWith(t testing.TB, key string, value any) map[string]any {
 	return ev
 }
 
+// validityCase is a field value and whether the codec accepts it.
+type validityCase struct {
+	value string
+	valid bool
+}
+
+// checkEventField decodes the sample event with field set to each value: valid values are
+// accepted, the others rejected at event.<field> with invalid params.
+func checkEventField(t *testing.T, field string, tests []validityCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			t.Parallel()
+			_, err := hooks.DecodeEvent("event", eventWith(t, field, tt.value))
+			if tt.valid && err != nil {
+				t.Fatalf("rejected: %v", err)
+			}
+			if !tt.valid {
+				wantError(t, err, "event."+field, hooks.CodeInvalidParams)
+			}
+		})
+	}
+}
+
 func TestDecodeEventTime(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		time  string
-		valid bool
-	}{
+	checkEventField(t, "time", []validityCase{
 		{"2026-09-01T10:00:00Z", true},
 		{"2026-09-01T10:00:00.123456789Z", true},
 		{"2026-09-01T10:00:00+05:30", true},
@@ -67,27 +88,12 @@ func TestDecodeEventTime(t *testing.T) {
 		{"2026-9-01T10:00:00Z", false},
 		{"2026-09-01T10:00:00ZZ", false},
 		{"", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.time, func(t *testing.T) {
-			t.Parallel()
-			_, err := hooks.DecodeEvent("event", eventWith(t, "time", tt.time))
-			if tt.valid && err != nil {
-				t.Fatalf("rejected: %v", err)
-			}
-			if !tt.valid {
-				wantError(t, err, "event.time", hooks.CodeInvalidParams)
-			}
-		})
-	}
+	})
 }
 
 func TestDecodeEventSource(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		source string
-		valid  bool
-	}{
+	checkEventField(t, "source", []validityCase{
 		{"https://harness.example/runtime/42", true},
 		{"urn:uuid:5b7de29e-a9e0-41a8-bf26-d94b05f0656d", true},
 		{"vscode-ext+local:agent?x=1#frag", true},
@@ -102,19 +108,7 @@ func TestDecodeEventSource(t *testing.T) {
 		{"https://h.example/#a#b", false},
 		{"https://h.example/ü", false},
 		{"https://h.example/\n", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.source, func(t *testing.T) {
-			t.Parallel()
-			_, err := hooks.DecodeEvent("event", eventWith(t, "source", tt.source))
-			if tt.valid && err != nil {
-				t.Fatalf("rejected: %v", err)
-			}
-			if !tt.valid {
-				wantError(t, err, "event.source", hooks.CodeInvalidParams)
-			}
-		})
-	}
+	})
 }
 
 func TestDecodeEventToolKinds(t *testing.T) {

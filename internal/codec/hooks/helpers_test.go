@@ -2,15 +2,16 @@ package hooks_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
-	"google.golang.org/protobuf/proto"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
 )
 
 // testCase is one entry of testdata/hooks/manifest.json.
@@ -54,59 +55,9 @@ func sameJSON(t testing.TB, got, want []byte) bool {
 	return reflect.DeepEqual(g, w)
 }
 
-// messageDiff names the first difference between two messages, or returns "".
+// messageDiff describes the differences between two messages, or returns "".
 func messageDiff(a, b *hooks.Message) string {
-	switch {
-	case a.ID != b.ID:
-		return fmt.Sprintf("ID %+v != %+v", a.ID, b.ID)
-	case a.Method != b.Method:
-		return fmt.Sprintf("Method %q != %q", a.Method, b.Method)
-	case !proto.Equal(a.UnknownFields, b.UnknownFields):
-		return "UnknownFields differ"
-	case !proto.Equal(a.Result, b.Result):
-		return "Result differs"
-	case !proto.Equal(a.Error, b.Error):
-		return "Error differs"
-	case (a.Intercept == nil) != (b.Intercept == nil),
-		(a.Observe == nil) != (b.Observe == nil),
-		(a.Capabilities == nil) != (b.Capabilities == nil):
-		return "different message kinds"
-	}
-	if p, q := a.Intercept, b.Intercept; p != nil {
-		switch {
-		case p.ProtocolVersion != q.ProtocolVersion:
-			return "Intercept.ProtocolVersion differs"
-		case !proto.Equal(p.Request, q.Request):
-			return "Intercept.Request differs"
-		case !proto.Equal(p.Extensions, q.Extensions):
-			return "Intercept.Extensions differ"
-		case !proto.Equal(p.State, q.State):
-			return "Intercept.State differs"
-		case !proto.Equal(p.CapabilitiesUnknownFields, q.CapabilitiesUnknownFields):
-			return "Intercept.CapabilitiesUnknownFields differ"
-		case !proto.Equal(p.UnknownFields, q.UnknownFields):
-			return "Intercept.UnknownFields differ"
-		}
-	}
-	if p, q := a.Observe, b.Observe; p != nil {
-		switch {
-		case p.ProtocolVersion != q.ProtocolVersion:
-			return "Observe.ProtocolVersion differs"
-		case !proto.Equal(p.Request, q.Request):
-			return "Observe.Request differs"
-		case !proto.Equal(p.UnknownFields, q.UnknownFields):
-			return "Observe.UnknownFields differ"
-		}
-	}
-	if p, q := a.Capabilities, b.Capabilities; p != nil {
-		switch {
-		case p.ProtocolVersion != q.ProtocolVersion:
-			return "Capabilities.ProtocolVersion differs"
-		case !proto.Equal(p.UnknownFields, q.UnknownFields):
-			return "Capabilities.UnknownFields differ"
-		}
-	}
-	return ""
+	return cmp.Diff(a, b, protocmp.Transform(), cmp.Comparer(func(x, y hooks.ID) bool { return x == y }))
 }
 
 // wantError checks that err is a *FieldError at path whose JSON-RPC code is code (0: any).
@@ -131,46 +82,64 @@ func wantError(t testing.TB, err error, path string, code int) {
 // message survive unchanged.
 func roundTripMessage(t testing.TB, data []byte) *hooks.Message {
 	t.Helper()
-	msg, err := hooks.DecodeMessage(data)
-	if err != nil {
-		t.Fatalf("DecodeMessage: %v", err)
-	}
-	out, err := hooks.EncodeMessage(msg)
-	if err != nil {
-		t.Fatalf("EncodeMessage: %v", err)
-	}
-	if !sameJSON(t, out, data) {
-		t.Errorf("round trip changed the JSON\n got: %s\nwant: %s", out, data)
-	}
-	again, err := hooks.DecodeMessage(out)
-	if err != nil {
-		t.Fatalf("decoding the encoding: %v", err)
-	}
-	if d := messageDiff(msg, again); d != "" {
-		t.Errorf("decode(encode(m)) != m: %s", d)
-	}
-	return msg
+	return roundTrip(t, "Message", data, hooks.DecodeMessage, hooks.EncodeMessage, messageDiff)
 }
 
 // roundTripRegistration is roundTripMessage for registration documents.
 func roundTripRegistration(t testing.TB, data []byte) {
 	t.Helper()
-	reg, err := hooks.DecodeRegistration(data)
-	if err != nil {
-		t.Fatalf("DecodeRegistration: %v", err)
+	roundTrip(t, "Registration", data, hooks.DecodeRegistration, hooks.EncodeRegistration,
+		func(a, b *ahpv1.HooksRegistration) string { return cmp.Diff(a, b, protocmp.Transform()) })
+}
+
+// document is a kind of document the fixtures hold: how to decode it and how to round-trip it.
+type document struct {
+	decode    func([]byte) error
+	roundTrip func(testing.TB, []byte)
+}
+
+var (
+	messageDoc = document{
+		decode:    func(b []byte) error { _, err := hooks.DecodeMessage(b); return err },
+		roundTrip: func(t testing.TB, b []byte) { roundTripMessage(t, b) },
 	}
-	out, err := hooks.EncodeRegistration(reg)
+	registrationDoc = document{
+		decode:    func(b []byte) error { _, err := hooks.DecodeRegistration(b); return err },
+		roundTrip: roundTripRegistration,
+	}
+)
+
+// check round-trips data when valid, and otherwise wants decoding to fail at path with code.
+func (d document) check(t testing.TB, data []byte, valid bool, path string, code int) {
+	t.Helper()
+	if !valid {
+		wantError(t, d.decode(data), path, code)
+		return
+	}
+	d.roundTrip(t, data)
+}
+
+// roundTrip decodes data, encodes it again and checks that the JSON survives unchanged and that
+// decoding the encoding gives the same value (diff returns "" when it does).
+func roundTrip[M any](t testing.TB, what string, data []byte, decode func([]byte) (M, error), encode func(M) ([]byte, error), diff func(a, b M) string) M {
+	t.Helper()
+	m, err := decode(data)
 	if err != nil {
-		t.Fatalf("EncodeRegistration: %v", err)
+		t.Fatalf("Decode%s: %v", what, err)
+	}
+	out, err := encode(m)
+	if err != nil {
+		t.Fatalf("Encode%s: %v", what, err)
 	}
 	if !sameJSON(t, out, data) {
 		t.Errorf("round trip changed the JSON\n got: %s\nwant: %s", out, data)
 	}
-	again, err := hooks.DecodeRegistration(out)
+	again, err := decode(out)
 	if err != nil {
 		t.Fatalf("decoding the encoding: %v", err)
 	}
-	if !proto.Equal(reg, again) {
-		t.Errorf("decode(encode(r)) != r")
+	if d := diff(m, again); d != "" {
+		t.Errorf("decode(encode(m)) != m: %s", d)
 	}
+	return m
 }

@@ -109,6 +109,23 @@ func (o *object) looseString(key string) string {
 	return ""
 }
 
+// requiredArray reads the required array member key; notArray is the error when it is not an
+// array and empty, unless "", the error when it has no elements.
+func (o *object) requiredArray(key, notArray, empty string) ([]any, error) {
+	raw, err := o.required(key)
+	if err != nil {
+		return nil, err
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, invalid(o.at(key), "%s", notArray)
+	}
+	if len(list) == 0 && empty != "" {
+		return nil, invalid(o.at(key), "%s", empty)
+	}
+	return list, nil
+}
+
 // optionalStrings reads an optional array of strings; only a non-empty array is claimed.
 func (o *object) optionalStrings(key string) ([]string, error) {
 	v, ok := o.m[key]

@@ -56,16 +56,9 @@ func decodeRegistration(v any) (*ahpv1.HooksRegistration, error) {
 	if r.ProtocolVersion, err = checkVersion(o); err != nil {
 		return nil, err
 	}
-	raw, err := o.required("hooks")
+	list, err := o.requiredArray("hooks", "must be an array of backends", "must contain at least one backend")
 	if err != nil {
 		return nil, err
-	}
-	list, ok := raw.([]any)
-	if !ok {
-		return nil, invalid("hooks", "must be an array of backends")
-	}
-	if len(list) == 0 {
-		return nil, invalid("hooks", "must contain at least one backend")
 	}
 	firstByID := map[string]int{}
 	for i, e := range list {
@@ -115,16 +108,9 @@ func decodeBackend(path string, v any) (*ahpv1.HookBackend, error) {
 		}
 	}
 
-	raw, err := o.required("subscriptions")
+	list, err := o.requiredArray("subscriptions", "must be an array of subscriptions", "must contain at least one subscription")
 	if err != nil {
 		return nil, err
-	}
-	list, ok := raw.([]any)
-	if !ok {
-		return nil, invalid(o.at("subscriptions"), "must be an array of subscriptions")
-	}
-	if len(list) == 0 {
-		return nil, invalid(o.at("subscriptions"), "must contain at least one subscription")
 	}
 	type eventMode struct {
 		event string
@@ -277,16 +263,9 @@ func decodeSubscription(path string, v any) (*ahpv1.HookSubscription, error) {
 }
 
 func decodeSubscribedEvents(o *object, mode ahpv1.SubscriptionMode) ([]string, error) {
-	raw, err := o.required("events")
+	list, err := o.requiredArray("events", "must be an array of event names", "must contain at least one event")
 	if err != nil {
 		return nil, err
-	}
-	list, ok := raw.([]any)
-	if !ok {
-		return nil, invalid(o.at("events"), "must be an array of event names")
-	}
-	if len(list) == 0 {
-		return nil, invalid(o.at("events"), "must contain at least one event")
 	}
 	intercept := mode == ahpv1.SubscriptionMode_SUBSCRIPTION_MODE_INTERCEPT
 	if intercept && len(list) != 1 {

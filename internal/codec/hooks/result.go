@@ -26,13 +26,9 @@ func DecodeInterceptResult(path string, v any) (*ahpv1.HooksInterceptResult, err
 	if r.ProtocolVersion, err = checkVersion(o); err != nil {
 		return nil, err
 	}
-	raw, err := o.required("effects")
+	list, err := o.requiredArray("effects", "must be an array", "")
 	if err != nil {
 		return nil, err
-	}
-	list, ok := raw.([]any)
-	if !ok {
-		return nil, invalid(o.at("effects"), "must be an array")
 	}
 	if len(list) > 1 {
 		return nil, invalid(o.at("effects"), "v0.1 allows at most one effect, a single deny")

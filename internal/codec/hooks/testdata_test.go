@@ -40,19 +40,9 @@ func TestTestdata(t *testing.T) {
 					t.Errorf("encoded message breaks stdio framing: %v", err)
 				}
 			case "message":
-				if !c.Valid {
-					_, err := hooks.DecodeMessage(data)
-					wantError(t, err, c.ErrorPath, c.ErrorCode)
-					return
-				}
-				roundTripMessage(t, data)
+				messageDoc.check(t, data, c.Valid, c.ErrorPath, c.ErrorCode)
 			case "registration":
-				if !c.Valid {
-					_, err := hooks.DecodeRegistration(data)
-					wantError(t, err, c.ErrorPath, c.ErrorCode)
-					return
-				}
-				roundTripRegistration(t, data)
+				registrationDoc.check(t, data, c.Valid, c.ErrorPath, c.ErrorCode)
 			default:
 				t.Fatalf("unknown kind %q", c.Kind)
 			}
