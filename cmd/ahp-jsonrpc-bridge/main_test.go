@@ -10,12 +10,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/cli/clitest"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/coder/websocket"
 )
 
@@ -142,18 +142,6 @@ func (c usageCase) check(t *testing.T, stdin string) {
 	r := runBridge(c.args, c.env, stdin)
 	r.Expect(t, what, 2, c.stderr)
 	r.ExpectNoStdout(t, what)
-}
-
-// socketPath is a Unix socket path in a new directory that is removed when the test ends. The
-// directory is not t.TempDir(), whose long names can pass the limit of a socket path.
-func socketPath(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "ahp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "b.sock")
 }
 
 func TestFlagErrorsAreUsageErrors(t *testing.T) {
@@ -358,7 +346,7 @@ func expectPost(t testing.TB, what, url, body string, status int, want string) {
 
 func TestAllTransportsAtOnceInProcess(t *testing.T) {
 	t.Parallel()
-	sock := socketPath(t)
+	sock := testkit.SocketPath(t)
 	ctx := context.Background()
 	args := []string{"-http", "127.0.0.1:0", "-ws", "127.0.0.1:0", "-unix", sock, "-log-format", "json"}
 	bridge := clitest.Start(t, func(ctx context.Context, stdout, stderr io.Writer) int {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // proc is a running ahp-jsonrpc-bridge driven over pipes.
@@ -186,7 +187,7 @@ func TestProcessOnceAnswersExactlyOnceAndExitsZero(t *testing.T) {
 
 func TestProcessStopsGracefullyOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	sock := socketPath(t)
+	sock := testkit.SocketPath(t)
 	p := startProc(t, "-http", "127.0.0.1:0", "-unix", sock, "-log-format", "json")
 	addrs := listening(t, p.stderr, "http", "unix")
 	expectPost(t, "HTTP", "http://"+addrs["http"]+"/hooks", hooksIntercept("e1", "ls"), 200, "no-effect")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 	"github.com/ahp-gateway/ahp/internal/transport/ndjson"
 	"github.com/ahp-gateway/ahp/internal/transport/stdio"
@@ -165,7 +166,7 @@ func TestHarnessVectorsOnEveryTransport(t *testing.T) {
 	})
 
 	t.Run("unix", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "b.sock")
+		path := testkit.SocketPath(t)
 		ln, err := unixsock.Listen(path, unixsock.DefaultMode)
 		if err != nil {
 			t.Fatal(err)

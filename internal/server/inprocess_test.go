@@ -90,14 +90,22 @@ type rpcCase struct {
 	code connect.Code // the error expected; 0 for an answer
 }
 
+// call is a case's call of rpc (a method expression such as unaryClients.Observe) with msg. Each
+// call sends its own copy, since a handler may fill in the request it is handed in-process.
+func call[Req, Res any, PReq interface {
+	*Req
+	proto.Message
+}](rpc func(unaryClients, context.Context, *connect.Request[Req]) (*connect.Response[Res], error), msg PReq) func(context.Context, unaryClients) (proto.Message, error) {
+	return func(ctx context.Context, c unaryClients) (proto.Message, error) {
+		return msgOf(rpc(c, ctx, connect.NewRequest((*Req)(proto.Clone(msg).(PReq)))))
+	}
+}
+
 func rpcCases() []rpcCase {
 	intercept := func(ev *ahpv1.Event) func(context.Context, unaryClients) (proto.Message, error) {
-		return func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev, Capabilities: &ahpv1.Capabilities{
-				Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_DENY, ahpv1.EffectKind_EFFECT_KIND_ASK},
-			}}))
-			return msgOf(r, err)
-		}
+		return call(unaryClients.Intercept, &ahpv1.InterceptRequest{Event: ev, Capabilities: &ahpv1.Capabilities{
+			Effects: []ahpv1.EffectKind{ahpv1.EffectKind_EFFECT_KIND_DENY, ahpv1.EffectKind_EFFECT_KIND_ASK},
+		}})
 	}
 	return []rpcCase{
 		{"intercept allowed", intercept(testkit.ShellEvent("e-allow", "ls -la")), 0},
@@ -107,67 +115,25 @@ func rpcCases() []rpcCase {
 		{"intercept conflicting replay", intercept(testkit.ShellEvent("e-deny", "rm -rf /tmp/x")), 0},
 		{"intercept invalid event", intercept(&ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE}), connect.CodeInvalidArgument},
 		{"intercept without event", intercept(nil), connect.CodeInvalidArgument},
-		{"batch", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{testkit.ShellEvent("b1", "ls"), testkit.ShellEvent("b2", "mkfs.ext4 /dev/sda1")}}))
-			return msgOf(r, err)
-		}, 0},
-		{"typed idle without its payload", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Idle(ctx, connect.NewRequest(&ahpv1.IdleRequest{Event: testkit.Event("idle-1", ahpv1.EventType_EVENT_TYPE_UNSPECIFIED)}))
-			return msgOf(r, err)
-		}, connect.CodeInvalidArgument},
-		{"typed rate limit", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.HandleRateLimit(ctx, connect.NewRequest(&ahpv1.HandleRateLimitRequest{Event: &ahpv1.Event{
-				Id: "rl-1", Body: &ahpv1.Event_RateLimit{RateLimit: &ahpv1.RateLimitPayload{
-					SessionId: "s1", RetryAfterMs: 1500, CurrentUsage: "95000/100000 tokens",
-					LimitType: &ahpv1.RateLimitType{Type: &ahpv1.RateLimitType_Known{Known: ahpv1.RateLimitKind_RATE_LIMIT_KIND_LLM_TOKEN_LIMIT}},
-				}},
-			}}))
-			return msgOf(r, err)
-		}, 0},
-		{"typed rate limit invalid", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.HandleRateLimit(ctx, connect.NewRequest(&ahpv1.HandleRateLimitRequest{}))
-			return msgOf(r, err)
-		}, connect.CodeInvalidArgument},
-		{"observe", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: testkit.Event("o1", ahpv1.EventType_EVENT_TYPE_SESSION_START)}))
-			return msgOf(r, err)
-		}, 0},
-		{"observe duplicate", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: testkit.Event("o1", ahpv1.EventType_EVENT_TYPE_SESSION_START)}))
-			return msgOf(r, err)
-		}, 0},
-		{"observe a decided type", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: testkit.ShellEvent("o2", "ls")}))
-			return msgOf(r, err)
-		}, 0},
-		{"handshake", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "2.4", AgentInfo: &ahpv1.AgentInfo{Framework: "test"}, SessionId: "s1"}))
-			return msgOf(r, err)
-		}, 0},
-		{"handshake unsupported version", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "3.0", AgentInfo: &ahpv1.AgentInfo{}}))
-			return msgOf(r, err)
-		}, connect.CodeFailedPrecondition},
-		{"handshake invalid", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "2.4"}))
-			return msgOf(r, err)
-		}, connect.CodeInvalidArgument},
-		{"query", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{SessionId: "s1", QueryType: "policy", Payload: structpb.NewStringValue("may I?")}))
-			return msgOf(r, err)
-		}, 0},
-		{"query invalid", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{}))
-			return msgOf(r, err)
-		}, connect.CodeInvalidArgument},
-		{"capabilities", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
-			return msgOf(r, err)
-		}, 0},
-		{"nil request", func(ctx context.Context, c unaryClients) (proto.Message, error) {
-			r, err := c.GetCapabilities(ctx, connect.NewRequest[ahpv1.GetCapabilitiesRequest](nil))
-			return msgOf(r, err)
-		}, 0},
+		{"batch", call(unaryClients.InterceptBatch, &ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{testkit.ShellEvent("b1", "ls"), testkit.ShellEvent("b2", "mkfs.ext4 /dev/sda1")}}), 0},
+		{"typed idle without its payload", call(unaryClients.Idle, &ahpv1.IdleRequest{Event: testkit.Event("idle-1", ahpv1.EventType_EVENT_TYPE_UNSPECIFIED)}), connect.CodeInvalidArgument},
+		{"typed rate limit", call(unaryClients.HandleRateLimit, &ahpv1.HandleRateLimitRequest{Event: &ahpv1.Event{
+			Id: "rl-1", Body: &ahpv1.Event_RateLimit{RateLimit: &ahpv1.RateLimitPayload{
+				SessionId: "s1", RetryAfterMs: 1500, CurrentUsage: "95000/100000 tokens",
+				LimitType: &ahpv1.RateLimitType{Type: &ahpv1.RateLimitType_Known{Known: ahpv1.RateLimitKind_RATE_LIMIT_KIND_LLM_TOKEN_LIMIT}},
+			}},
+		}}), 0},
+		{"typed rate limit invalid", call(unaryClients.HandleRateLimit, &ahpv1.HandleRateLimitRequest{}), connect.CodeInvalidArgument},
+		{"observe", call(unaryClients.Observe, &ahpv1.ObserveRequest{Event: testkit.Event("o1", ahpv1.EventType_EVENT_TYPE_SESSION_START)}), 0},
+		{"observe duplicate", call(unaryClients.Observe, &ahpv1.ObserveRequest{Event: testkit.Event("o1", ahpv1.EventType_EVENT_TYPE_SESSION_START)}), 0},
+		{"observe a decided type", call(unaryClients.Observe, &ahpv1.ObserveRequest{Event: testkit.ShellEvent("o2", "ls")}), 0},
+		{"handshake", call(unaryClients.Handshake, &ahpv1.HandshakeRequest{ProtocolVersion: "2.4", AgentInfo: &ahpv1.AgentInfo{Framework: "test"}, SessionId: "s1"}), 0},
+		{"handshake unsupported version", call(unaryClients.Handshake, &ahpv1.HandshakeRequest{ProtocolVersion: "3.0", AgentInfo: &ahpv1.AgentInfo{}}), connect.CodeFailedPrecondition},
+		{"handshake invalid", call(unaryClients.Handshake, &ahpv1.HandshakeRequest{ProtocolVersion: "2.4"}), connect.CodeInvalidArgument},
+		{"query", call(unaryClients.Query, &ahpv1.QueryRequest{SessionId: "s1", QueryType: "policy", Payload: structpb.NewStringValue("may I?")}), 0},
+		{"query invalid", call(unaryClients.Query, &ahpv1.QueryRequest{}), connect.CodeInvalidArgument},
+		{"capabilities", call(unaryClients.GetCapabilities, &ahpv1.GetCapabilitiesRequest{}), 0},
+		{"nil request", call(unaryClients.GetCapabilities, (*ahpv1.GetCapabilitiesRequest)(nil)), 0},
 	}
 }
 

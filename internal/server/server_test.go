@@ -106,18 +106,32 @@ func (ts *testServer) harness(opts ...connect.ClientOption) ahpv1connect.Harness
 	return ahpv1connect.NewHarnessServiceClient(ts.hc, ts.url, opts...)
 }
 
+// clients are the four service clients of one server together; no two share a method name.
+type clients struct {
+	ahpv1connect.InterceptServiceClient
+	ahpv1connect.TypedDecisionServiceClient
+	ahpv1connect.ObservationServiceClient
+	ahpv1connect.HarnessServiceClient
+}
+
+// clients returns the four clients of ts, each made with opts.
+func (ts *testServer) clients(opts ...connect.ClientOption) clients {
+	return clients{ts.intercept(opts...), ts.typed(opts...), ts.observe(opts...), ts.harness(opts...)}
+}
+
 // protocol is a wire protocol by name and the client options that select it.
 type protocol struct {
 	name string
 	opts []connect.ClientOption
 }
 
-// eachProtocol runs f as a parallel subtest for every protocol.
-func eachProtocol(t *testing.T, f func(t *testing.T, proto protocol)) {
+// eachProtocol runs f as a parallel subtest for every protocol, with the protocol's name and
+// clients of ts that speak it.
+func eachProtocol(t *testing.T, ts *testServer, f func(t *testing.T, proto string, c clients)) {
 	for _, proto := range protocols {
 		t.Run(proto.name, func(t *testing.T) {
 			t.Parallel()
-			f(t, proto)
+			f(t, proto.name, ts.clients(proto.opts...))
 		})
 	}
 }
@@ -133,16 +147,12 @@ var protocols = []protocol{
 func TestEveryRPCOverEveryProtocol(t *testing.T) {
 	t.Parallel()
 	ts := start(t, basePolicy, nil)
-	eachProtocol(t, func(t *testing.T, proto protocol) {
+	eachProtocol(t, ts, func(t *testing.T, proto string, c clients) {
 		ctx := context.Background()
-		intercept := ts.intercept(proto.opts...)
-		typedc := ts.typed(proto.opts...)
-		observe := ts.observe(proto.opts...)
-		harness := ts.harness(proto.opts...)
-		id := func(s string) string { return proto.name + "-" + s }
+		id := func(s string) string { return proto + "-" + s }
 
 		// Intercept (unary), with the decision id and rule ids.
-		resp, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent(id("rm"), "rm -rf x")}))
+		resp, err := c.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent(id("rm"), "rm -rf x")}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +167,7 @@ func TestEveryRPCOverEveryProtocol(t *testing.T) {
 			t.Fatalf("Intercept: d.GetMatchedRuleIds()[0] = %v, want \"deny-rm\" in %v", d.GetMatchedRuleIds()[0], d)
 		}
 		// Invalid input: a precise InvalidArgument.
-		_, err = intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: &ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE}}))
+		_, err = c.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: &ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE}}))
 		if connect.CodeOf(err) != connect.CodeInvalidArgument {
 			t.Fatalf("invalid Intercept err: connect.CodeOf(err) = %v, want connect.CodeInvalidArgument: %v", connect.CodeOf(err), err)
 		}
@@ -166,7 +176,7 @@ func TestEveryRPCOverEveryProtocol(t *testing.T) {
 		}
 
 		// InterceptBatch.
-		batch, err := intercept.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{testkit.ShellEvent(id("b1"), "ls"), testkit.ShellEvent(id("b2"), "rm y")}}))
+		batch, err := c.InterceptBatch(ctx, connect.NewRequest(&ahpv1.InterceptBatchRequest{Events: []*ahpv1.Event{testkit.ShellEvent(id("b1"), "ls"), testkit.ShellEvent(id("b2"), "rm y")}}))
 		if err != nil {
 			t.Fatalf("InterceptBatch: %v", err)
 		}
@@ -178,7 +188,7 @@ func TestEveryRPCOverEveryProtocol(t *testing.T) {
 		}
 
 		// Typed decision.
-		rl, err := typedc.HandleRateLimit(ctx, connect.NewRequest(&ahpv1.HandleRateLimitRequest{Event: &ahpv1.Event{
+		rl, err := c.HandleRateLimit(ctx, connect.NewRequest(&ahpv1.HandleRateLimitRequest{Event: &ahpv1.Event{
 			Id: id("rl"), Body: &ahpv1.Event_RateLimit{RateLimit: &ahpv1.RateLimitPayload{
 				SessionId: "s1", RetryAfterMs: 1500, CurrentUsage: "95000/100000 tokens",
 				LimitType: &ahpv1.RateLimitType{Type: &ahpv1.RateLimitType_Known{Known: ahpv1.RateLimitKind_RATE_LIMIT_KIND_LLM_TOKEN_LIMIT}},
@@ -194,7 +204,7 @@ func TestEveryRPCOverEveryProtocol(t *testing.T) {
 		// Observe (unary) and its idempotency.
 		after := testkit.Event(id("after"), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER)
 		for i, want := range []bool{false, true} {
-			o, err := observe.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: after}))
+			o, err := c.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: after}))
 			if err != nil {
 				t.Fatalf("Observe #%d: %v", i, err)
 			}
@@ -204,25 +214,25 @@ func TestEveryRPCOverEveryProtocol(t *testing.T) {
 		}
 
 		// Harness calls.
-		hs, err := harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "2.4", AgentInfo: &ahpv1.AgentInfo{Framework: "test"}}))
+		hs, err := c.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "2.4", AgentInfo: &ahpv1.AgentInfo{Framework: "test"}}))
 		if err != nil {
 			t.Fatalf("Handshake: %v", err)
 		}
 		if hs.Msg.GetProtocolVersion() != "2.4" {
 			t.Fatalf("Handshake: hs.Msg.GetProtocolVersion() = %v, want \"2.4\"", hs.Msg.GetProtocolVersion())
 		}
-		_, err = harness.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "3.0", AgentInfo: &ahpv1.AgentInfo{}}))
+		_, err = c.Handshake(ctx, connect.NewRequest(&ahpv1.HandshakeRequest{ProtocolVersion: "3.0", AgentInfo: &ahpv1.AgentInfo{}}))
 		if connect.CodeOf(err) != connect.CodeFailedPrecondition {
 			t.Fatalf("Handshake 3.0 err = %v", err)
 		}
-		q, err := harness.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{QueryType: "should_i_proceed", Payload: structpb.NewStringValue("?")}))
+		q, err := c.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{QueryType: "should_i_proceed", Payload: structpb.NewStringValue("?")}))
 		if err != nil {
 			t.Fatalf("Query: %v", err)
 		}
 		if !q.Msg.GetAnswer().GetBoolValue() {
 			t.Fatalf("Query: q.Msg.GetAnswer().GetBoolValue() is false")
 		}
-		caps, err := harness.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
+		caps, err := c.GetCapabilities(ctx, connect.NewRequest(&ahpv1.GetCapabilitiesRequest{}))
 		if err != nil {
 			t.Fatalf("GetCapabilities: %v", err)
 		}
@@ -237,27 +247,25 @@ func TestStreamingShapes(t *testing.T) {
 	ts := start(t, basePolicy, nil)
 	// Bidi and client streams need HTTP/2 for every protocol; connect-go also serves them over
 	// HTTP/1.1 for Connect and gRPC-Web only as unary or server streams.
-	eachProtocol(t, func(t *testing.T, proto protocol) {
+	eachProtocol(t, ts, func(t *testing.T, proto string, c clients) {
 		ctx := context.Background()
-		intercept := ts.intercept(proto.opts...)
-		observe := ts.observe(proto.opts...)
 
 		// Watch first so it sees what follows.
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		defer stopWatch()
-		watch, err := observe.Watch(watchCtx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "stream-" + proto.name}))
+		watch, err := c.Watch(watchCtx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "stream-" + proto}))
 		if err != nil {
 			t.Fatal(err)
 		}
 
 		// Bidi: answers correlated by event id; a bad event gets a per-event error.
-		stream := intercept.InterceptStream(ctx)
+		stream := c.InterceptStream(ctx)
 		events := map[string]string{"rm -rf a": "VERDICT_DENY", "ls": "VERDICT_ALLOW", "git push": "VERDICT_ASK"}
 		sent := map[string]string{}
 		i := 0
 		for cmd, want := range events {
-			ev := testkit.ShellEvent(fmt.Sprintf("%s-bidi-%d", proto.name, i), cmd)
-			ev.Session.Id = "stream-" + proto.name
+			ev := testkit.ShellEvent(fmt.Sprintf("%s-bidi-%d", proto, i), cmd)
+			ev.Session.Id = "stream-" + proto
 			sent[ev.GetId()] = want
 			if err := stream.Send(&ahpv1.InterceptStreamRequest{Event: ev}); err != nil {
 				t.Fatal(err)
@@ -296,10 +304,10 @@ func TestStreamingShapes(t *testing.T) {
 		// Client stream.
 		var obs []*ahpv1.ObserveStreamRequest
 		for j := range 5 {
-			ev := testkit.Event(fmt.Sprintf("%s-obs-%d", proto.name, j%4), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("stream-"+proto.name))
+			ev := testkit.Event(fmt.Sprintf("%s-obs-%d", proto, j%4), ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, testkit.Session("stream-"+proto))
 			obs = append(obs, &ahpv1.ObserveStreamRequest{Event: ev})
 		}
-		sum := observeStream(t, ctx, observe, obs...)
+		sum := observeStream(t, ctx, c, obs...)
 		if sum.GetAccepted() != 4 {
 			t.Fatalf("ObserveStream: sum.GetAccepted() = %v, want 4", sum.GetAccepted())
 		}

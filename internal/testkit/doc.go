@@ -9,6 +9,7 @@
 //   - LogBuffer, a log sink a test can wait on (WaitFor) instead of sleeping, and LockedWriter;
 //   - PolicyYAML, the policy the decision tests share, and ReplaceFile, which swaps a file's
 //     content atomically as editors and ConfigMap updates do;
+//   - SocketPath, a short Unix socket path removed when the test ends;
 //   - ServeTCP, which runs a Serve(ctx, ln) method on a loopback port until the test ends;
 //   - Receive, which waits for a channel's next value at most WaitTimeout;
 //   - CloseAtEnd, which closes something when the test ends and reports the error;

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -27,4 +28,17 @@ func CloseAtEnd(t testing.TB, what string, close func() error) {
 			t.Errorf("closing %s: %v", what, err)
 		}
 	})
+}
+
+// SocketPath is a path for a Unix socket in a new directory that is removed when the test ends.
+// The directory is not t.TempDir(), whose long names can pass the limit of a socket path (about
+// 100 bytes).
+func SocketPath(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ahp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "ahp.sock")
 }

@@ -2,7 +2,11 @@ package testkit_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -86,5 +90,24 @@ func TestServeTCPAndReceive(t *testing.T) {
 	stop()
 	if err := testkit.Receive(t, served, "serve did not return after stop"); err != nil {
 		t.Errorf("serve returned %v", err)
+	}
+}
+
+func TestSocketPathIsShortAndGoesAway(t *testing.T) {
+	t.Parallel()
+	var path string
+	t.Run("listen", func(t *testing.T) {
+		path = testkit.SocketPath(t)
+		if len(path) > 100 {
+			t.Errorf("path %q has %d bytes, over a socket path's limit", path, len(path))
+		}
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.Close()
+	})
+	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("directory of %s after the test: %v, want it removed", path, err)
 	}
 }

@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ahp-gateway/ahp/internal/jsonrpc"
 )
 
 // DefaultMaxMessageBytes is the default size limit of one message (4 MiB), the same as the Agent
@@ -51,15 +53,7 @@ func OversizeReply(head []byte, limit int) []byte {
 	if !ok {
 		return nil
 	}
-	b := make([]byte, 0, 128+len(id))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"error":{"code":`...)
-	b = strconv.AppendInt(b, CodeInvalidRequest, 10)
-	b = append(b, `,"message":"Invalid Request: message is over the `...)
-	b = strconv.AppendInt(b, int64(limit), 10)
-	b = append(b, `-byte limit"}}`...)
-	return b
+	return jsonrpc.ErrorResponse(id, CodeInvalidRequest, "Invalid Request: message is over the "+strconv.Itoa(limit)+"-byte limit")
 }
 
 // leadingID reads the top-level "id" of a JSON object from its first bytes. It walks the object's

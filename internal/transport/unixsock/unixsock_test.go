@@ -8,13 +8,13 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/transport/ndjson"
 	tt "github.com/ahp-gateway/ahp/internal/transport/transporttest"
 	"github.com/ahp-gateway/ahp/internal/transport/unixsock"
@@ -22,21 +22,10 @@ import (
 
 const testTimeout = 10 * time.Second
 
-// socketPath returns a short path: socket paths are limited to about 100 bytes.
-func socketPath(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "ahp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "bridge.sock")
-}
-
 // start serves h on a new socket and returns its path and a stop function that waits for Serve.
 func start(t *testing.T, h bridge.Handler, opts unixsock.Options) (string, func() error) {
 	t.Helper()
-	path := socketPath(t)
+	path := testkit.SocketPath(t)
 	ln, err := unixsock.Listen(path, unixsock.DefaultMode)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +66,7 @@ func connect(t *testing.T, path string) (net.Conn, *bufio.Scanner) {
 func TestListenSetsTheModeAndRemovesTheFileOnClose(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []fs.FileMode{unixsock.DefaultMode, 0o660} {
-		path := socketPath(t)
+		path := testkit.SocketPath(t)
 		ln, err := unixsock.Listen(path, mode)
 		if err != nil {
 			t.Fatal(err)
@@ -99,7 +88,7 @@ func TestListenSetsTheModeAndRemovesTheFileOnClose(t *testing.T) {
 func TestListenReplacesOnlyAStaleSocket(t *testing.T) {
 	t.Parallel()
 	// A socket file nobody listens on (a crashed bridge) is replaced.
-	stale := socketPath(t)
+	stale := testkit.SocketPath(t)
 	old, err := net.ListenUnix("unix", &net.UnixAddr{Name: stale, Net: "unix"})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +107,7 @@ func TestListenReplacesOnlyAStaleSocket(t *testing.T) {
 	}
 
 	// Nor is a file that is not a socket.
-	file := socketPath(t)
+	file := testkit.SocketPath(t)
 	if err := os.WriteFile(file, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +249,7 @@ func TestAllowUIDsAdmitsOnlyListedPeers(t *testing.T) {
 		{"other uid only", []uint32{uint32(os.Getuid()) + 4242}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "p.sock")
+			path := testkit.SocketPath(t)
 			ln, err := unixsock.Listen(path, unixsock.DefaultMode)
 			if err != nil {
 				t.Fatal(err)
