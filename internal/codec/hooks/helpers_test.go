@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 )
@@ -39,20 +39,6 @@ func loadCases(t testing.TB) []testCase {
 		t.Fatalf("manifest: %v", err)
 	}
 	return m.Cases
-}
-
-// sameJSON reports whether two JSON documents hold the same value, ignoring formatting and
-// key order.
-func sameJSON(t testing.TB, got, want []byte) bool {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, got)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatalf("input is not JSON: %v", err)
-	}
-	return reflect.DeepEqual(g, w)
 }
 
 // messageDiff describes the differences between two messages, or returns "".
@@ -131,7 +117,7 @@ func roundTrip[M any](t testing.TB, what string, data []byte, decode func([]byte
 	if err != nil {
 		t.Fatalf("Encode%s: %v", what, err)
 	}
-	if !sameJSON(t, out, data) {
+	if !testkit.SameJSON(t, out, data) {
 		t.Errorf("round trip changed the JSON\n got: %s\nwant: %s", out, data)
 	}
 	again, err := decode(out)
