@@ -122,20 +122,13 @@ func loadGolden(t testing.TB) []*goldenCase {
 	t.Helper()
 	var out []*goldenCase
 	for _, p := range Providers() {
-		files, err := filepath.Glob(filepath.Join("testdata", "golden", p.String(), "*.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		files := testkit.ReadFiles(t, filepath.Join("testdata", "golden", p.String(), "*.json"))
 		if len(files) == 0 {
 			t.Fatalf("no golden cases for %s", p)
 		}
 		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := &goldenCase{provider: p, name: strings.TrimSuffix(filepath.Base(f), ".json"), path: f}
-			dec := json.NewDecoder(bytes.NewReader(data))
+			c := &goldenCase{provider: p, name: strings.TrimSuffix(filepath.Base(f.Path), ".json"), path: f.Path}
+			dec := json.NewDecoder(bytes.NewReader(f.Data))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(c); err != nil {
 				t.Fatalf("%s: %v", f, err)

@@ -107,15 +107,8 @@ func queryEvent(req *ahpv1.QueryRequest, id string) *ahpv1.Event {
 // decisionReason is the human reason of the effect that decided the verdict.
 func decisionReason(d *ahpv1.Decision) string {
 	for _, e := range d.GetEffects() {
-		switch x := e.GetEffect().(type) {
-		case *ahpv1.Effect_Deny:
-			return x.Deny.GetReason()
-		case *ahpv1.Effect_Ask:
-			return x.Ask.GetReason()
-		case *ahpv1.Effect_Escalate:
-			return x.Escalate.GetReason()
-		case *ahpv1.Effect_Defer:
-			return x.Defer.GetReason()
+		if reason, ok := policy.StopReason(e); ok {
+			return reason
 		}
 	}
 	return ""

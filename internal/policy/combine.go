@@ -276,3 +276,19 @@ func isNull(v *structpb.Value) bool {
 	_, ok := v.GetKind().(*structpb.Value_NullValue)
 	return ok
 }
+
+// StopReason is the reason of an effect that stops the call as it is — deny, ask, escalate or
+// defer — and ok is false for every other effect (allow, modify, message, …).
+func StopReason(e *ahpv1.Effect) (reason string, ok bool) {
+	switch x := e.GetEffect().(type) {
+	case *ahpv1.Effect_Deny:
+		return x.Deny.GetReason(), true
+	case *ahpv1.Effect_Ask:
+		return x.Ask.GetReason(), true
+	case *ahpv1.Effect_Escalate:
+		return x.Escalate.GetReason(), true
+	case *ahpv1.Effect_Defer:
+		return x.Defer.GetReason(), true
+	}
+	return "", false
+}

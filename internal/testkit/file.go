@@ -42,3 +42,29 @@ func SocketPath(t testing.TB) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return filepath.Join(dir, "ahp.sock")
 }
+
+// File is one file ReadFiles read: its path and its content.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// ReadFiles reads every file matching the filepath.Glob pattern, in name order; a bad pattern
+// or a file that cannot be read fails the test. It is how fuzz targets take their seeds and
+// table tests their cases from testdata.
+func ReadFiles(t testing.TB, pattern string) []File {
+	t.Helper()
+	paths, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := make([]File, len(paths))
+	for i, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[i] = File{Path: p, Data: data}
+	}
+	return files
+}

@@ -111,3 +111,25 @@ func TestSocketPathIsShortAndGoesAway(t *testing.T) {
 		t.Errorf("directory of %s after the test: %v, want it removed", path, err)
 	}
 }
+
+func TestReadFilesInNameOrder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, content := range map[string]string{"b.json": "2", "a.json": "1", "c.txt": "3"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := testkit.ReadFiles(t, filepath.Join(dir, "*.json"))
+	if len(files) != 2 {
+		t.Fatalf("read %d files, want 2 (a.json, b.json)", len(files))
+	}
+	for i, want := range []struct{ base, data string }{{"a.json", "1"}, {"b.json", "2"}} {
+		if got := filepath.Base(files[i].Path); got != want.base {
+			t.Errorf("file %d is %s, want %s", i, got, want.base)
+		}
+		if got := string(files[i].Data); got != want.data {
+			t.Errorf("%s holds %q, want %q", want.base, got, want.data)
+		}
+	}
+}

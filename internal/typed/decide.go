@@ -211,17 +211,8 @@ func strongest(res policy.Result) generic {
 
 func describe(e *ahpv1.Effect, v ahpv1.Verdict) generic {
 	g := generic{verdict: v, effect: e, ruleID: e.GetRuleId()}
-	switch x := e.GetEffect().(type) {
-	case *ahpv1.Effect_Deny:
-		g.reason = x.Deny.GetReason()
-	case *ahpv1.Effect_Ask:
-		g.reason = x.Ask.GetReason()
-	case *ahpv1.Effect_Escalate:
-		g.reason = x.Escalate.GetReason()
-	case *ahpv1.Effect_Defer:
-		g.reason = x.Defer.GetReason()
-		g.retryAfterMs = x.Defer.GetRetryAfterMs()
-	}
+	g.reason, _ = policy.StopReason(e)
+	g.retryAfterMs = e.GetDefer().GetRetryAfterMs()
 	return g
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/big"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/harness"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -64,16 +64,8 @@ func reencode[T any](t *testing.T, m T, encode func(T) ([]byte, error), decode f
 
 // seedFiles adds every file matching pattern under testdata/harness as a seed.
 func seedFiles(f *testing.F, pattern string, add func([]byte)) {
-	files, err := filepath.Glob(filepath.Join(testdataDir, pattern))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		add(bytes.TrimSpace(b))
+	for _, file := range testkit.ReadFiles(f, filepath.Join(testdataDir, pattern)) {
+		add(bytes.TrimSpace(file.Data))
 	}
 }
 

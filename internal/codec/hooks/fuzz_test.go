@@ -2,7 +2,6 @@ package hooks_test
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 	"unicode/utf8"
@@ -10,6 +9,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -18,16 +18,8 @@ import (
 func addSeeds(f *testing.F, dirs ...string) {
 	f.Helper()
 	for _, dir := range dirs {
-		paths, err := filepath.Glob(filepath.Join(testdataDir, dir, "*"))
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, p := range paths {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
+		for _, file := range testkit.ReadFiles(f, filepath.Join(testdataDir, dir, "*")) {
+			f.Add(file.Data)
 		}
 	}
 }
