@@ -79,11 +79,11 @@ class SyncConveniencesTest(unittest.TestCase):
         self.assertIn("event.id", err.message)
         self.assertEqual(str(err), f"invalid_argument: {err.message}")
 
-    def test_watch_deadline_is_ahp_error(self) -> None:
-        watch = self.ahp.watch(session_id=session(), timeout=0.5)
+    def test_watch_with_an_invalid_filter_is_ahp_error(self) -> None:
         with self.assertRaises(AhpError) as caught:
-            next(watch)
-        self.assertEqual(caught.exception.code, "deadline_exceeded")
+            next(self.ahp.watch(session_id=session(), event_types=[9999], timeout=STREAM_TIMEOUT))
+        self.assertEqual(caught.exception.code, "invalid_argument")
+        self.assertIn("event_types", caught.exception.message)
 
 
 class CredentialTest(unittest.TestCase):
