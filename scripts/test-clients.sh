@@ -80,6 +80,49 @@ work="$(mktemp -d)"
 # shellcheck source=lib/ahp-server.sh
 source scripts/lib/ahp-server.sh
 
+# start_auth_server: a second server, from the binary start_ahp_server built, that requires a
+# credential: three fresh bearer tokens, with the agent scope, the watch scope, and both. The
+# suites read its URL and tokens from AHP_TEST_AUTH_URL and AHP_TEST_{AGENT,WATCH,ALL}_TOKEN.
+auth_pid=""
+secret() { od -An -N24 -tx1 /dev/urandom | tr -d ' \n'; }
+start_auth_server() {
+	cat >"$work/auth.yaml" <<-'YAML'
+		auth:
+		  tokens:
+		    - {name: clients-agent, scopes: [agent], env: AHP_CLIENTS_AGENT_TOKEN}
+		    - {name: clients-watch, scopes: [watch], env: AHP_CLIENTS_WATCH_TOKEN}
+		    - {name: clients-all, scopes: [agent, watch], env: AHP_CLIENTS_ALL_TOKEN}
+	YAML
+	AHP_TEST_AGENT_TOKEN="$(secret)" AHP_TEST_WATCH_TOKEN="$(secret)" AHP_TEST_ALL_TOKEN="$(secret)"
+	export AHP_TEST_AGENT_TOKEN AHP_TEST_WATCH_TOKEN AHP_TEST_ALL_TOKEN
+	: >"$work/auth-server.out"
+	AHP_CLIENTS_AGENT_TOKEN="$AHP_TEST_AGENT_TOKEN" AHP_CLIENTS_WATCH_TOKEN="$AHP_TEST_WATCH_TOKEN" \
+		AHP_CLIENTS_ALL_TOKEN="$AHP_TEST_ALL_TOKEN" \
+		"$work/ahp-server" -addr 127.0.0.1:0 -policy= -tls-cert= -tls-key= -log-level warn -config "$work/auth.yaml" \
+		>"$work/auth-server.out" 2>"$work/auth-server.log" &
+	auth_pid=$!
+	AHP_TEST_AUTH_URL=""
+	for _ in $(seq 100); do
+		AHP_TEST_AUTH_URL="$(sed -n 's/^ahp-server listening on //p' "$work/auth-server.out" || true)"
+		[[ -n "$AHP_TEST_AUTH_URL" ]] && break
+		kill -0 "$auth_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [[ -z "$AHP_TEST_AUTH_URL" ]]; then
+		echo "ahp-server (auth) did not start; its log:" >&2
+		cat "$work/auth-server.log" >&2
+		exit 1
+	fi
+	export AHP_TEST_AUTH_URL
+}
+stop_auth_server() {
+	if [[ -n "$auth_pid" ]] && kill -0 "$auth_pid" 2>/dev/null; then
+		kill -TERM "$auth_pid" 2>/dev/null || true
+		wait "$auth_pid" 2>/dev/null || true
+	fi
+}
+trap 'stop_auth_server; stop_ahp_server' EXIT
+
 # check_gen DIR: regenerate DIR/gen into a scratch directory and compare with the committed one.
 check_gen() {
 	local dir="$1"
@@ -177,6 +220,10 @@ start_ahp_server
 echo "ahp-server listening on $url (pid $server_pid)"
 export AHP_SERVER_URL="$url"
 
+step "start a second ahp-server that requires credentials"
+start_auth_server
+echo "ahp-server (auth) listening on $AHP_TEST_AUTH_URL (pid $auth_pid)"
+
 failed=()
 ts_result="skipped"
 py_result="skipped"
@@ -235,12 +282,21 @@ start=$SECONDS
 go_result="FAILED"
 if (cd examples/go-client && go build -o "$work/go-client" .) &&
 	timeout 60 "$work/go-client" -url "$url" &&
-	timeout 60 "$work/go-client" -grpc -url "$url" >/dev/null; then
+	timeout 60 "$work/go-client" -grpc -url "$url" >/dev/null &&
+	AHP_TOKEN="$AHP_TEST_ALL_TOKEN" timeout 60 "$work/go-client" -url "$AHP_TEST_AUTH_URL" >/dev/null &&
+	! AHP_TOKEN="$AHP_TEST_AGENT_TOKEN" timeout 60 "$work/go-client" -url "$AHP_TEST_AUTH_URL" 2>"$work/go-client.err" &&
+	grep -q 'permission_denied' "$work/go-client.err" && ! grep -qF "$AHP_TEST_AGENT_TOKEN" "$work/go-client.err"; then
+	echo "with a token: passed on the server that requires one; refused Watch with an agent-only token: $(cat "$work/go-client.err")"
 	go_result="passed ($((SECONDS - start)) s)"
 else
 	failed+=(go-example)
 fi
 
+if [[ -n "$auth_pid" ]] && ! kill -0 "$auth_pid" 2>/dev/null; then
+	echo "ahp-server (auth) exited during the client suites; its log:" >&2
+	cat "$work/auth-server.log" >&2
+	failed+=(auth-server)
+fi
 if ! kill -0 "$server_pid" 2>/dev/null; then
 	echo "ahp-server exited during the client suites; its log:" >&2
 	cat "$work/server.log" >&2

@@ -20,28 +20,44 @@ def _with_credential(details: grpc.aio.ClientCallDetails, cred: Credential) -> g
     )
 
 
-class _CredentialInterceptor(
-    grpc.aio.UnaryUnaryClientInterceptor,
-    grpc.aio.UnaryStreamClientInterceptor,
-    grpc.aio.StreamUnaryClientInterceptor,
-    grpc.aio.StreamStreamClientInterceptor,
-):
-    """Adds the credential's metadata to every call."""
-
+class _UnaryUnary(grpc.aio.UnaryUnaryClientInterceptor):
     def __init__(self, cred: Credential) -> None:
         self._cred = cred
 
     async def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
         return await continuation(_with_credential(client_call_details, self._cred), request)
 
+
+class _UnaryStream(grpc.aio.UnaryStreamClientInterceptor):
+    def __init__(self, cred: Credential) -> None:
+        self._cred = cred
+
     async def intercept_unary_stream(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
         return await continuation(_with_credential(client_call_details, self._cred), request)
+
+
+class _StreamUnary(grpc.aio.StreamUnaryClientInterceptor):
+    def __init__(self, cred: Credential) -> None:
+        self._cred = cred
 
     async def intercept_stream_unary(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
         return await continuation(_with_credential(client_call_details, self._cred), request_iterator)
 
+
+class _StreamStream(grpc.aio.StreamStreamClientInterceptor):
+    def __init__(self, cred: Credential) -> None:
+        self._cred = cred
+
     async def intercept_stream_stream(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
         return await continuation(_with_credential(client_call_details, self._cred), request_iterator)
+
+
+def _credential_interceptors(cred: Credential | None) -> list[grpc.aio.ClientInterceptor] | None:
+    """One interceptor per call kind: grpc.aio files an interceptor under the first kind it
+    implements only, so one object implementing all four would see unary-unary calls alone."""
+    if cred is None:
+        return None
+    return [_UnaryUnary(cred), _UnaryStream(cred), _StreamUnary(cred), _StreamStream(cred)]
 
 
 class AsyncWatch:
@@ -110,7 +126,7 @@ class AsyncAhpClient:
         address = grpc_target(target)
         self._target = address
         self._credential = credential(token, api_key)
-        interceptors = [_CredentialInterceptor(self._credential)] if self._credential else None
+        interceptors = _credential_interceptors(self._credential)
         if credentials is None:
             if target.startswith("https://"):
                 raise ValueError("an https:// target needs credentials=grpc.ssl_channel_credentials(...)")

@@ -19,6 +19,7 @@ from ahp_client import (
     decision_pb2,
     event_pb2,
     read_decision,
+    service_pb2,
     tool_event,
 )
 
@@ -111,7 +112,64 @@ class CredentialTest(unittest.TestCase):
             self.assertTrue(read_decision(ahp.decide("Read", source=SOURCE, timeout=CALL_TIMEOUT)).allowed)
 
 
+def auth_server() -> tuple[str, str, str]:
+    """URL and the agent and watch tokens of the server that requires credentials (scripts/test-clients.sh
+    starts it next to the other)."""
+    url, agent, watch = (os.environ.get(k, "") for k in ("AHP_TEST_AUTH_URL", "AHP_TEST_AGENT_TOKEN", "AHP_TEST_WATCH_TOKEN"))
+    if not (url and agent and watch):
+        raise RuntimeError("AHP_TEST_AUTH_URL, AHP_TEST_AGENT_TOKEN and AHP_TEST_WATCH_TOKEN are not set: run scripts/test-clients.sh")
+    return url, agent, watch
+
+
+class AuthTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.url, self.agent_token, self.watch_token = auth_server()
+
+    def test_tokens_are_sent_on_unary_and_streaming_calls(self) -> None:
+        sid = session()
+        with AhpClient(self.url, token=self.agent_token) as agent, AhpClient(self.url, token=self.watch_token) as watcher:
+            with watcher.watch(session_id=sid, timeout=STREAM_TIMEOUT) as watch:
+                self.assertTrue(read_decision(agent.decide("Read", session_id=sid, source=SOURCE, timeout=CALL_TIMEOUT)).allowed)
+                self.assertEqual(next(watch).event.session.id, sid)
+
+    def test_refusals_keep_their_code_and_show_no_token(self) -> None:
+        with AhpClient(self.url) as nobody:
+            with self.assertRaises(AhpError) as caught:
+                nobody.decide("Read", source=SOURCE, timeout=CALL_TIMEOUT)
+            self.assertEqual(caught.exception.code, "unauthenticated")
+        wrong = f"wrong-{uuid.uuid4()}"
+        with AhpClient(self.url, api_key=wrong) as bad:
+            with self.assertRaises(AhpError) as caught:
+                bad.decide("Read", source=SOURCE, timeout=CALL_TIMEOUT)
+            self.assertEqual(caught.exception.code, "unauthenticated")
+            self.assertNotIn(wrong, repr(caught.exception) + str(caught.exception) + repr(bad))
+        with AhpClient(self.url, token=self.agent_token) as agent:
+            with self.assertRaises(AhpError) as caught:
+                next(agent.watch(session_id=session(), timeout=STREAM_TIMEOUT))
+            self.assertEqual(caught.exception.code, "permission_denied")
+            self.assertIn("watch", caught.exception.message)
+            self.assertNotIn(self.agent_token, repr(caught.exception) + str(caught.exception) + repr(agent))
+
+
 class AsyncConveniencesTest(unittest.IsolatedAsyncioTestCase):
+    async def test_tokens_with_asyncio(self) -> None:
+        url, agent_token, watch_token = auth_server()
+        sid = session()
+        async with AsyncAhpClient(url, token=agent_token) as agent, AsyncAhpClient(url, token=watch_token) as watcher:
+            async with await watcher.watch(session_id=sid, timeout=STREAM_TIMEOUT) as watch:
+                self.assertTrue(read_decision(await agent.decide("Read", session_id=sid, source=SOURCE, timeout=CALL_TIMEOUT)).allowed)
+                item = await watch.__anext__()
+                self.assertEqual(item.event.session.id, sid)
+            with self.assertRaises(AhpError) as caught:
+                await (await agent.watch(session_id=sid, timeout=STREAM_TIMEOUT)).__anext__()
+            self.assertEqual(caught.exception.code, "permission_denied")
+            # Client streaming carries the token too.
+            events = [tool_event("Bash", type=event_pb2.EVENT_TYPE_TOOL_AFTER, session_id=sid, source=SOURCE) for _ in range(2)]
+            summary = await agent.observation.ObserveStream(
+                iter([service_pb2.ObserveStreamRequest(event=e) for e in events]), timeout=STREAM_TIMEOUT,
+            )
+            self.assertEqual(summary.accepted, 2)
+
     async def test_decide_observe_watch(self) -> None:
         sid = session()
         async with AsyncAhpClient(server_url(), token=f"py-token-{uuid.uuid4()}") as ahp:

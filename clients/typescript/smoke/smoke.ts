@@ -67,6 +67,47 @@ try {
 }
 check(!inspect(unreachable, { depth: 8, showHidden: true }).includes(secret), "the client object does not show the token");
 
+// A server that requires credentials (scripts/test-clients.sh starts one): the token is sent on
+// unary and streaming calls, a refusal keeps its Connect code, and no error shows a token.
+const authUrl = process.env.AHP_TEST_AUTH_URL ?? "";
+const agentToken = process.env.AHP_TEST_AGENT_TOKEN ?? "";
+const watchToken = process.env.AHP_TEST_WATCH_TOKEN ?? "";
+check(authUrl !== "" && agentToken !== "" && watchToken !== "", "AHP_TEST_AUTH_URL and its tokens are set");
+async function codeOf(call: () => Promise<unknown>): Promise<ConnectError | undefined> {
+  try {
+    await call();
+    return undefined;
+  } catch (err) {
+    return ConnectError.from(err);
+  }
+}
+for (const protocol of ["connect", "grpc", "grpc-web"] as const) {
+  const agent = createAhpClient({ baseUrl: authUrl, protocol, token: agentToken });
+  const watcher = createAhpClient({ baseUrl: authUrl, protocol, token: watchToken });
+  const nobody = createAhpClient({ baseUrl: authUrl, protocol });
+  const wrongToken = `wrong-${crypto.randomUUID()}`;
+  const wrong = createAhpClient({ baseUrl: authUrl, protocol, apiKey: wrongToken });
+  try {
+    const sid = `smoke-ts-auth-${crypto.randomUUID()}`;
+    const watch = await watcher.watch({ sessionId: sid }, { timeoutMs: 10_000 });
+    check(readDecision(await agent.decide({ name: "Bash", input: { command: "ls" }, sessionId: sid, source })).allowed, `${protocol}: a bearer token with the agent scope gets a decision`);
+    const first = await watch.next();
+    watch.close();
+    check(first.value?.event?.session?.id === sid, `${protocol}: a token with the watch scope watches`);
+    const none = await codeOf(() => nobody.decide({ name: "Bash", source }));
+    check(none?.code === Code.Unauthenticated, `${protocol}: no credential is unauthenticated (${none?.rawMessage})`);
+    const bad = await codeOf(() => wrong.decide({ name: "Bash", source }));
+    check(bad?.code === Code.Unauthenticated && !inspect(bad, { depth: 8 }).includes(wrongToken), `${protocol}: a wrong API key is unauthenticated, and the error does not show it`);
+    const denied = await codeOf(async () => {
+      const w = await agent.watch({ sessionId: sid }, { timeoutMs: 5_000 });
+      await w.next();
+    });
+    check(denied?.code === Code.PermissionDenied && !inspect(denied, { depth: 8 }).includes(agentToken), `${protocol}: Watch with an agent-only token is permission_denied (${denied?.rawMessage})`);
+  } finally {
+    for (const c of [agent, watcher, nobody, wrong]) c.close();
+  }
+}
+
 // The browser entry point over Node's fetch (Connect protocol, JSON).
 const web = createWebClient({ baseUrl, json: true });
 check(readDecision(await web.decide({ name: "Read", kind: ToolKind.FILE_READ, input: { path: "README.md" }, source })).allowed, "the web client (fetch) gets a decision");
