@@ -168,6 +168,11 @@ smoke_npm_package() {
 	cp clients/typescript/smoke/smoke.ts clients/typescript/smoke/tsconfig.json "$consumer/"
 	(cd "$consumer" && npm install --silent --no-audit --no-fund --prefer-offline "$tarball" "@types/node@$types_node")
 	(cd "$consumer" && "$root/clients/typescript/node_modules/.bin/tsc" -p . && node out/smoke.js)
+	# The browser entry point bundles for a browser: nothing in it needs a Node built-in.
+	printf 'export * from "@ahp-gateway/client/web";\n' >"$consumer/web.js"
+	(cd "$consumer" && "$root/clients/typescript/node_modules/.bin/esbuild" web.js --bundle --platform=browser \
+		--format=esm --minify --log-level=warning --outfile=out/web.bundle.js)
+	echo "ok - @ahp-gateway/client/web bundles for browsers ($(wc -c <"$consumer/out/web.bundle.js") bytes minified)"
 }
 
 # smoke_python_package PY: builds the ahp-client wheel from a copy of clients/python in a fresh
