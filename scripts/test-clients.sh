@@ -2,7 +2,8 @@
 # Tests the polyglot clients against a real ahp-server:
 #   1. the committed generated code (clients/typescript/gen, clients/python/gen) is current;
 #   2. builds ahp-server and starts it on a free loopback port (127.0.0.1:0) with the embedded
-#      default policy; it is stopped on exit, whatever happens;
+#      default policy, and a second one that requires credentials (fresh bearer tokens); both are
+#      stopped on exit, whatever happens;
 #   3. TypeScript (clients/typescript): tsc type check, then node:test over Connect (HTTP/2 and
 #      HTTP/1.1, binary and JSON), gRPC and gRPC-Web (HTTP/2 and HTTP/1.1);
 #   4. Python (clients/python): unittest over gRPC (grpcio, real h2c) with /usr/bin/python3, on the
@@ -182,7 +183,7 @@ smoke_npm_package() {
 smoke_python_package() {
 	local venv="$work/py-venv" src="$work/py-package" tests="$work/py-tests"
 	cp -R clients/python "$src"
-	rm -rf "$src/tests"
+	rm -rf "$src/tests" "$src/build" "$src/dist" "$src"/*.egg-info # a local build's leftovers would end up in the wheel
 	cp -R clients/python/tests "$tests"
 	"$1" -m venv --system-site-packages "$venv"
 	"$venv/bin/python" -m pip wheel --quiet --no-index --no-build-isolation --no-deps -w "$work/py-dist" "$src"
