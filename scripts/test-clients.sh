@@ -11,7 +11,8 @@
 #   5. the packages as a user gets them: `npm pack` of @ahp-gateway/client installed into an empty
 #      project, type-checked and smoke-tested; the ahp-client wheel installed into a fresh virtual
 #      environment (on the system site packages) and the Python suite run from outside the tree;
-#   6. examples/go-client built (its own module) and run, over Connect and gRPC.
+#   6. examples/go-client vetted and built (its own module) and run, over Connect and gRPC, and with
+#      tokens against the server that requires them.
 # The packages and the wheel are built from copies in a scratch directory: nothing is written to
 # the tree.
 #
@@ -283,10 +284,10 @@ if ((run_py)); then
 	fi
 fi
 
-step "examples/go-client: build (its own module) and run against $url"
+step "examples/go-client: vet and build (its own module), run against $url"
 start=$SECONDS
 go_result="FAILED"
-if (cd examples/go-client && go build -o "$work/go-client" .) &&
+if (cd examples/go-client && go vet . && go build -o "$work/go-client" .) &&
 	timeout 60 "$work/go-client" -url "$url" &&
 	timeout 60 "$work/go-client" -grpc -url "$url" >/dev/null &&
 	AHP_TOKEN="$AHP_TEST_ALL_TOKEN" timeout 60 "$work/go-client" -url "$AHP_TEST_AUTH_URL" >/dev/null &&

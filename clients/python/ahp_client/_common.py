@@ -88,9 +88,12 @@ class AhpError(Exception):
         """The AhpError for an error raised by a generated stub (a grpc.RpcError that is a grpc.Call)."""
         code = getattr(err, "code", None)
         details = getattr(err, "details", None)
-        status = code() if callable(code) else grpc.StatusCode.UNKNOWN
-        message = details() if callable(details) else ""
-        return cls(status or grpc.StatusCode.UNKNOWN, message or "")
+        status = code() if callable(code) else None
+        message = details() if callable(details) else None
+        return cls(
+            status if isinstance(status, grpc.StatusCode) else grpc.StatusCode.UNKNOWN,
+            message if isinstance(message, str) else "",
+        )
 
     def __repr__(self) -> str:
         return f"AhpError(code={self.code!r}, message={self.message!r})"
