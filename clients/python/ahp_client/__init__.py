@@ -1,26 +1,20 @@
-"""A small gRPC client for ahp-server's ahp.v1 services.
+"""A client for ahp-server's ahp.v1 services over gRPC: ``AhpClient`` (sync) and
+``AsyncAhpClient`` (asyncio, grpc.aio).
 
-Runs on Debian's python3-grpcio (1.51) and python3-protobuf (4.21) with /usr/bin/python3. The code
-generated from proto/ahp/v1 lives in ../gen (committed; regenerate with ``../../scripts/buf generate``
-from clients/python). Its modules import each other as ``ahp.v1.*`` and ``buf.validate.*``, so
-importing this package puts that directory on ``sys.path``.
+The code generated from proto/ahp/v1 is installed with it as the ``ahp.v1`` and ``buf.validate``
+packages (the generated modules import each other by those names).
 
-    from ahp_client import AhpClient, event_pb2, service_pb2
+    import os
+    from ahp_client import AhpClient, event_pb2, read_decision
 
-    with AhpClient("http://127.0.0.1:8080") as ahp:
-        reply = ahp.intercept.Intercept(service_pb2.InterceptRequest(event=...), timeout=2)
+    with AhpClient("http://127.0.0.1:8080", token=os.environ.get("AHP_TOKEN")) as ahp:
+        decision = ahp.decide("Bash", kind=event_pb2.TOOL_KIND_SHELL, input={"command": "ls"}, timeout=5)
+        if not read_decision(decision).allowed: ...
 """
 
 from __future__ import annotations
 
-import os
-import sys
-
-_GEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gen")
-if _GEN not in sys.path:
-    sys.path.insert(0, _GEN)
-
-from ahp.v1 import (  # noqa: E402  (after the sys.path set-up above)
+from ahp.v1 import (
     decision_pb2,
     event_pb2,
     harness_pb2,
@@ -29,16 +23,31 @@ from ahp.v1 import (  # noqa: E402  (after the sys.path set-up above)
     typed_pb2,
 )
 
-from .client import AhpClient, grpc_target, struct  # noqa: E402
+from ._common import AhpError, Credential, DecisionSummary, grpc_target, read_decision, struct, tool_event
+from .aio import AsyncAhpClient, AsyncWatch
+from .client import AhpClient, Watch
+
+# The package version: its major is the schema's (ahp.v1 → 1); scripts/test-clients.sh checks it
+# against clients/typescript/package.json.
+__version__ = "1.0.0a1"
 
 __all__ = [
     "AhpClient",
+    "AhpError",
+    "AsyncAhpClient",
+    "AsyncWatch",
+    "Credential",
+    "DecisionSummary",
+    "Watch",
+    "__version__",
     "decision_pb2",
     "event_pb2",
     "grpc_target",
     "harness_pb2",
+    "read_decision",
     "service_pb2",
     "service_pb2_grpc",
     "struct",
+    "tool_event",
     "typed_pb2",
 ]

@@ -1,62 +1,159 @@
-"""AhpClient: the four ahp.v1 service stubs on one gRPC channel."""
+"""AhpClient: the four ahp.v1 service stubs on one gRPC channel, and the conveniences."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
-from urllib.parse import urlsplit
+import collections
+from typing import Any, Iterator, Sequence
 
 import grpc
-from google.protobuf import struct_pb2
 
-from ahp.v1 import service_pb2_grpc
+from ahp.v1 import decision_pb2, event_pb2, service_pb2, service_pb2_grpc
 
-
-def grpc_target(url_or_target: str) -> str:
-    """Turns a URL as ahp-server prints it ("http://127.0.0.1:8080") into a gRPC target
-    ("127.0.0.1:8080"). Anything else ("127.0.0.1:8080", "dns:///host:443", "unix:///path") is
-    already a gRPC target and is returned unchanged."""
-    parts = urlsplit(url_or_target)
-    if parts.scheme not in ("http", "https"):
-        return url_or_target
-    if not parts.hostname:
-        raise ValueError(f"no host in {url_or_target!r}")
-    return parts.netloc
+from ._common import AhpError, Credential, as_event, credential, grpc_target, watch_request
 
 
-def struct(values: Mapping[str, Any]) -> struct_pb2.Struct:
-    """A google.protobuf.Struct from a dict (for Tool.input and other JSON-object fields)."""
-    s = struct_pb2.Struct()
-    s.update(values)
-    return s
+class _CallDetails(
+    collections.namedtuple("_CallDetails", ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression")),
+    grpc.ClientCallDetails,
+):
+    pass
+
+
+class _CredentialInterceptor(
+    grpc.UnaryUnaryClientInterceptor,
+    grpc.UnaryStreamClientInterceptor,
+    grpc.StreamUnaryClientInterceptor,
+    grpc.StreamStreamClientInterceptor,
+):
+    """Adds the credential's metadata to every call."""
+
+    def __init__(self, cred: Credential) -> None:
+        self._cred = cred
+
+    def _details(self, d: grpc.ClientCallDetails) -> grpc.ClientCallDetails:
+        metadata = tuple(d.metadata or ()) + self._cred.metadata()
+        return _CallDetails(
+            d.method, d.timeout, metadata, d.credentials,
+            getattr(d, "wait_for_ready", None), getattr(d, "compression", None),
+        )
+
+    def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+        return continuation(self._details(client_call_details), request)
+
+    def intercept_unary_stream(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+        return continuation(self._details(client_call_details), request)
+
+    def intercept_stream_unary(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
+        return continuation(self._details(client_call_details), request_iterator)
+
+    def intercept_stream_stream(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
+        return continuation(self._details(client_call_details), request_iterator)
+
+
+class Watch:
+    """A live tail (ObservationService.Watch). Iterating yields WatchResponse items; a failure
+    raises AhpError, and after cancel() (or leaving the ``with`` block) iteration just ends.
+    The server has subscribed once the constructor returns, so nothing published later is missed."""
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+        self._cancelled = False
+        call.initial_metadata()  # the server sends its headers once it has subscribed
+
+    def __iter__(self) -> Iterator[service_pb2.WatchResponse]:
+        return self
+
+    def __next__(self) -> service_pb2.WatchResponse:
+        try:
+            return next(self._call)
+        except grpc.RpcError as err:
+            if self._cancelled and err.code() == grpc.StatusCode.CANCELLED:  # type: ignore[attr-defined]
+                raise StopIteration from None
+            raise AhpError.from_rpc_error(err) from None
+
+    def cancel(self) -> None:
+        """Ends the watch; the server drops the subscription."""
+        self._cancelled = True
+        self._call.cancel()
+
+    def __enter__(self) -> "Watch":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
 
 
 class AhpClient:
-    """Stubs for InterceptService, TypedDecisionService, ObservationService and HarnessService.
+    """Stubs for InterceptService (``intercept``), TypedDecisionService (``typed``),
+    ObservationService (``observation``) and HarnessService (``harness``), plus ``decide``,
+    ``observe`` and ``watch``.
 
     ``target`` is a gRPC target or an http(s) URL. Without ``credentials`` the channel is plaintext
     HTTP/2 (h2c), which ahp-server serves on its http:// address; pass
-    ``grpc.ssl_channel_credentials(...)`` for an https:// server. Every stub method takes the usual
-    grpc keyword arguments; pass ``timeout=`` on every call.
+    ``grpc.ssl_channel_credentials(...)`` for an https:// server. ``token`` (a bearer token) or
+    ``api_key`` is sent on every call, e.g. ``token=os.environ["AHP_TOKEN"]``; neither shows in
+    the client's repr or in errors. The stubs raise grpc.RpcError (see AhpError.from_rpc_error);
+    the conveniences raise AhpError. Pass ``timeout=`` on every call.
     """
 
     def __init__(
         self,
         target: str,
         *,
+        token: str | None = None,
+        api_key: str | None = None,
         credentials: grpc.ChannelCredentials | None = None,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         address = grpc_target(target)
+        self._target = address
+        self._credential = credential(token, api_key)
         if credentials is None:
             if target.startswith("https://"):
                 raise ValueError("an https:// target needs credentials=grpc.ssl_channel_credentials(...)")
             self.channel: grpc.Channel = grpc.insecure_channel(address, options=list(options))
         else:
             self.channel = grpc.secure_channel(address, credentials, options=list(options))
-        self.intercept = service_pb2_grpc.InterceptServiceStub(self.channel)
-        self.typed = service_pb2_grpc.TypedDecisionServiceStub(self.channel)
-        self.observation = service_pb2_grpc.ObservationServiceStub(self.channel)
-        self.harness = service_pb2_grpc.HarnessServiceStub(self.channel)
+        calls = self.channel
+        if self._credential is not None:
+            calls = grpc.intercept_channel(self.channel, _CredentialInterceptor(self._credential))
+        self.intercept = service_pb2_grpc.InterceptServiceStub(calls)
+        self.typed = service_pb2_grpc.TypedDecisionServiceStub(calls)
+        self.observation = service_pb2_grpc.ObservationServiceStub(calls)
+        self.harness = service_pb2_grpc.HarnessServiceStub(calls)
+
+    def decide(self, tool: str | event_pb2.Event, *, timeout: float | None = None, **fields: Any) -> decision_pb2.Decision:
+        """Asks for a decision on one tool call (Intercept): an Event, or a tool name and the
+        fields of tool_event (kind=, input=, session_id=, source=, ...). Raises AhpError."""
+        event = as_event(tool, **fields)
+        try:
+            return self.intercept.Intercept(service_pb2.InterceptRequest(event=event), timeout=timeout).decision
+        except grpc.RpcError as err:
+            raise AhpError.from_rpc_error(err) from None
+
+    def observe(self, event: event_pb2.Event, *, timeout: float | None = None) -> service_pb2.ObserveResponse:
+        """Records one event that needs no decision (Observe); ``duplicate`` says it was already
+        recorded. Raises AhpError."""
+        try:
+            return self.observation.Observe(service_pb2.ObserveRequest(event=event), timeout=timeout)
+        except grpc.RpcError as err:
+            raise AhpError.from_rpc_error(err) from None
+
+    def watch(
+        self,
+        *,
+        session_id: str | None = None,
+        event_types: Sequence[int] = (),
+        tool_kinds: Sequence[int] = (),
+        decisions_only: bool = False,
+        timeout: float | None = None,
+    ) -> Watch:
+        """Opens a live tail with a filter and returns once the server has subscribed. Raises
+        AhpError (also while iterating)."""
+        call = self.observation.Watch(
+            watch_request(session_id, event_types, tool_kinds, decisions_only), timeout=timeout,
+        )
+        return Watch(call)
 
     def wait_ready(self, timeout: float) -> None:
         """Blocks until the channel is connected; raises grpc.FutureTimeoutError after timeout seconds."""
@@ -65,6 +162,10 @@ class AhpClient:
     def close(self) -> None:
         """Closes the channel, cancelling calls still in flight."""
         self.channel.close()
+
+    def __repr__(self) -> str:
+        cred = f", credential={self._credential!r}" if self._credential else ""
+        return f"AhpClient({self._target!r}{cred})"
 
     def __enter__(self) -> "AhpClient":
         return self

@@ -1,23 +1,22 @@
 """The Python client against a running ahp-server (default policy) over gRPC on real h2c.
 
-Run with Debian's interpreter, which sees python3-grpcio and python3-protobuf:
-    AHP_SERVER_URL=http://127.0.0.1:8080 /usr/bin/python3 -m unittest discover -s clients/python/tests -v
-scripts/test-clients.sh starts a server and does this.
+Run with Debian's interpreter, which sees python3-grpcio and python3-protobuf, either on the source
+tree or on the installed ahp-client package (then without PYTHONPATH):
+    AHP_SERVER_URL=http://127.0.0.1:8080 PYTHONPATH=clients/python:clients/python/gen \
+        /usr/bin/python3 -m unittest discover -s clients/python/tests -v
+scripts/test-clients.sh starts a server and does both.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import unittest
 import uuid
 
 import grpc
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from ahp_client import (  # noqa: E402
+from ahp_client import (
     AhpClient,
     decision_pb2,
     event_pb2,

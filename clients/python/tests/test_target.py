@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from ahp_client import grpc_target, struct  # noqa: E402
+from ahp_client import grpc_target, struct
 
 
 class HelpersTest(unittest.TestCase):

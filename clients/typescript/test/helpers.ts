@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { EventSchema, EventType, ToolKind, type Event } from "../gen/ahp/v1/event_pb.js";
-import { createAhpClient, type AhpClient, type AhpClientOptions } from "../src/client.js";
+import { createAhpClient, type AhpClient, type AhpClientOptions } from "../src/index.js";
 
 /** Base URL of the running ahp-server (scripts/test-clients.sh sets it). */
 export function serverUrl(): string {

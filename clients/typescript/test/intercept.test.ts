@@ -9,7 +9,7 @@ import { Verdict } from "../gen/ahp/v1/decision_pb.js";
 import { EventSchema, EventType } from "../gen/ahp/v1/event_pb.js";
 import { RateLimitKind } from "../gen/ahp/v1/typed_pb.js";
 import { InterceptStreamRequestSchema, type InterceptStreamRequest } from "../gen/ahp/v1/service_pb.js";
-import type { AhpClient } from "../src/client.js";
+import type { AhpClient } from "../src/index.js";
 import { CALL_TIMEOUT_MS, SOURCE, TEST_TIMEOUT_MS, clientFor, shellEvent, transports, uid } from "./helpers.js";
 
 const call = { timeoutMs: CALL_TIMEOUT_MS };

@@ -8,7 +8,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { Verdict } from "../gen/ahp/v1/decision_pb.js";
 import { EventType } from "../gen/ahp/v1/event_pb.js";
 import { ObserveStreamRequestSchema, type ObserveStreamRequest, type WatchResponse } from "../gen/ahp/v1/service_pb.js";
-import { openWatch, type AhpClient } from "../src/client.js";
+import { openWatch, type AhpClient } from "../src/index.js";
 import { CALL_TIMEOUT_MS, TEST_TIMEOUT_MS, clientFor, shellEvent, toolAfterEvent, transports, uid } from "./helpers.js";
 
 const call = { timeoutMs: CALL_TIMEOUT_MS };
