@@ -46,7 +46,7 @@ else
 	echo "skipped: no release tag (v*) yet to compare against"
 fi
 
-step "clients (TypeScript, Python) against a running ahp-server"
+step "clients (TypeScript, Python, Go example; packed npm tarball and wheel) against a running ahp-server"
 AHP_CLIENTS_OPTIONAL="${AHP_CLIENTS_OPTIONAL:-1}" ./scripts/test-clients.sh
 
 step "README examples (grpcurl, buf curl, curl) against a running ahp-server"

@@ -1,8 +1,12 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"sync"
 	"testing"
@@ -110,5 +114,52 @@ func TestWatchersSeeEveryDecisionInOneOrder(t *testing.T) {
 		} else if !slices.Equal(got, first) {
 			t.Fatalf("%s saw another order than %s:\n%v\n%v", w.name, watchers[0].name, got, first)
 		}
+	}
+}
+
+// A Watch whose client deadline passes ends with deadline_exceeded, never with OK: a client whose
+// own timer has not fired yet would take OK for a stream the server closed normally. The request
+// is written by hand so that only the server's side of the deadline (Connect-Timeout-Ms) acts.
+func TestWatchEndsWithTheClientDeadline(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.WaitTimeout)
+	defer cancel()
+	body := append([]byte{0, 0, 0, 0, 2}, "{}"...) // one uncompressed message: an empty WatchRequest
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.url+"/ahp.v1.ObservationService/Watch", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/connect+json")
+	req.Header.Set("Connect-Protocol-Version", "1")
+	req.Header.Set("Connect-Timeout-Ms", "100")
+	resp, err := ts.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, want 200 (a Connect stream reports its end in the body)", resp.StatusCode)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the stream: %v", err)
+	}
+	var end []byte // the payload of the end-of-stream message (flag 0x02)
+	for len(data) >= 5 {
+		n := int(binary.BigEndian.Uint32(data[1:5]))
+		if len(data) < 5+n {
+			t.Fatalf("truncated message: %q", data)
+		}
+		if data[0]&0x02 != 0 {
+			end = data[5 : 5+n]
+		}
+		data = data[5+n:]
+	}
+	if end == nil {
+		t.Fatal("the stream has no end-of-stream message")
+	}
+	if !bytes.Contains(end, []byte(`"code":"deadline_exceeded"`)) {
+		t.Errorf("end of stream = %s, want the error deadline_exceeded", end)
 	}
 }

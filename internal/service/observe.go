@@ -124,7 +124,10 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 			if parent.Err() == nil { // our duration limit, not the client leaving
 				return connect.NewError(connect.CodeDeadlineExceeded, errors.New("watch reached the maximum stream duration; reconnect to resume"))
 			}
-			return nil
+			// The client left or its deadline passed: end with that (Canceled, DeadlineExceeded),
+			// never with OK, which a client whose own deadline timer has not fired yet would take
+			// for a stream the server closed normally.
+			return parent.Err()
 		case <-sub.Ready():
 			if err := sendBuffered(gate, stream, sub); err != nil {
 				return err
