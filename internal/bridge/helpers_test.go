@@ -84,7 +84,9 @@ func embeddedClients(t testing.TB) bridge.Clients {
 // newBridge builds a Bridge over clients with a quiet logger; tweak adjusts the config.
 func newBridge(t testing.TB, clients bridge.Clients, tweak func(*bridge.Config)) *bridge.Bridge {
 	t.Helper()
-	cfg := bridge.Config{Clients: clients, Logger: quietLogger()}
+	// A patient per-call deadline: on a loaded machine a first call (a new connection, a cold
+	// server) can take longer than the 2 s default. Tests of deadlines set their own.
+	cfg := bridge.Config{Clients: clients, Logger: quietLogger(), Timeout: 20 * time.Second}
 	if tweak != nil {
 		tweak(&cfg)
 	}

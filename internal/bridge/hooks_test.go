@@ -303,7 +303,7 @@ func TestHooksStdioFramingIsChecked(t *testing.T) {
 // TestHooksCapabilitiesDescribesTheBridge checks the hooks/capabilities manifest.
 func TestHooksCapabilitiesDescribesTheBridge(t *testing.T) {
 	t.Parallel()
-	b := newBridge(t, embeddedClients(t), func(c *bridge.Config) { c.Version = "1.2.3" })
+	b := newBridge(t, embeddedClients(t), func(c *bridge.Config) { c.Version = "1.2.3"; c.Timeout = bridge.DefaultTimeout })
 	result := wantResult(t, handle(t, b, `{"jsonrpc":"2.0","id":"discovery","method":"hooks/capabilities","params":{"protocolVersion":"0.1"}}`, bridge.TransportHTTP), `"discovery"`)
 	want := `{"protocolVersion":"0.1","manifest":{
 		"events":[
