@@ -467,13 +467,28 @@ func (r *Redactor) mask(s string, spans []span) (string, uint64) {
 	return b.String(), found
 }
 
+// Truncate returns the longest prefix of s of at most n bytes that does not end inside a UTF-8
+// sequence, so a valid string stays valid. Every cut of text to a byte limit goes through it.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	// In valid UTF-8 a rune starts at most UTFMax-1 bytes before any byte.
+	for i := n; i >= max(0, n-(utf8.UTFMax-1)); i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i]
+		}
+	}
+	return s[:n] // not valid UTF-8 here; nothing to keep valid
+}
+
 // truncate cuts s to at most n bytes of content, never inside a UTF-8 sequence or a placeholder,
 // and appends the marker with the original length.
 func truncate(s string, n, original int) string {
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
+	cut := len(Truncate(s, n))
 	if open := strings.LastIndex(s[:cut], "[REDACTED:"); open >= 0 && !strings.Contains(s[open:cut], "]") {
 		cut = open
 	}

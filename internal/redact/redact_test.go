@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/redact"
@@ -434,8 +435,8 @@ func TestTruncation(t *testing.T) {
 	}
 
 	// A cut never splits a UTF-8 sequence or a placeholder, and masking happens first.
-	got, _ = r.String(strings.Repeat("é", 40))
-	if !strings.HasSuffix(got, "[TRUNCATED:80 bytes]") || strings.ContainsRune(got, '\uFFFD') || len(got) > 64+len("[TRUNCATED:80 bytes]") {
+	got, _ = r.String("a" + strings.Repeat("é", 40))
+	if !strings.HasSuffix(got, "[TRUNCATED:81 bytes]") || !utf8.ValidString(got) || len(got) > 64+len("[TRUNCATED:81 bytes]") {
 		t.Errorf("UTF-8 cut: %q", got)
 	}
 	secret := "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"
