@@ -70,6 +70,11 @@ func TestStringKeepsContextAroundSecrets(t *testing.T) {
 		"a AKIAIOSFODNN7EXAMPLE b AKIAIOSFODNN7EXAMPLE":                             "a [REDACTED:aws_access_key_id] b [REDACTED:aws_access_key_id]",
 		"-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\nafter": "[REDACTED:private_key]\nafter",
 		`{"password":"p4ss","user":"bob"}`:                                          `{"password":"[REDACTED:secret_assignment]","user":"bob"}`,
+		// An AWS secret key is found next to its access key id; a git object id there is not one.
+		"AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY":  "[REDACTED:aws_access_key_id],[REDACTED:aws_secret_access_key]",
+		"AKIAIOSFODNN7EXAMPLE 9cd2d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b":  "[REDACTED:aws_access_key_id] 9cd2d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b",
+		"AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYX": "[REDACTED:aws_access_key_id] wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYX",
+		"GITHUB_PAT=opaque sort_key=name":                                "GITHUB_PAT=[REDACTED:secret_assignment] sort_key=name",
 	}
 	for in, want := range cases {
 		if got, _ := r.String(in); got != want {
