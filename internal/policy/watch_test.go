@@ -376,4 +376,18 @@ func TestRestoredFileRecovers(t *testing.T) {
 	if len(rec.recovers) != 2 {
 		t.Errorf("recovers after a forced reload = %v, want two", rec.recovers)
 	}
+
+	// So does a missing file that comes back unchanged.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := policy.Poll(w); err == nil {
+		t.Fatal("a missing file polled without an error")
+	}
+	testkit.ReplaceFile(t, path, policyDeny)
+	poll(t, w)
+	poll(t, w)
+	if len(rec.recovers) != 3 || len(rec.reloads) != 0 {
+		t.Errorf("recovers %v, reloads %v after the file came back; want three recoveries, no reload", rec.recovers, rec.reloads)
+	}
 }
