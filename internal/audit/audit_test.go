@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/audit"
@@ -701,19 +702,46 @@ func TestDefaultDirAndFiles(t *testing.T) {
 	}
 }
 
-func TestRedactorIsUsed(t *testing.T) {
-	t.Parallel()
+// denialWithCap writes one denial of reason through a log whose redactor caps fields at 64 bytes
+// and returns the log's lines.
+func denialWithCap(t *testing.T, reason string) []string {
+	t.Helper()
 	dir := t.TempDir()
 	r, err := redact.New(redact.Config{MaxFieldBytes: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := open(t, audit.Config{Dir: dir, Redactor: r})
-	ev := shellEvent("e", "ls")
-	_ = l.Append(audit.RecordFor(ev, denial("e", strings.Repeat("long reason ", 10)), t0))
+	_ = l.Append(audit.RecordFor(shellEvent("e", "ls"), denial("e", reason), t0))
 	closeLog(t, l)
-	text := strings.Join(readLines(t, filepath.Join(dir, audit.DefaultFileName)), "\n")
+	return readLines(t, filepath.Join(dir, audit.DefaultFileName))
+}
+
+func TestRedactorIsUsed(t *testing.T) {
+	t.Parallel()
+	text := strings.Join(denialWithCap(t, strings.Repeat("long reason ", 10)), "\n")
 	if !strings.Contains(text, "[TRUNCATED:120 bytes]") || !strings.Contains(text, `"truncated":[{"path":"effects.0.reason","bytes":120}]`) || !strings.Contains(text, `"decision_id":"0190b3a4-0000-7000-8000-000000000001"`) {
 		t.Errorf("truncation not applied or not marked: %s", text)
+	}
+}
+
+// A field cut at the cap keeps whole runes, so the record stays valid UTF-8 JSON.
+func TestTruncatedFieldKeepsRunesWhole(t *testing.T) {
+	t.Parallel()
+	lines := denialWithCap(t, "a"+strings.Repeat("é", 200))
+	if len(lines) != 1 {
+		t.Fatalf("%d lines, want 1", len(lines))
+	}
+	var rec struct {
+		Effects []struct {
+			Reason string `json:"reason"`
+		} `json:"effects"`
+	}
+	if !utf8.ValidString(lines[0]) || json.Unmarshal([]byte(lines[0]), &rec) != nil || len(rec.Effects) != 1 {
+		t.Fatalf("record is not valid UTF-8 JSON with one effect: %q", lines[0])
+	}
+	want := "a" + strings.Repeat("é", 31) + "[TRUNCATED:401 bytes]"
+	if got := rec.Effects[0].Reason; got != want {
+		t.Errorf("reason = %q, want %q", got, want)
 	}
 }

@@ -42,6 +42,14 @@ func (m *Metrics) PolicyReloadFailed() {
 	m.policyLastReloadOK.Set(0)
 }
 
+// PolicyReloadRecovered records that the policy file loads again after a failed reload and holds
+// the policy in force (it was restored): the last reload succeeded, though nothing was replaced.
+func (m *Metrics) PolicyReloadRecovered() {
+	if m != nil {
+		m.policyLastReloadOK.Set(1)
+	}
+}
+
 // AuditWriteError counts an audit record that could not be written.
 func (m *Metrics) AuditWriteError() {
 	if m != nil {

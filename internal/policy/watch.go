@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"sync"
@@ -18,6 +19,10 @@ type WatchOptions struct {
 	Interval time.Duration
 	// OnReload is called with each new policy after it replaced the old one.
 	OnReload func(*Policy)
+	// OnRecover is called, with the policy in force, when the file loads again after a reported
+	// failure and holds that same policy (it was restored); OnReload is called instead when it
+	// holds a new one.
+	OnRecover func(*Policy)
 	// OnError is called when the file cannot be read or does not parse; the old policy stays.
 	// A file that stays broken is reported once, not on every check.
 	OnError func(error)
@@ -28,26 +33,40 @@ type WatchOptions struct {
 
 // Watcher keeps a policy in step with its file. It polls the file's size, modification time and
 // identity (a cheap stat, so no file-notification dependency is needed and editors that replace
-// files by renaming are handled), parses a changed file in full and swaps the current policy only
-// when the new one is valid. Readers call Policy, which is a single atomic load.
+// files by renaming are handled). A changed file is loaded only once it has settled: when two
+// consecutive polls see the same identity, size, modification time and content hash, so a file
+// still being written in place is not loaded half-way. A file renamed into place settles at
+// once and is loaded on the poll after the one that saw it. The new policy is parsed in full and
+// swapped in only when valid. Readers call Policy, which is a single atomic load.
 type Watcher struct {
-	path     string
-	interval time.Duration
-	onReload func(*Policy)
-	onError  func(error)
-	polled   func()
+	path      string
+	interval  time.Duration
+	onReload  func(*Policy)
+	onRecover func(*Policy)
+	onError   func(error)
+	polled    func()
 
 	current atomic.Pointer[Policy]
 
 	mu      sync.Mutex // serialises checks; guards the fields below
 	last    os.FileInfo
+	pending *sighting // a change seen by the last poll, not yet loaded
 	lastErr string
+}
+
+// sighting is the file as one poll saw it.
+type sighting struct {
+	info os.FileInfo
+	sum  [sha256.Size]byte
 }
 
 // NewWatcher loads the policy at path and returns a Watcher serving it. A file that does not load
 // is an error here: there is no old policy to keep.
 func NewWatcher(path string, opts WatchOptions) (*Watcher, error) {
-	w := &Watcher{path: path, interval: opts.Interval, onReload: opts.OnReload, onError: opts.OnError, polled: opts.polled}
+	w := &Watcher{
+		path: path, interval: opts.Interval, onReload: opts.OnReload, onRecover: opts.OnRecover,
+		onError: opts.OnError, polled: opts.polled,
+	}
 	if w.interval <= 0 {
 		w.interval = DefaultWatchInterval
 	}
@@ -84,8 +103,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 }
 
-// Reload reads the file now, whether or not it looks changed (for SIGHUP and admin endpoints).
-// It reports through OnReload and OnError like a polled reload and also returns the error.
+// Reload reads the file now, whether or not it looks changed or has settled (for SIGHUP and
+// admin endpoints: the operator says the file is complete). It reports through OnReload,
+// OnRecover and OnError like a polled reload and also returns the error.
 func (w *Watcher) Reload() error { return w.check(true) }
 
 func (w *Watcher) check(force bool) error {
@@ -96,20 +116,30 @@ func (w *Watcher) check(force bool) error {
 		return w.fail(fmt.Errorf("policy reload: %w (keeping policy %s)", err, w.current.Load().Digest()), force)
 	}
 	if !force && w.last != nil && sameFile(w.last, info) {
+		w.pending = nil // back to what was loaded
 		return nil
 	}
-	w.last = info
 	data, err := os.ReadFile(w.path)
 	if err != nil {
 		return w.fail(fmt.Errorf("policy reload: %w (keeping policy %s)", err, w.current.Load().Digest()), force)
 	}
+	seen := &sighting{info: info, sum: sha256.Sum256(data)}
+	if !force && (w.pending == nil || !sameFile(w.pending.info, info) || w.pending.sum != seen.sum) {
+		w.pending = seen // changed since the last poll: load it when the next one sees it unchanged
+		return nil
+	}
+	w.pending, w.last = nil, info
 	old := w.current.Load()
 	p, err := Parse(data, w.path)
 	if err != nil {
 		return w.fail(fmt.Errorf("policy reload: %w (keeping policy %s)", err, old.Digest()), force)
 	}
+	recovered := w.lastErr != ""
 	w.lastErr = ""
 	if p.Digest() == old.Digest() {
+		if recovered && w.onRecover != nil {
+			w.onRecover(old) // restored to the policy in force
+		}
 		return nil // touched, not changed
 	}
 	w.current.Store(p)

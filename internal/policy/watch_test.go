@@ -25,6 +25,7 @@ const (
 type recorder struct {
 	mu       sync.Mutex
 	reloads  []string
+	recovers []string
 	errs     []error
 	reloaded chan struct{}
 	failed   chan struct{}
@@ -45,6 +46,11 @@ func (r *recorder) options() policy.WatchOptions {
 			r.reloads = append(r.reloads, p.Name())
 			r.mu.Unlock()
 			signal(r.reloaded)
+		},
+		OnRecover: func(p *policy.Policy) {
+			r.mu.Lock()
+			r.recovers = append(r.recovers, p.Name())
+			r.mu.Unlock()
 		},
 		OnError: func(err error) {
 			r.mu.Lock()
@@ -241,4 +247,147 @@ func TestReadersSeeAConsistentPolicyDuringReloads(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// policyRmLast denies "rm -rf" in its last rule: cut after its first rule, it allows it.
+const policyRmLast = `version: 1
+name: full
+rules:
+  - id: ask-push
+    on: [tool.before]
+    when: 'has(input.command) && input.command.startsWith("git push")'
+    effect: {ask: {reason: push}}
+  - id: ask-curl
+    on: [tool.before]
+    when: 'has(input.command) && input.command.startsWith("curl ")'
+    effect: {ask: {reason: curl}}
+  - id: deny-rm
+    on: [tool.before]
+    when: 'has(input.command) && input.command.startsWith("rm -rf")'
+    effect: {deny: {reason: no}}
+`
+
+// poll makes one check of w's file and fails the test if it reports an error.
+func poll(t *testing.T, w *policy.Watcher) {
+	t.Helper()
+	if err := policy.Poll(w); err != nil {
+		t.Fatalf("poll: %v", err)
+	}
+}
+
+// An editor that truncates the file and writes it again in pieces must not get its first piece
+// loaded: the watcher waits until two polls see the same file.
+func TestReloadWaitsForAFileWrittenInPlaceToSettle(t *testing.T) {
+	t.Parallel()
+	w, rec, path := newWatcher(t, policyRmLast)
+	cut := strings.Index(policyRmLast, "  - id: ask-curl")
+	if err := os.WriteFile(path, []byte(policyRmLast[:cut]), 0o600); err != nil { // truncates in place
+		t.Fatal(err)
+	}
+	poll(t, w)
+	if n := len(w.Policy().Rules()); n != 3 {
+		t.Fatalf("after one poll of a half-written file the policy has %d rules, want the old 3", n)
+	}
+	wantVerdict(t, w.Policy().Evaluate(shell(t, "rm -rf /")), ahpv1.Verdict_VERDICT_DENY)
+
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(policyRmLast[cut:] + "  - id: deny-dd\n    on: [tool.before]\n    when: 'has(input.command) && input.command.startsWith(\"dd \")'\n    effect: {deny: {reason: no}}\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, w) // sees the file grow
+	if n := len(w.Policy().Rules()); n != 3 {
+		t.Fatalf("a file that changed since the last poll was loaded: %d rules", n)
+	}
+	poll(t, w) // sees it unchanged: settled
+	if n := len(w.Policy().Rules()); n != 4 {
+		t.Fatalf("settled file not loaded: %d rules, want 4", n)
+	}
+	wantVerdict(t, w.Policy().Evaluate(shell(t, "dd if=/dev/zero")), ahpv1.Verdict_VERDICT_DENY)
+	if len(rec.reloads) != 1 || len(rec.errs) != 0 {
+		t.Errorf("reloads %v, errors %v; want one reload", rec.reloads, rec.errs)
+	}
+}
+
+// Size and modification time can stay the same across a rewrite (a coarse clock); the content
+// hash still tells the two apart.
+func TestReloadWaitsForTheContentToSettle(t *testing.T) {
+	t.Parallel()
+	w, _, path := newWatcher(t, policyDeny)
+	stamp := time.Unix(1_700_000_000, 0)
+	rewrite := func(content string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, stamp, stamp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite(policyAsk)
+	poll(t, w)
+	rewrite(strings.Replace(policyAsk, "two", "owt", 1)) // same size, same time
+	poll(t, w)
+	if w.Policy().Name() != "v1" {
+		t.Fatalf("policy %q loaded while its content was still changing", w.Policy().Name())
+	}
+	poll(t, w)
+	if w.Policy().Name() != "v2" {
+		t.Fatalf("policy %q, want the settled v2", w.Policy().Name())
+	}
+	wantContains(t, "reason", w.Policy().Evaluate(shell(t, "ls")).Effects[0].GetAsk().GetReason(), "owt")
+}
+
+// A file restored to the policy in force after a failed reload is a recovery: reported through
+// OnRecover (the server sets its reload-success metric back), not as a reload.
+func TestRestoredFileRecovers(t *testing.T) {
+	t.Parallel()
+	w, rec, path := newWatcher(t, policyDeny)
+	testkit.ReplaceFile(t, path, policyBad)
+	poll(t, w)
+	if err := policy.Poll(w); err == nil {
+		t.Fatal("a broken file loaded")
+	}
+	testkit.ReplaceFile(t, path, policyDeny)
+	poll(t, w)
+	poll(t, w)
+	if len(rec.recovers) != 1 || rec.recovers[0] != "v1" || len(rec.reloads) != 0 {
+		t.Errorf("recovers %v, reloads %v; want one recovery to v1 and no reload", rec.recovers, rec.reloads)
+	}
+	poll(t, w)
+	if len(rec.recovers) != 1 {
+		t.Errorf("recovery reported %d times", len(rec.recovers))
+	}
+
+	// A forced reload (SIGHUP) of the restored file recovers as well.
+	testkit.ReplaceFile(t, path, policyBad)
+	if err := w.Reload(); err == nil {
+		t.Fatal("Reload of a broken file = nil")
+	}
+	testkit.ReplaceFile(t, path, policyDeny)
+	if err := w.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.recovers) != 2 {
+		t.Errorf("recovers after a forced reload = %v, want two", rec.recovers)
+	}
+
+	// So does a missing file that comes back unchanged.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := policy.Poll(w); err == nil {
+		t.Fatal("a missing file polled without an error")
+	}
+	testkit.ReplaceFile(t, path, policyDeny)
+	poll(t, w)
+	poll(t, w)
+	if len(rec.recovers) != 3 || len(rec.reloads) != 0 {
+		t.Errorf("recovers %v, reloads %v after the file came back; want three recoveries, no reload", rec.recovers, rec.reloads)
+	}
 }

@@ -31,6 +31,8 @@ type detector struct {
 	keys  []string
 	seps  string
 	exact bool
+	// suffix also selects names ending in a secret-like part (secretSuffix: GITHUB_PAT, STRIPE_KEY).
+	suffix bool
 	// re matches at an anchor, or at the value after a separator; it is compiled with a leading \A.
 	re *regexp.Regexp
 	// groups are the submatches to mask, first non-empty wins; none means the whole match.
@@ -88,11 +90,18 @@ func newBuiltins() []*detector {
 		},
 		{
 			// An AWS secret key has no recognisable shape of its own (40 base64 characters, like a git
-			// object id), so it is found by the name it is assigned to.
+			// object id), so it is found by the name it is assigned to, or by the next detector.
 			name: "aws_secret_access_key",
 			keys: []string{"awssecretaccesskey", "awssecretkey"},
 			seps: ":=",
 			re:   mustAnchored(openQuote + `([A-Za-z0-9/+=]{40})`),
+		},
+		{
+			// A bare secret key right after its access key id (a credentials CSV, "id secret", a pair
+			// in a list) is found by where it is; Detectors lists the name once.
+			name:    "aws_secret_access_key",
+			anchors: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
+			match:   matchAWSSecretAfterID,
 		},
 		{
 			name:    "gcp_api_key",
@@ -223,15 +232,17 @@ func newBuiltins() []*detector {
 		},
 		{
 			// name=value, name: value, name := value and "name": "value" where the name ends in a
-			// secret word (GITHUB_TOKEN=…, db_password: …, "apiKey": "…", client_secret=…). The name
-			// must end at the secret word, so max_tokens=100 or token_type=bearer are left alone.
+			// secret word (GITHUB_TOKEN=…, db_password: …, "apiKey": "…", client_secret=…) or in a
+			// secret-like part (GITHUB_PAT=…, STRIPE_KEY=…). The name must end at the secret word, so
+			// max_tokens=100 or token_type=bearer are left alone.
 			name: "secret_assignment",
 			keys: []string{
 				"apikey", "accesskey", "secretkey", "privatekey", "signingkey", "encryptionkey", "masterkey", "clientkey",
 				"secret", "token", "password", "passwd", "passphrase", "pwd", "credential", "credentials", "auth",
 			},
-			seps: ":=",
-			re:   mustAnchored(quotedOrBare),
+			suffix: true,
+			seps:   ":=",
+			re:     mustAnchored(quotedOrBare),
 		},
 		{
 			// Command-line flags with a separate value: --password hunter2, --api-key K, --db-token T.
@@ -272,6 +283,45 @@ func flagStart(s string, i int) bool {
 		return false // a name too long to be a flag
 	}
 	return i-j >= 2 && s[j] == '-' && s[j+1] == '-' && (i-j == 2 || isAlnum(s[j+2]))
+}
+
+// awsIDLen is the length of an AWS access key id: a four-character prefix and 16 more.
+const awsIDLen = 20
+
+// matchAWSSecretAfterID matches the secret key that follows an access key id at i (where the id's
+// prefix starts): after one to eight separators, exactly 40 base64 characters in mixed case, as
+// AWS secrets are and git object ids (hex) are not.
+func matchAWSSecretAfterID(s string, i int) (a, b, next int) {
+	if len(s) < i+awsIDLen {
+		return -1, -1, len(s)
+	}
+	for k := i; k < i+awsIDLen; k++ {
+		if c := s[k]; !('A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return -1, -1, k
+		}
+	}
+	a = i + awsIDLen
+	for a < len(s) && a-(i+awsIDLen) < 8 && strings.IndexByte(" \t\r\n,;:|\"'\\", s[a]) >= 0 {
+		a++
+	}
+	b = a
+	for b < len(s) && b-a <= 40 && (isAlnum(s[b]) || s[b] == '/' || s[b] == '+') {
+		b++
+	}
+	if a == i+awsIDLen || b-a != 40 || !mixedCase(s[a:b]) {
+		return -1, -1, i + 1
+	}
+	return a, b, b
+}
+
+// mixedCase reports whether s holds both upper- and lower-case ASCII letters.
+func mixedCase(s string) bool {
+	var upper, lower bool
+	for i := 0; i < len(s); i++ {
+		upper = upper || isUpper(s[i])
+		lower = lower || 'a' <= s[i] && s[i] <= 'z'
+	}
+	return upper && lower
 }
 
 // matchJWT matches header.payload.signature at i (where "eyJ" starts), each part base64url, the
@@ -332,8 +382,9 @@ func isAlnum(c byte) bool {
 
 // keyBefore writes into buf the normalised name (ASCII lower case, without '_', '-' and '.') that
 // ends just before the separator at j, skipping spaces, a closing quote and a backslash in
-// between; it keeps the last len(buf) characters of a longer name.
-func keyBefore(s string, j int, buf *[64]byte) []byte {
+// between; it keeps the last len(buf) characters of a longer name. raw is the name as written
+// (as much of it as was read).
+func keyBefore(s string, j int, buf *[64]byte) (key []byte, raw string) {
 	i := j
 	for i > 0 && (s[i-1] == ' ' || s[i-1] == '\t') {
 		i--
@@ -344,7 +395,7 @@ func keyBefore(s string, j int, buf *[64]byte) []byte {
 	if i > 0 && s[i-1] == '\\' {
 		i--
 	}
-	n := len(buf)
+	end, n := i, len(buf)
 	for ; i > 0 && n > 0; i-- {
 		c := s[i-1]
 		switch {
@@ -356,14 +407,17 @@ func keyBefore(s string, j int, buf *[64]byte) []byte {
 			buf[n] = c
 		case c == '_' || c == '-' || c == '.':
 		default:
-			return buf[n:]
+			return buf[n:], s[i:end]
 		}
 	}
-	return buf[n:]
+	return buf[n:], s[i:end]
 }
 
-// keyMatch reports whether a normalised name selects keyed detector d.
-func (d *detector) keyMatch(key []byte) bool {
+// keyMatch reports whether a name, normalised (key) and as written (raw), selects keyed detector d.
+func (d *detector) keyMatch(key []byte, raw string) bool {
+	if d.suffix && secretSuffix(raw) {
+		return true
+	}
 	for _, k := range d.keys {
 		if d.exact {
 			if string(key) == k {

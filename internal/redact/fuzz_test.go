@@ -77,3 +77,28 @@ func FuzzRedactString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTruncate: a cut never splits a rune of valid UTF-8, never exceeds its limit, and keeps as
+// much as it can (it gives back at most the three bytes of a partial rune).
+func FuzzTruncate(f *testing.F) {
+	f.Add("a"+strings.Repeat("é", 200), 300)
+	f.Add(strings.Repeat("🙂", 10), 7)
+	f.Add("日本語", 1)
+	f.Add("ascii", 0)
+	f.Add("ascii", -1)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		out := redact.Truncate(s, n)
+		if !strings.HasPrefix(s, out) {
+			t.Fatalf("Truncate(%q, %d) = %q, not a prefix", s, n, out)
+		}
+		if len(s) <= n && out != s {
+			t.Fatalf("Truncate(%q, %d) = %q, want it whole", s, n, out)
+		}
+		if len(out) > max(n, 0) {
+			t.Fatalf("Truncate(%q, %d) = %q: %d bytes", s, n, out, len(out))
+		}
+		if utf8.ValidString(s) && (!utf8.ValidString(out) || n > 0 && len(out) < min(n, len(s))-(utf8.UTFMax-1)) {
+			t.Fatalf("Truncate(%q, %d) = %q: split a rune or cut too much", s, n, out)
+		}
+	})
+}

@@ -7,8 +7,9 @@
 //     Slack, Stripe, OpenAI and Anthropic tokens, JWTs, PEM private key blocks, bearer and basic
 //     credentials, passwords in URLs and secret assignments (password=…, "apiKey": "…"). Only the
 //     secret part is masked, so "Authorization: Bearer [REDACTED:authorization]" stays readable.
-//   - A JSON object key that names a secret (password, token, api_key, private_key, cookie, …) has
-//     its whole string, object or array value masked, whatever it looks like.
+//   - A JSON object key that names a secret (password, token, api_key, private_key, cookie, …, or
+//     a name ending in a part "key" or "pat": GITHUB_PAT, stripe_key, sendgridKey) has its whole
+//     string, object or array value masked, whatever it looks like.
 //   - Configured paths (Config.Paths) are always masked whole.
 //
 // A masked span becomes a fixed placeholder naming what was found: [REDACTED:github_token].
@@ -20,10 +21,12 @@
 //
 // The detectors favour masking too much over too little. Known trade-offs: a value assigned to a
 // name ending in a secret word is masked even when it is harmless ("token: 12" is masked,
-// "max_tokens: 12" is not); "sk-…" strings of 20+ letters and digits are taken for API keys; a
-// "Cookie:" or "Authorization:" line in prose loses its value. Ordinary commands, paths, UUIDs,
-// hex digests and base64 file content are left alone: no detector matches bare hex or base64, and
-// AWS secret keys (which look like base64) are only found by the name they are assigned to.
+// "max_tokens: 12" is not), and so is one assigned to a name ending in "_KEY" or "_PAT" unless it is
+// a well-known plain key (sort_key, public_key, …; --tls-key=/etc/key.pem loses its path);
+// "sk-…" strings of 20+ letters and digits are taken for API keys; a "Cookie:" or "Authorization:"
+// line in prose loses its value. Ordinary commands, paths, UUIDs, hex digests and base64 file
+// content are left alone: no detector matches bare hex or base64, and AWS secret keys (which look
+// like base64) are only found by the name they are assigned to or right after their access key id.
 //
 // # Path syntax
 //
@@ -95,13 +98,14 @@ type Config struct {
 	Disable []string
 }
 
-// Detectors lists the names of the built-in detectors, in priority order.
+// Detectors lists the names of the built-in detectors, in priority order; a secret found in two
+// ways (aws_secret_access_key) is listed once.
 func Detectors() []string {
 	names := make([]string, len(builtins()))
 	for i, d := range builtins() {
 		names[i] = d.name
 	}
-	return names
+	return slices.Compact(names)
 }
 
 // Redactor masks secrets. It is immutable and safe for concurrent use.
@@ -359,12 +363,12 @@ func (r *Redactor) scanKeyed(s string, j int, buf *[64]byte, reach *[64]int, spa
 	case sep == ':' && v < len(s) && s[v] == '=':
 		v++ // Go's :=
 	}
-	key := keyBefore(s, j, buf)
+	key, raw := keyBefore(s, j, buf)
 	if len(key) == 0 {
 		return spans
 	}
 	for di, d := range r.detectors {
-		if d.keys != nil && j >= reach[di] && strings.IndexByte(d.seps, sep) >= 0 && d.keyMatch(key) {
+		if d.keys != nil && j >= reach[di] && strings.IndexByte(d.seps, sep) >= 0 && d.keyMatch(key, raw) {
 			spans = r.try(d, di, s, v, &reach[di], spans)
 		}
 	}
@@ -467,13 +471,28 @@ func (r *Redactor) mask(s string, spans []span) (string, uint64) {
 	return b.String(), found
 }
 
+// Truncate returns the longest prefix of s of at most n bytes that does not end inside a UTF-8
+// sequence, so a valid string stays valid. Every cut of text to a byte limit goes through it.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	// In valid UTF-8 a rune starts at most UTFMax-1 bytes before any byte.
+	for i := n; i >= max(0, n-(utf8.UTFMax-1)); i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i]
+		}
+	}
+	return s[:n] // not valid UTF-8 here; nothing to keep valid
+}
+
 // truncate cuts s to at most n bytes of content, never inside a UTF-8 sequence or a placeholder,
 // and appends the marker with the original length.
 func truncate(s string, n, original int) string {
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
+	cut := len(Truncate(s, n))
 	if open := strings.LastIndex(s[:cut], "[REDACTED:"); open >= 0 && !strings.Contains(s[open:cut], "]") {
 		cut = open
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/redact"
@@ -69,6 +70,11 @@ func TestStringKeepsContextAroundSecrets(t *testing.T) {
 		"a AKIAIOSFODNN7EXAMPLE b AKIAIOSFODNN7EXAMPLE":                             "a [REDACTED:aws_access_key_id] b [REDACTED:aws_access_key_id]",
 		"-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\nafter": "[REDACTED:private_key]\nafter",
 		`{"password":"p4ss","user":"bob"}`:                                          `{"password":"[REDACTED:secret_assignment]","user":"bob"}`,
+		// An AWS secret key is found next to its access key id; a git object id there is not one.
+		"AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY":  "[REDACTED:aws_access_key_id],[REDACTED:aws_secret_access_key]",
+		"AKIAIOSFODNN7EXAMPLE 9cd2d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b":  "[REDACTED:aws_access_key_id] 9cd2d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b",
+		"AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYX": "[REDACTED:aws_access_key_id] wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYX",
+		"GITHUB_PAT=opaque sort_key=name":                                "GITHUB_PAT=[REDACTED:secret_assignment] sort_key=name",
 	}
 	for in, want := range cases {
 		if got, _ := r.String(in); got != want {
@@ -434,8 +440,8 @@ func TestTruncation(t *testing.T) {
 	}
 
 	// A cut never splits a UTF-8 sequence or a placeholder, and masking happens first.
-	got, _ = r.String(strings.Repeat("é", 40))
-	if !strings.HasSuffix(got, "[TRUNCATED:80 bytes]") || strings.ContainsRune(got, '\uFFFD') || len(got) > 64+len("[TRUNCATED:80 bytes]") {
+	got, _ = r.String("a" + strings.Repeat("é", 40))
+	if !strings.HasSuffix(got, "[TRUNCATED:81 bytes]") || !utf8.ValidString(got) || len(got) > 64+len("[TRUNCATED:81 bytes]") {
 		t.Errorf("UTF-8 cut: %q", got)
 	}
 	secret := "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"

@@ -243,11 +243,21 @@ func (s *Server) loadPolicy() (*policy.Policy, error) {
 	w, err := policy.NewWatcher(s.cfg.PolicyFile, policy.WatchOptions{
 		Interval: interval,
 		OnReload: func(p *policy.Policy) {
-			s.current.Store(p)
+			old := s.current.Swap(p)
 			s.reloads.Add(1)
 			s.cfg.Metrics.PolicyReloaded()
 			s.policyMetrics(p)
+			if n, was := len(p.Rules()), len(old.Rules()); n < was {
+				// A file written in pieces can settle half-way; losing rules must not go unnoticed.
+				s.log.Warn("policy reloaded with FEWER rules than before; if the file was not meant to shrink, restore it (and replace it atomically: write a temporary file, then rename)",
+					"name", p.Name(), "rules", n, "previous_rules", was, "digest", p.Digest(), "previous_digest", old.Digest())
+				return
+			}
 			s.log.Info("policy reloaded", "name", p.Name(), "rules", len(p.Rules()), "digest", p.Digest())
+		},
+		OnRecover: func(p *policy.Policy) {
+			s.cfg.Metrics.PolicyReloadRecovered()
+			s.log.Info("policy file loads again; the policy in force is unchanged", "name", p.Name(), "digest", p.Digest())
 		},
 		OnError: func(err error) {
 			s.reloadFailures.Add(1)

@@ -13,6 +13,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/lru"
 	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/redact"
 )
 
 // Store is what the decision core needs from session memory. The in-process Memory implements it;
@@ -204,8 +205,12 @@ func wireName(enumName, prefix string) string {
 	return strings.ToLower(strings.TrimPrefix(enumName, prefix))
 }
 
-// maxFactLen bounds a derived fact so one huge observation cannot crowd memory.
+// maxFactLen bounds a derived fact, in bytes with the closing ellipsis, so one huge observation
+// cannot crowd memory.
 const maxFactLen = 300
+
+// ellipsis ends a fact that was cut.
+const ellipsis = "…"
 
 // deriveFacts turns an observation into facts worth recalling later. Only outcomes are kept
 // (failures, verification results, run status, finished tasks), not raw tool input.
@@ -214,7 +219,7 @@ func deriveFacts(ev *ahpv1.Event) []*ahpv1.Fact {
 	fact := func(confidence float32, format string, args ...any) *ahpv1.Fact {
 		text := fmt.Sprintf(format, args...)
 		if len(text) > maxFactLen {
-			text = text[:maxFactLen] + "…"
+			text = redact.Truncate(text, maxFactLen-len(ellipsis)) + ellipsis
 		}
 		return &ahpv1.Fact{Content: text, Source: source, Confidence: confidence}
 	}
