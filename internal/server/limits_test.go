@@ -4,10 +4,13 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/server"
 )
@@ -50,4 +53,57 @@ func TestIdleObserveStreamEndsAtMaxStreamDuration(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rawCodec sends a rawMessage's bytes as they are, under the proto codec's name, so that a test
+// can send any payload.
+type rawCodec struct{}
+
+type rawMessage struct{ b []byte }
+
+func (rawCodec) Name() string { return "proto" }
+
+func (rawCodec) Marshal(v any) ([]byte, error) { return v.(*rawMessage).b, nil }
+
+func (rawCodec) Unmarshal([]byte, any) error { return nil }
+
+// A compressed message that inflates far past the request limit is refused after inflating about
+// the limit, not all of it, on every protocol, unary and streaming. connect reports a message's
+// full size only when it has inflated all of it, so the size in the error shows how far it went.
+func TestGzipBombIsRefusedAtTheLimit(t *testing.T) {
+	t.Parallel()
+	const limit = 16 << 10
+	ts := start(t, basePolicy, func(c *server.Config) { c.MaxRequestBytes = limit })
+	bomb := &rawMessage{make([]byte, 512*limit)} // zeros: gzip sends it in about 8 KiB
+	reportedSize := regexp.MustCompile(`message size (\d+)`)
+	eachProtocol(t, func(t *testing.T, proto protocol) {
+		if proto.name == "connect+json" {
+			t.Skip("the same protocol as connect; the payload is raw bytes under the proto codec")
+		}
+		opts := append([]connect.ClientOption{connect.WithCodec(rawCodec{}), connect.WithSendGzip()}, proto.opts...)
+		ctx := context.Background()
+		check := func(t *testing.T, err error) {
+			t.Helper()
+			if connect.CodeOf(err) != connect.CodeResourceExhausted {
+				t.Fatalf("connect.CodeOf(err) = %v, want ResourceExhausted (%v)", connect.CodeOf(err), err)
+			}
+			if m := reportedSize.FindStringSubmatch(err.Error()); m != nil {
+				if n, _ := strconv.Atoi(m[1]); n > limit+1 {
+					t.Fatalf("the server inflated %d bytes of a message limited to %d: %v", n, limit, err)
+				}
+			}
+		}
+		t.Run("unary", func(t *testing.T) {
+			c := connect.NewClient[rawMessage, rawMessage](ts.hc, ts.url+ahpv1connect.InterceptServiceInterceptProcedure, opts...)
+			_, err := c.CallUnary(ctx, connect.NewRequest(bomb))
+			check(t, err)
+		})
+		t.Run("stream", func(t *testing.T) {
+			c := connect.NewClient[rawMessage, rawMessage](ts.hc, ts.url+ahpv1connect.ObservationServiceObserveStreamProcedure, opts...)
+			cs := c.CallClientStream(ctx)
+			_ = cs.Send(bomb) // the error, if any, is CloseAndReceive's
+			_, err := cs.CloseAndReceive()
+			check(t, err)
+		})
+	})
 }

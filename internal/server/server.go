@@ -194,6 +194,7 @@ func (s *Server) mountHandler() {
 	cfg := s.cfg
 	opts := []connect.HandlerOption{
 		connect.WithReadMaxBytes(cfg.MaxRequestBytes),
+		cappedGzip(cfg.MaxRequestBytes),
 		// Gzip pays off only for large answers; a decision is a few hundred bytes, not worth the
 		// CPU of compressing it (docs/bench-results.md).
 		connect.WithCompressMinBytes(1024),
