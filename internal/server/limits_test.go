@@ -1,8 +1,10 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -12,7 +14,9 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // An ObserveStream whose client sends nothing still ends at the maximum stream duration, on both
@@ -106,4 +110,161 @@ func TestGzipBombIsRefusedAtTheLimit(t *testing.T) {
 			check(t, err)
 		})
 	})
+}
+
+// serveTCP serves a server configured by tweak on a loopback port until the test ends and returns
+// its address.
+func serveTCP(t *testing.T, tweak func(*server.Config)) string {
+	t.Helper()
+	cfg := server.Config{Logger: testkit.Discard()}
+	tweak(&cfg)
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// dial connects to addr; every read on the connection fails after the guard, which only turns a
+// hang into a failure.
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// slowRequest is the headers of a unary call announcing a body it does not send.
+const slowRequest = "POST " + ahpv1connect.InterceptServiceInterceptProcedure + " HTTP/1.1\r\nHost: ahp\r\n" +
+	"Content-Type: application/proto\r\nContent-Length: 100000\r\n\r\n"
+
+// readUntilClosed reads c until the server closes it and returns what it read; it fails the test
+// if the guard passes first.
+func readUntilClosed(t *testing.T, c net.Conn, what string) string {
+	t.Helper()
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("%s: the server kept the connection open: %v (read %q)", what, err, got)
+	}
+	return string(got)
+}
+
+// An unauthenticated call is refused before its body is sent, and its connection closed: a
+// client trickling its body holds nothing.
+func TestUnauthenticatedSlowBodyIsRefusedBeforeTheBody(t *testing.T) {
+	t.Parallel()
+	addr := serveTCP(t, func(c *server.Config) { c.Auth = authenticator(t) })
+	c := dial(t, addr)
+	if _, err := io.WriteString(c, slowRequest); err != nil {
+		t.Fatal(err)
+	}
+	got := readUntilClosed(t, c, "no credential, no body")
+	if !strings.HasPrefix(got, "HTTP/1.1 401 ") {
+		t.Fatalf("answer = %q, want 401", got)
+	}
+}
+
+// A call that sends its body too slowly is cut off at the body read timeout.
+func TestSlowBodyIsCutOffAtTheReadTimeout(t *testing.T) {
+	t.Parallel()
+	addr := serveTCP(t, func(c *server.Config) { c.BodyReadTimeout = 200 * time.Millisecond })
+	c := dial(t, addr)
+	if _, err := io.WriteString(c, slowRequest+"\x0a"); err != nil { // one byte, then silence
+		t.Fatal(err)
+	}
+	readUntilClosed(t, c, "slow body")
+}
+
+// An HTTP/2 connection that sends its preface (the magic and an empty SETTINGS frame) and nothing
+// else is closed at the idle timeout.
+func TestPrefaceOnlyH2CConnectionIsClosedAtTheIdleTimeout(t *testing.T) {
+	t.Parallel()
+	addr := serveTCP(t, func(c *server.Config) { c.IdleTimeout = 200 * time.Millisecond })
+	c := dial(t, addr)
+	const settings = "\x00\x00\x00\x04\x00\x00\x00\x00\x00" // length 0, type SETTINGS, stream 0
+	if _, err := io.WriteString(c, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"+settings); err != nil {
+		t.Fatal(err)
+	}
+	readUntilClosed(t, c, "preface only")
+}
+
+// Connections over a cap are closed at once and counted; those within it are served.
+func TestConnectionCaps(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		reason         string
+		total, perAddr int
+	}{
+		{metrics.ConnectionsTotalCap, 3, -1},
+		{metrics.ConnectionsPerAddressCap, -1, 3},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			t.Parallel()
+			m := metrics.New(metrics.Options{NoRuntimeMetrics: true})
+			addr := serveTCP(t, func(c *server.Config) {
+				c.Metrics, c.MaxConnections, c.MaxConnectionsPerAddress = m, tc.total, tc.perAddr
+			})
+			for i := range 3 {
+				c := dial(t, addr)
+				// An answer shows that the server accepted and counted the connection.
+				if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: ahp\r\n\r\n"); err != nil {
+					t.Fatal(err)
+				}
+				if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 ") {
+					t.Fatalf("connection %d within the cap: %q, %v", i, line, err)
+				}
+			}
+			readUntilClosed(t, dial(t, addr), "the fourth connection")
+			if got := gauge(t, m, "ahp_http_connections", ""); got != 3 {
+				t.Errorf("ahp_http_connections = %v, want 3", got)
+			}
+			if got := gauge(t, m, "ahp_http_connections_refused_total", tc.reason); got != 1 {
+				t.Errorf("ahp_http_connections_refused_total{reason=%q} = %v, want 1", tc.reason, got)
+			}
+		})
+	}
+}
+
+// gauge returns the value of the series name (with reason label reason, when not empty) in m.
+func gauge(t *testing.T, m *metrics.Metrics, name, reason string) float64 {
+	t.Helper()
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			if reason != "" && (len(s.GetLabel()) != 1 || s.GetLabel()[0].GetValue() != reason) {
+				continue
+			}
+			if g := s.GetGauge(); g != nil {
+				return g.GetValue()
+			}
+			return s.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no series %s{reason=%q}", name, reason)
+	return 0
 }
