@@ -122,20 +122,8 @@ func serveTCP(t *testing.T, tweak func(*server.Config)) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	addr, _, _ := testkit.ServeTCP(t, srv.Serve)
+	return addr
 }
 
 // dial connects to addr; every read on the connection fails after the guard, which only turns a
