@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -168,6 +169,30 @@ func TestUnauthenticatedSlowBodyIsRefusedBeforeTheBody(t *testing.T) {
 	got := readUntilClosed(t, c, "no credential, no body")
 	if !strings.HasPrefix(got, "HTTP/1.1 401 ") {
 		t.Fatalf("answer = %q, want 401", got)
+	}
+}
+
+// Unauthenticated clients trickling their bodies do not hold up a shutdown: their connections
+// are closed once refused, so Serve returns at once rather than after ShutdownTimeout.
+func TestShutdownIsNotHeldByUnauthenticatedSlowBodies(t *testing.T) {
+	t.Parallel()
+	srv, err := server.New(server.Config{Auth: authenticator(t), ShutdownTimeout: time.Hour, Logger: testkit.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, stop, served := testkit.ServeTCP(t, srv.Serve)
+	for i := range 10 {
+		c := dial(t, addr)
+		if _, err := io.WriteString(c, slowRequest); err != nil {
+			t.Fatal(err)
+		}
+		if got := readUntilClosed(t, c, fmt.Sprintf("slow client %d", i)); !strings.HasPrefix(got, "HTTP/1.1 401 ") {
+			t.Fatalf("slow client %d: answer = %q, want 401", i, got)
+		}
+	}
+	stop()
+	if err := testkit.Receive(t, served, "Serve did not return"); err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 }
 
