@@ -3,6 +3,7 @@ package auth
 import (
 	"errors"
 	"net/http"
+	"time"
 )
 
 // Require returns net/http middleware for the bridge's HTTP transport and for admin endpoints: a
@@ -31,6 +32,7 @@ func (a *Authenticator) middleware(scope Scope, webSocket bool, next http.Handle
 		p, err := a.decide(r.URL.Path, rule, c, credErr)
 		if err != nil {
 			a.report(r.URL.Path, r.RemoteAddr, p, err)
+			DropBody(w, r)
 			writeHTTPError(w, err, scope)
 			return
 		}
@@ -50,4 +52,16 @@ func writeHTTPError(w http.ResponseWriter, err error, scope Scope) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ahp", error="insufficient_scope", scope="`+string(scope)+`"`)
 	}
 	http.Error(w, err.Error(), http.StatusForbidden)
+}
+
+// DropBody prepares w to answer r without reading r's body, for a refusal: over HTTP/1 the
+// connection closes after the answer and every read of the body, net/http's own drain included,
+// fails at once, so that the answer goes out before the body and a client sending its body slowly
+// holds nothing. Over HTTP/2 an unread body costs nothing (the stream is reset).
+func DropBody(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor != 1 || r.ContentLength == 0 {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/testkit"
@@ -178,4 +180,31 @@ func TestDenialLogsNeverCarrySecrets(t *testing.T) {
 		t.Fatalf("no admission logged: %s", out)
 	}
 	assertNoSecret(t, "logs", out)
+}
+
+// A refused request is answered before its body arrives, and its HTTP/1 connection closed: a
+// client trickling its body holds nothing.
+func TestRequireRefusesWithoutWaitingForTheBody(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(newAuth(t, testConfig, auth.Options{}).Require(auth.ScopeAgent, echo))
+	t.Cleanup(srv.Close)
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The guard only turns a hang into a failure.
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(c, "POST /ahp HTTP/1.1\r\nHost: ahp\r\nContent-Length: 100000\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("the connection stayed open: %v (read %q)", err, got)
+	}
+	if !strings.HasPrefix(string(got), "HTTP/1.1 401 ") {
+		t.Fatalf("answer = %q, want 401", got)
+	}
 }

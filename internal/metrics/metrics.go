@@ -80,6 +80,9 @@ type Metrics struct {
 
 	authFailures map[string]prometheus.Counter
 	authOther    prometheus.Counter
+
+	connsOpen    prometheus.Gauge
+	connsRefused map[string]prometheus.Counter
 }
 
 // New creates the metrics on a fresh registry.
@@ -102,6 +105,7 @@ func New(opts Options) *Metrics {
 	m.initEvents(f)
 	m.initBridge(f)
 	m.initOps(f)
+	m.initConnections(f)
 	return m
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/testkit"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // reloadServer builds a server of a policy file without running its watcher: the tests reload
@@ -27,25 +26,6 @@ func reloadServer(t *testing.T, content string, logs *testkit.LogBuffer) (*serve
 	return srv, m, file
 }
 
-// gauge reads one unlabelled series from reg.
-func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() == name && len(f.GetMetric()) == 1 {
-			if g := f.GetMetric()[0].GetGauge(); g != nil {
-				return g.GetValue()
-			}
-			return f.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no series %s", name)
-	return 0
-}
-
 // After a failed reload, a file restored to the policy in force makes the last reload a success
 // again, without counting a reload.
 func TestRestoredPolicyFileSetsReloadSuccessBack(t *testing.T) {
@@ -56,17 +36,17 @@ func TestRestoredPolicyFileSetsReloadSuccessBack(t *testing.T) {
 	if err := srv.ReloadPolicy(); err == nil {
 		t.Fatal("ReloadPolicy of a broken file = nil")
 	}
-	if v := gauge(t, m.Registry(), "ahp_policy_last_reload_success"); v != 0 {
+	if v := gauge(t, m, "ahp_policy_last_reload_success", ""); v != 0 {
 		t.Fatalf("after a failed reload ahp_policy_last_reload_success = %v, want 0", v)
 	}
 	testkit.ReplaceFile(t, file, basePolicy)
 	if err := srv.ReloadPolicy(); err != nil {
 		t.Fatal(err)
 	}
-	if v := gauge(t, m.Registry(), "ahp_policy_last_reload_success"); v != 1 {
+	if v := gauge(t, m, "ahp_policy_last_reload_success", ""); v != 1 {
 		t.Errorf("after restoring the file ahp_policy_last_reload_success = %v, want 1", v)
 	}
-	if v := gauge(t, m.Registry(), "ahp_policy_reloads_total"); v != 0 {
+	if v := gauge(t, m, "ahp_policy_reloads_total", ""); v != 0 {
 		t.Errorf("ahp_policy_reloads_total = %v: restoring the policy in force is not a reload", v)
 	}
 	if !strings.Contains(logs.String(), `msg="policy file loads again`) {

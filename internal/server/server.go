@@ -62,6 +62,19 @@ type Config struct {
 	UnaryTimeout time.Duration
 	// ShutdownTimeout bounds graceful shutdown (default 15s).
 	ShutdownTimeout time.Duration
+	// BodyReadTimeout bounds reading the body of a call that sends one message (unary and
+	// server-streaming calls), from the end of its headers (default 30s; negative disables). Client
+	// streams are bounded by MaxStreamDuration instead.
+	BodyReadTimeout time.Duration
+	// IdleTimeout closes a connection without calls in flight after this long, an HTTP/2
+	// connection that never starts a stream included (default 30s).
+	IdleTimeout time.Duration
+	// MaxConnections caps the connections open at once; more are closed at accept (default 8192;
+	// negative: no cap).
+	MaxConnections int
+	// MaxConnectionsPerAddress caps the connections open at once from one client IP address
+	// (default 2048; negative: no cap).
+	MaxConnectionsPerAddress int
 	// Version is reported in handshakes and capabilities.
 	Version string
 	// Logger receives logs (default slog.Default()).
@@ -124,6 +137,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 15 * time.Second
+	}
+	if cfg.BodyReadTimeout == 0 {
+		cfg.BodyReadTimeout = 30 * time.Second
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 30 * time.Second
+	}
+	if cfg.MaxConnections == 0 {
+		cfg.MaxConnections = 8192
+	}
+	if cfg.MaxConnectionsPerAddress == 0 {
+		cfg.MaxConnectionsPerAddress = 2048
 	}
 	if cfg.Redactor == nil {
 		r, err := redact.New(redact.Config{})
@@ -194,14 +219,16 @@ func (s *Server) mountHandler() {
 	cfg := s.cfg
 	opts := []connect.HandlerOption{
 		connect.WithReadMaxBytes(cfg.MaxRequestBytes),
+		cappedGzip(cfg.MaxRequestBytes),
 		// Gzip pays off only for large answers; a decision is a few hundred bytes, not worth the
 		// CPU of compressing it (docs/bench-results.md).
 		connect.WithCompressMinBytes(1024),
 		connect.WithRecover(s.recovered),
 	}
 	if cfg.Auth != nil {
-		// A request gate: credentials are checked before the body is even read.
-		opts = append(opts, cfg.Auth.HandlerOption())
+		// A request gate: credentials are checked before the body is even read, and a refusal is
+		// answered without reading it.
+		opts = append(opts, connect.WithRequestGate(refuseEarly(cfg.Auth.Gate)))
 	}
 	var interceptors []connect.Interceptor
 	if cfg.Tracing != nil {
@@ -217,7 +244,7 @@ func (s *Server) mountHandler() {
 	if cfg.Reflection != nil {
 		cfg.Reflection(mux, append(append([]string(nil), s.names...), grpchealth.HealthV1ServiceName), opts...)
 	}
-	s.handler = mux
+	s.handler = limitBodies(mux, cfg.BodyReadTimeout, cfg.MaxRequestBytes)
 	s.handlerBuilt.Store(true)
 }
 
@@ -388,8 +415,9 @@ func (s *Server) ReloadStats() (reloads, failures uint64) {
 }
 
 // HTTPServer returns an http.Server with production timeouts for this handler. There is no
-// read/write timeout because Watch and the streaming RPCs are long-lived; unary calls are bounded
-// by UnaryTimeout instead, and slow clients by ReadHeaderTimeout and IdleTimeout.
+// connection-wide read/write timeout because Watch and the streaming RPCs are long-lived; unary
+// calls are bounded by BodyReadTimeout and UnaryTimeout instead, and slow clients by
+// ReadHeaderTimeout and IdleTimeout. Serve adds the connection caps.
 func (s *Server) HTTPServer() *http.Server {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
@@ -399,7 +427,7 @@ func (s *Server) HTTPServer() *http.Server {
 		Handler:           s.Handler(),
 		Protocols:         &protocols,
 		ReadHeaderTimeout: 5 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          log.New(quietHTTPLog{s.log}, "", 0),
 	}
@@ -433,6 +461,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 
 	defer s.startReloading(ctx)()
+	ln = limitConnections(ln, s.cfg.MaxConnections, s.cfg.MaxConnectionsPerAddress, s.cfg.Metrics)
 
 	errc := make(chan error, 1)
 	go func() {

@@ -128,10 +128,16 @@ type protocol struct {
 // eachProtocol runs f as a parallel subtest for every protocol, with the protocol's name and
 // clients of ts that speak it.
 func eachProtocol(t *testing.T, ts *testServer, f func(t *testing.T, proto string, c clients)) {
+	eachWireProtocol(t, func(t *testing.T, proto protocol) { f(t, proto.name, ts.clients(proto.opts...)) })
+}
+
+// eachWireProtocol runs f as a parallel subtest for every protocol, for tests that make their
+// own clients.
+func eachWireProtocol(t *testing.T, f func(t *testing.T, proto protocol)) {
 	for _, proto := range protocols {
 		t.Run(proto.name, func(t *testing.T) {
 			t.Parallel()
-			f(t, proto.name, ts.clients(proto.opts...))
+			f(t, proto)
 		})
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/hub"
 	"golang.org/x/time/rate"
 )
@@ -25,9 +27,15 @@ func (s *Services) Observe(ctx context.Context, req *connect.Request[ahpv1.Obser
 // a batch; each message is validated whole before any of its events is recorded. The first
 // invalid message ends the stream with InvalidArgument naming its position (and, in a batch, the
 // event at fault); events of earlier messages are recorded. The stream rate limit counts events.
+// At the maximum stream duration the stream ends with DeadlineExceeded, also while the client
+// sends nothing.
 func (s *Services) ObserveStream(ctx context.Context, stream *connect.ClientStream[ahpv1.ObserveStreamRequest]) (*connect.Response[ahpv1.ObserveStreamResponse], error) {
+	parent := ctx
 	ctx, cancel := s.streamContext(ctx)
 	defer cancel()
+	// Receive blocks in a read of the request body, which ctx does not reach: when ctx ends, the
+	// body's read deadline ends that read.
+	defer context.AfterFunc(ctx, endReads(ctx))()
 	limiter := s.streamLimiter()
 	var accepted, duplicates uint64
 	one := make([]*ahpv1.Event, 1)
@@ -72,10 +80,43 @@ func (s *Services) ObserveStream(ctx context.Context, stream *connect.ClientStre
 		}
 		one[0] = nil
 	}
+	// Our duration limit, not the client leaving or its own deadline (over HTTP/1 the failed read
+	// cancels parent too).
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(parent.Err(), context.DeadlineExceeded) {
+		return nil, connect.NewError(connect.CodeDeadlineExceeded, fmt.Errorf("observe stream reached the maximum stream duration (after %d accepted); send the rest on a new stream", accepted))
+	}
 	if err := stream.Err(); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	return connect.NewResponse(&ahpv1.ObserveStreamResponse{Accepted: accepted, Duplicates: duplicates}), nil
+}
+
+// readControlKey is the context key of an ObserveStream request's http.ResponseController.
+type readControlKey struct{}
+
+// controlReads wraps the observation service's handler: ObserveStream requests carry their
+// http.ResponseController in their context, for endReads.
+func controlReads(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != ahpv1connect.ObservationServiceObserveStreamProcedure {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), readControlKey{}, rc)))
+	})
+}
+
+// endReads returns a function that makes the request body's pending and later reads fail at
+// once. Without a controller in ctx (a request that did not come through controlReads) it does
+// nothing.
+func endReads(ctx context.Context) func() {
+	rc, _ := ctx.Value(readControlKey{}).(*http.ResponseController)
+	return func() {
+		if rc != nil {
+			_ = rc.SetReadDeadline(time.Now())
+		}
+	}
 }
 
 // waitEvents takes n events' worth of tokens, in steps no larger than the limiter's burst (a

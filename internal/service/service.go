@@ -97,7 +97,7 @@ func (s *Services) Register(mux *http.ServeMux, opts ...connect.HandlerOption) [
 	mux.Handle(ahpv1connect.NewInterceptServiceHandler(s, opts...))
 	mux.Handle(ahpv1connect.NewTypedDecisionServiceHandler(s, opts...))
 	path, observation := ahpv1connect.NewObservationServiceHandler(s, opts...)
-	mux.Handle(path, batchFlushes(observation))
+	mux.Handle(path, batchFlushes(controlReads(observation)))
 	mux.Handle(ahpv1connect.NewHarnessServiceHandler(s, opts...))
 	return []string{
 		ahpv1connect.InterceptServiceName,

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/ahp-gateway/ahp/internal/auth"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+)
+
+// envelopePrefix is the size of a gRPC / Connect streaming message's prefix (flags and length).
+const envelopePrefix = 5
+
+// exchangeKey is the context key of a request's exchange.
+type exchangeKey struct{}
+
+// exchange is a request and its response writer, for the request gate, which connect hands only
+// the headers.
+type exchange struct {
+	w http.ResponseWriter
+	r *http.Request
+}
+
+// limitBodies wraps the services' handler. A request whose procedure takes one message (unary
+// and server-streaming calls) must send its body within readTimeout, and no more than one message
+// of maxBytes can be read from it; a client stream's body is bounded by the stream's own limits
+// (MaxStreamDuration, StreamRate) instead. Every request carries its exchange for refuseEarly.
+func limitBodies(next http.Handler, readTimeout time.Duration, maxBytes int) http.Handler {
+	return &bodyLimits{next: next, readTimeout: readTimeout, maxBytes: int64(maxBytes) + envelopePrefix}
+}
+
+// bodyLimits is limitBodies' handler (a pointer, so that handlers compare).
+type bodyLimits struct {
+	next        http.Handler
+	readTimeout time.Duration
+	maxBytes    int64
+}
+
+// ServeHTTP implements http.Handler.
+func (l *bodyLimits) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Body != nil && r.Body != http.NoBody && !clientStreams(r.URL.Path) {
+		r.Body = http.MaxBytesReader(w, r.Body, l.maxBytes)
+		if l.readTimeout > 0 {
+			rc := http.NewResponseController(w)
+			_ = rc.SetReadDeadline(time.Now().Add(l.readTimeout))
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, w: w, http1: r.ProtoMajor == 1}
+		}
+	}
+	l.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, exchange{w, r})))
+}
+
+// clientStreams reports whether path names a method whose client sends a stream of messages.
+// Unknown paths do not (they get 404 without a body being read).
+func clientStreams(path string) bool {
+	name := strings.Replace(strings.TrimPrefix(path, "/"), "/", ".", 1)
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
+	if err != nil {
+		return false
+	}
+	m, ok := d.(protoreflect.MethodDescriptor)
+	return ok && m.IsStreamingClient()
+}
+
+// deadlineBody lifts the read deadline once the body has been read to its end: over HTTP/1 the
+// same deadline would otherwise end a long server stream (Watch) when it passes. A body that
+// fails to arrive in time closes an HTTP/1 connection after the answer: what is left of the body
+// would be read as the next request.
+type deadlineBody struct {
+	io.ReadCloser
+	rc    *http.ResponseController
+	w     http.ResponseWriter
+	http1 bool
+	done  bool
+}
+
+// Read implements io.Reader.
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case b.done || err == nil:
+	case errors.Is(err, io.EOF):
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	case b.http1 && errors.Is(err, os.ErrDeadlineExceeded):
+		b.done = true
+		b.w.Header().Set("Connection", "close")
+	}
+	return n, err
+}
+
+// refuseEarly wraps a request gate: a refused request is answered without reading its body (see
+// auth.DropBody), so that an unauthenticated client cannot hold a connection by sending its body
+// slowly.
+func refuseEarly(gate connect.RequestGateFunc) connect.RequestGateFunc {
+	return func(ctx context.Context, spec connect.Spec, peer connect.Peer, header http.Header) (context.Context, error) {
+		gated, err := gate(ctx, spec, peer, header)
+		if err != nil {
+			if ex, ok := ctx.Value(exchangeKey{}).(exchange); ok {
+				auth.DropBody(ex.w, ex.r)
+			}
+		}
+		return gated, err
+	}
+}
