@@ -79,6 +79,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	maxDepth := fs.Int("max-depth", 10, "maximum Harness event depth", "AHP_MAX_DEPTH")
 	timeoutMs := fs.Int("timeout-ms", 10000, "per-request timeout advertised to Harness clients in the handshake", "AHP_TIMEOUT_MS")
 	watchBuffer := fs.Int("watch-buffer", 1024, "items a Watch subscriber may fall behind before it is cut off", "AHP_WATCH_BUFFER")
+	watchBufferBytes := fs.Int("watch-buffer-bytes", 64<<20, "bytes of items a Watch subscriber may fall behind before it is cut off; negative: no byte limit", "AHP_WATCH_BUFFER_BYTES")
+	watchWriteTimeout := fs.Duration("watch-write-timeout", 10*time.Second, "a Watch subscriber whose client takes longer to take one batch of items is cut off; negative: no limit", "AHP_WATCH_WRITE_TIMEOUT")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error", "AHP_LOG_LEVEL")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json", "AHP_LOG_FORMAT")
 	configFile := fs.String("config", "", "YAML file for auth, audit, redaction, metrics and tracing (docs/security.md)", "AHP_CONFIG")
@@ -132,6 +134,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 			TimeoutMs: uint64(*timeoutMs), BatchSize: uint64(*batchSize), MaxDepth: uint32(*maxDepth),
 		},
 		WatchBuffer:              *watchBuffer,
+		WatchBufferBytes:         *watchBufferBytes,
+		WatchWriteTimeout:        *watchWriteTimeout,
 		MaxStreamDuration:        *maxStream,
 		StreamRate:               *streamRate,
 		ShutdownTimeout:          *shutdownTimeout,

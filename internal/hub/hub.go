@@ -1,9 +1,10 @@
 // Package hub fans decisions and observed events out to live watchers.
 //
 // Publishing never blocks the decision path: items go into a bounded queue drained by one dispatcher
-// goroutine, which hands items to every matching subscriber's own bounded buffer. A subscriber
-// whose buffer is full is cut off with ErrSlowSubscriber, so a slow watcher can never slow an
-// intercept, and a watcher never silently misses an item: it either sees every matching item in
+// goroutine, which hands items to every matching subscriber's own buffer, bounded in items and
+// (WithBufferBytes) in bytes. A subscriber whose buffer is full is cut off with ErrSlowSubscriber
+// and its buffered items are dropped at once, so a slow watcher can never slow an intercept nor
+// pin memory, and a watcher never silently misses an item: it either sees every matching item in
 // order or is told it was cut off.
 //
 // The dispatcher delivers in batches. When it gets an item it waits a short window
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // ErrSlowSubscriber ends a subscription whose buffer overflowed.
@@ -47,6 +49,8 @@ type Item struct {
 
 	// shared is set by the dispatcher: one per published item, the same for every subscriber.
 	shared *shared
+	// size estimates the item's bytes for WithBufferBytes; set by the dispatcher when a limit is.
+	size int
 }
 
 // shared holds values derived from one published item for all of its subscribers (see Shared).
@@ -167,10 +171,21 @@ func WithTransform(f func(Item) Item) Option { return func(h *Hub) { h.transform
 // an item; items that queued up meanwhile are still delivered together.
 func WithBatchWindow(d time.Duration) Option { return func(h *Hub) { h.window = max(d, 0) } }
 
+// DefaultBufferBytes is the byte limit of a subscriber's buffer unless WithBufferBytes sets another.
+const DefaultBufferBytes = 64 << 20
+
+// WithBufferBytes bounds each subscriber's buffer in bytes as well as in items (default
+// DefaultBufferBytes; zero or less: items only). An item's size is estimated once, as the encoded
+// size of its event and decision. A subscriber whose buffered items would exceed the limit is cut
+// off like one whose buffer is full; an item larger than the limit still reaches a subscriber with
+// nothing buffered, so a buffer holds at most the limit or one item.
+func WithBufferBytes(n int) Option { return func(h *Hub) { h.maxBytes = max(n, 0) } }
+
 // Hub is the in-process fan-out.
 type Hub struct {
 	transform func(Item) Item
 	window    time.Duration
+	maxBytes  int
 	queue     chan Item
 	done      chan struct{}
 	wg        sync.WaitGroup
@@ -194,10 +209,11 @@ func New(queueSize int, opts ...Option) *Hub {
 		queueSize = 1
 	}
 	h := &Hub{
-		window: DefaultBatchWindow,
-		queue:  make(chan Item, queueSize),
-		done:   make(chan struct{}),
-		subs:   make(map[*Subscription]struct{}),
+		window:   DefaultBatchWindow,
+		maxBytes: DefaultBufferBytes,
+		queue:    make(chan Item, queueSize),
+		done:     make(chan struct{}),
+		subs:     make(map[*Subscription]struct{}),
 		// A batch never holds more than the queue did.
 		prepared:   make([]Item, min(queueSize, MaxBatch)),
 		isPrepared: make([]bool, min(queueSize, MaxBatch)),
@@ -324,11 +340,19 @@ subscribers:
 			if !isPrepared[i] {
 				prepared[i], isPrepared[i] = h.prepare(batch[i]), true
 			}
+			if s.sizes != nil && !s.fits(prepared[i].size, h.maxBytes) {
+				h.cutOff.Add(1)
+				h.removeLocked(s, ErrSlowSubscriber)
+				continue subscribers
+			}
 			select {
 			case s.ch <- prepared[i]:
 				sent = true
+				if s.sizes != nil {
+					s.sizes.push(prepared[i].size)
+				}
 			default:
-				// What was buffered can still be read; the rest of the batch is not offered.
+				// The rest of the batch is not offered; removeLocked drops what was buffered.
 				h.cutOff.Add(1)
 				h.removeLocked(s, ErrSlowSubscriber)
 				continue subscribers
@@ -347,15 +371,22 @@ func (h *Hub) prepare(it Item) Item {
 		it = h.transform(it)
 	}
 	it.shared = new(shared)
+	if h.maxBytes > 0 {
+		it.size = proto.Size(it.Event) + proto.Size(it.Decision)
+	}
 	return it
 }
 
-// Subscribe registers a watcher with a buffer of bufferSize items (minimum 1).
+// Subscribe registers a watcher with a buffer of bufferSize items (minimum 1), bounded in bytes
+// too unless the hub's byte limit is off (WithBufferBytes).
 func (h *Hub) Subscribe(f Filter, bufferSize int) *Subscription {
 	if bufferSize < 1 {
 		bufferSize = 1
 	}
 	s := &Subscription{hub: h, filter: f, ch: make(chan Item, bufferSize), ready: make(chan struct{}, 1), ended: make(chan struct{})}
+	if h.maxBytes > 0 {
+		s.sizes = &sizeRing{sizes: make([]int, bufferSize+1)}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	select {
@@ -375,6 +406,11 @@ func (h *Hub) removeLocked(s *Subscription, err error) {
 	}
 	delete(h.subs, s)
 	h.active.Add(-1)
+	if errors.Is(err, ErrSlowSubscriber) {
+		// A watcher that stopped reading must not pin what it was sent: drop it now, not when
+		// its reader goes away (which may be never, or only when its connection closes).
+		s.drop()
+	}
 	s.end(err)
 }
 
@@ -415,10 +451,59 @@ type Subscription struct {
 	ready  chan struct{} // holds a token when items were buffered since the last wake-up
 	ended  chan struct{}
 	err    error // written once before ended is closed
+
+	// sizes holds the sizes of the items sent to ch that may still be in it, oldest first (nil
+	// without a byte limit); the dispatcher's alone, guarded by the hub's mu.
+	sizes *sizeRing
+}
+
+// fits reports whether an item of size bytes may join s's buffer under limit. The items that
+// left ch since the last look are the oldest sent (ch is FIFO and only the dispatcher sends), so
+// their sizes are taken off first; a reader taking items meanwhile only makes the count high.
+func (s *Subscription) fits(size, limit int) bool {
+	for s.sizes.n > len(s.ch) {
+		s.sizes.pop()
+	}
+	return s.sizes.n == 0 || s.sizes.bytes+size <= limit
+}
+
+// drop empties the buffer so that its items can be collected.
+func (s *Subscription) drop() {
+	for {
+		select {
+		case <-s.ch:
+		default:
+			if s.sizes != nil {
+				*s.sizes = sizeRing{sizes: s.sizes.sizes}
+			}
+			return
+		}
+	}
+}
+
+// sizeRing is a FIFO of item sizes and their sum. It holds one more than the buffer: fits counts
+// what is in the buffer, and the item sent after it is pushed before the next look.
+type sizeRing struct {
+	sizes   []int
+	head, n int
+	bytes   int
+}
+
+func (r *sizeRing) push(size int) {
+	r.sizes[(r.head+r.n)%len(r.sizes)] = size
+	r.n++
+	r.bytes += size
+}
+
+func (r *sizeRing) pop() {
+	r.bytes -= r.sizes[r.head]
+	r.head = (r.head + 1) % len(r.sizes)
+	r.n--
 }
 
 // Items delivers matching items in publish order. Items already buffered when the subscription
-// ends can still be read; check Ended to learn that it ended.
+// ends can still be read, except after a cut-off (ErrSlowSubscriber), which drops them; check
+// Ended to learn that it ended.
 //
 // A reader blocked on Items may be woken for every item; see Ready.
 func (s *Subscription) Items() <-chan Item { return s.ch }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/hub"
 	"github.com/ahp-gateway/ahp/internal/testkit"
+	"google.golang.org/protobuf/proto"
 )
 
 func receive(t *testing.T, s *hub.Subscription) hub.Item {
@@ -276,7 +278,7 @@ func TestBatchesAreBounded(t *testing.T) {
 	}
 }
 
-func TestCutOffInsideABatchKeepsWhatWasBuffered(t *testing.T) {
+func TestCutOffInsideABatchDropsWhatWasBuffered(t *testing.T) {
 	t.Parallel()
 	h, entered, release := gatedHub(t, 1024)
 	slow := h.Subscribe(hub.Filter{}, 2)
@@ -295,8 +297,8 @@ func TestCutOffInsideABatchKeepsWhatWasBuffered(t *testing.T) {
 	}
 	close(release)
 	wantCutOff(t, slow)
-	// What fitted is still there, in order; nothing after the gap.
-	wantIDs(t, "slow subscriber", drain(slow), 0, 1)
+	// What fitted is dropped with the subscription: a watcher that stopped reading pins nothing.
+	wantIDs(t, "slow subscriber", drain(slow))
 	wantIDs(t, "fast subscriber", receiveN(t, fast, 10), seq(0, 10)...)
 	wantIDs(t, "filtered subscriber", receiveN(t, only, 5), 1, 3, 5, 7, 9)
 	st := h.Stats()
@@ -444,5 +446,61 @@ func TestSharedIsBuiltOncePerItem(t *testing.T) {
 	loose := numbered("s", 3)
 	if loose.Shared(testKey{"a"}, build) == loose.Shared(testKey{"a"}, build) {
 		t.Fatal("an item not from a hub shared a value")
+	}
+}
+
+func TestCutOffSubscriptionHoldsNoItems(t *testing.T) {
+	t.Parallel()
+	h := hub.New(64)
+	defer h.Close()
+	slow := h.Subscribe(hub.Filter{}, 4)
+	for i := range 10 {
+		h.Publish(numbered("s", i))
+	}
+	wantCutOff(t, slow)
+	if n := len(slow.Items()); n != 0 {
+		t.Fatalf("a cut-off subscription still holds %d items", n)
+	}
+}
+
+// size is the estimate the hub makes of an item's bytes.
+func size(it hub.Item) int { return proto.Size(it.Event) + proto.Size(it.Decision) }
+
+func TestByteBoundCutsOffBeforeTheCountBound(t *testing.T) {
+	t.Parallel()
+	one := size(numbered("s", 0)) // every item below has the same size
+	h, entered, release := gatedHub(t, 64, hub.WithBufferBytes(3*one))
+	slow := h.Subscribe(hub.Filter{}, 64)
+	h.Publish(numbered("s", 0))
+	<-entered
+	for i := 1; i < 10; i++ {
+		h.Publish(numbered("s", i))
+	}
+	close(release)
+	wantCutOff(t, slow)
+	if st := h.Stats(); st.CutOff != 1 || st.Subscribers != 0 {
+		t.Fatalf("stats = %+v, want one cut-off and no subscribers", st)
+	}
+}
+
+func TestByteBoundCountsOnlyWhatIsStillBuffered(t *testing.T) {
+	t.Parallel()
+	big := hub.Item{Event: testkit.ShellEvent("big", strings.Repeat("x", 4096), testkit.Session("s"))}
+	// Room for one item at a time: a reader that keeps up is never cut off, and an item larger
+	// than the limit still reaches a subscriber with an empty buffer.
+	h := hub.New(64, hub.WithBufferBytes(size(numbered("s", 0))))
+	defer h.Close()
+	s := h.Subscribe(hub.Filter{}, 64)
+	defer s.Close()
+	for i := range 20 {
+		h.Publish(numbered("s", i))
+		wantIDs(t, "subscriber", receiveN(t, s, 1), i)
+	}
+	h.Publish(big)
+	if got := receive(t, s).Event.GetId(); got != "big" {
+		t.Fatalf("got %q, want the item larger than the limit", got)
+	}
+	if err := s.Err(); err != nil {
+		t.Fatalf("a reader that kept up was ended: %v", err)
 	}
 }

@@ -8,10 +8,14 @@ import (
 	"time"
 )
 
-// Cache holds at most a fixed number of entries; entries unused for longer than the TTL expire.
+// Cache holds at most a fixed number of entries, and, with SetMaxBytes, entries whose sizes (as
+// Resize reports them) add up to at most a number of bytes; entries unused for longer than the TTL
+// expire.
 type Cache[K comparable, V any] struct {
 	mu       sync.Mutex
 	capacity int
+	maxBytes int // 0: no byte bound
+	bytes    int // sum of the entries' sizes
 	ttl      time.Duration
 	now      func() time.Time
 	order    *list.List // front = most recently used
@@ -22,6 +26,7 @@ type entry[K comparable, V any] struct {
 	key     K
 	value   V
 	expires time.Time
+	size    int
 }
 
 // New returns a cache holding at most capacity entries (minimum 1) that expire ttl after their last
@@ -55,8 +60,7 @@ func (c *Cache[K, V]) getAtLocked(key K, now time.Time) (V, bool) {
 	}
 	e := el.Value.(*entry[K, V])
 	if c.ttl > 0 && now.After(e.expires) {
-		c.order.Remove(el)
-		delete(c.items, key)
+		c.removeLocked(el)
 		return zero, false
 	}
 	e.expires = now.Add(c.ttl)
@@ -84,10 +88,50 @@ func (c *Cache[K, V]) putAtLocked(key K, value V, now time.Time) {
 	}
 	c.items[key] = c.order.PushFront(&entry[K, V]{key: key, value: value, expires: now.Add(c.ttl)})
 	for c.order.Len() > c.capacity {
-		oldest := c.order.Back()
-		c.order.Remove(oldest)
-		delete(c.items, oldest.Value.(*entry[K, V]).key)
+		c.removeLocked(c.order.Back())
 	}
+}
+
+// removeLocked drops the entry of el.
+func (c *Cache[K, V]) removeLocked(el *list.Element) {
+	e := el.Value.(*entry[K, V])
+	c.order.Remove(el)
+	delete(c.items, e.key)
+	c.bytes -= e.size
+}
+
+// SetMaxBytes bounds the sum of the entries' sizes (n <= 0: no byte bound); see Resize. Call it
+// before the cache is used.
+func (c *Cache[K, V]) SetMaxBytes(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.maxBytes = max(n, 0)
+}
+
+// Resize records that key's entry now takes size bytes (entries start at zero) and, while the
+// entries take more than the byte bound, evicts the least recently used ones first; the last
+// entry left stays however large it is. A missing key is ignored.
+func (c *Cache[K, V]) Resize(key K, size int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[key]
+	if !ok {
+		return
+	}
+	e := el.Value.(*entry[K, V])
+	c.bytes += size - e.size
+	e.size = size
+	for c.maxBytes > 0 && c.bytes > c.maxBytes && c.order.Len() > 1 {
+		c.removeLocked(c.order.Back())
+	}
+}
+
+// Bytes reports the sum of the entries' sizes, expired ones included until they are touched or
+// evicted.
+func (c *Cache[K, V]) Bytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
 }
 
 // GetOrCreate returns the live value for key, or stores and returns create() when there is none.
@@ -109,8 +153,7 @@ func (c *Cache[K, V]) Delete(key K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[key]; ok {
-		c.order.Remove(el)
-		delete(c.items, key)
+		c.removeLocked(el)
 	}
 }
 

@@ -67,3 +67,32 @@ func TestGetOrCreate(t *testing.T) {
 		t.Fatalf("second GetOrCreate created again (calls=%d)", calls)
 	}
 }
+
+func TestByteBoundEvictsLeastRecentlyUsedFirst(t *testing.T) {
+	t.Parallel()
+	c := lru.New[string, int](100, 0, nil)
+	c.SetMaxBytes(100)
+	for _, k := range []string{"a", "b", "c"} {
+		c.Put(k, 0)
+		c.Resize(k, 30)
+	}
+	if _, ok := c.Get("a"); !ok { // a is now more recent than b
+		t.Fatal("a missing")
+	}
+	c.Put("d", 0)
+	c.Resize("d", 30) // 120 bytes: b, the least recently used, goes
+	if _, ok := c.Get("b"); ok {
+		t.Error("b should have been evicted")
+	}
+	if c.Len() != 3 || c.Bytes() != 90 {
+		t.Errorf("Len = %d, Bytes = %d, want 3 and 90", c.Len(), c.Bytes())
+	}
+	c.Resize("d", 500) // larger than the bound alone: everything older goes, d stays
+	if c.Len() != 1 || c.Bytes() != 500 {
+		t.Errorf("after an oversized entry: Len = %d, Bytes = %d, want 1 and 500", c.Len(), c.Bytes())
+	}
+	c.Delete("d")
+	if c.Bytes() != 0 {
+		t.Errorf("Bytes after Delete = %d, want 0", c.Bytes())
+	}
+}

@@ -108,3 +108,25 @@ func TestAuthAndMetricsWiredIntoEveryService(t *testing.T) {
 		}
 	}
 }
+
+// Identifiers longer than the schema allows are refused at the service boundary, for every
+// protocol, naming the field; session memory never sees them.
+func TestOverlongIdentifiersAreInvalid(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, nil)
+	long := strings.Repeat("x", 257)
+	cases := map[string]func(ev *ahpv1.Event){
+		"event.session.id":       func(ev *ahpv1.Event) { ev.Session.Id = long },
+		"event.session.agent.id": func(ev *ahpv1.Event) { ev.Session.Agent = &ahpv1.Agent{Id: long} },
+		"event.tool.name":        func(ev *ahpv1.Event) { ev.Tool.Name = long },
+		"event.source":           func(ev *ahpv1.Event) { ev.Source = strings.Repeat("x", 1025) },
+	}
+	for field, edit := range cases {
+		ev := testkit.ShellEvent("long-"+field, "ls")
+		edit(ev)
+		_, err := ts.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s too long: %v, want invalid_argument naming it", field, err)
+		}
+	}
+}

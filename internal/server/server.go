@@ -51,6 +51,11 @@ type Config struct {
 	Limits core.HarnessLimits
 	// WatchBuffer is each watcher's buffer (default 1024).
 	WatchBuffer int
+	// WatchBufferBytes bounds each watcher's buffer in bytes (default hub.DefaultBufferBytes;
+	// negative: items only).
+	WatchBufferBytes int
+	// WatchWriteTimeout bounds each write to a watcher (default 10s; negative: none).
+	WatchWriteTimeout time.Duration
 	// MaxStreamDuration ends streams after this long (default 1h; negative disables).
 	MaxStreamDuration time.Duration
 	// StreamRate caps messages per second per client stream, events for ObserveStream (default 0:
@@ -159,7 +164,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	// Watchers only ever see redacted items; redaction runs on the hub's dispatcher, off the
 	// decision path, and only when someone watches.
-	s := &Server{cfg: cfg, log: cfg.Logger, hub: hub.New(65536, hub.WithTransform(redactItem(cfg.Redactor)))}
+	hubOpts := []hub.Option{hub.WithTransform(redactItem(cfg.Redactor))}
+	if cfg.WatchBufferBytes != 0 {
+		hubOpts = append(hubOpts, hub.WithBufferBytes(cfg.WatchBufferBytes))
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, hub: hub.New(65536, hubOpts...)}
 
 	var observer core.Observer
 	if cfg.Metrics != nil {
@@ -189,7 +198,7 @@ func New(cfg Config) (*Server, error) {
 	go func() {
 		defer close(svcDone)
 		s.svc, svcErr = service.New(s.core, service.Options{
-			Watcher: s.hub, WatchBuffer: cfg.WatchBuffer, Logger: s.log,
+			Watcher: s.hub, WatchBuffer: cfg.WatchBuffer, WatchWriteTimeout: cfg.WatchWriteTimeout, Logger: s.log,
 			MaxStreamDuration: cfg.MaxStreamDuration, StreamRate: cfg.StreamRate,
 		})
 		if svcErr == nil {

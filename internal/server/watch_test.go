@@ -6,15 +6,22 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/metrics"
+	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/testkit"
+	"github.com/ahp-gateway/ahp/internal/testkit/memhttp"
 )
 
 // Watchers on every protocol, fed in batches with responses shared between them, each see every
@@ -125,13 +132,7 @@ func TestWatchEndsWithTheClientDeadline(t *testing.T) {
 	ts := start(t, basePolicy, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), testkit.WaitTimeout)
 	defer cancel()
-	body := append([]byte{0, 0, 0, 0, 2}, "{}"...) // one uncompressed message: an empty WatchRequest
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.url+"/ahp.v1.ObservationService/Watch", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/connect+json")
-	req.Header.Set("Connect-Protocol-Version", "1")
+	req := watchRequest(t, ctx, ts.url)
 	req.Header.Set("Connect-Timeout-Ms", "100")
 	resp, err := ts.hc.Do(req)
 	if err != nil {
@@ -161,5 +162,76 @@ func TestWatchEndsWithTheClientDeadline(t *testing.T) {
 	}
 	if !bytes.Contains(end, []byte(`"code":"deadline_exceeded"`)) {
 		t.Errorf("end of stream = %s, want the error deadline_exceeded", end)
+	}
+}
+
+// watchRequest is a Connect Watch request with an empty WatchRequest, written by hand.
+func watchRequest(t *testing.T, ctx context.Context, url string) *http.Request {
+	t.Helper()
+	body := append([]byte{0, 0, 0, 0, 2}, "{}"...) // one uncompressed message
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/ahp.v1.ObservationService/Watch", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/connect+json")
+	req.Header.Set("Connect-Protocol-Version", "1")
+	return req
+}
+
+// A Watch client over HTTP/1.1 that never reads while large decisions are published is cut off
+// by the write timeout: the handler returns, its subscription ends and the server closes the
+// connection, instead of the buffered decisions staying pinned until the client hangs up. The
+// hub's own bounds are far away, so only the write timeout can end it.
+func TestWatchClientThatDoesNotReadIsCutOffByTheWriteTimeout(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(metrics.Options{NoRuntimeMetrics: true, Logger: testkit.Discard()})
+	const writeTimeout = 100 * time.Millisecond
+	srv, err := server.New(server.Config{Metrics: m, Logger: testkit.Discard(), WatchWriteTimeout: writeTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := srv.HTTPServer()
+	// The first connection is the watcher's; it closes once its handler has returned.
+	var watcher atomic.Pointer[net.Conn]
+	closed := make(chan struct{})
+	hs.ConnState = func(c net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			watcher.CompareAndSwap(nil, &c)
+		}
+		if st == http.StateClosed && watcher.Load() != nil && *watcher.Load() == c {
+			close(closed)
+		}
+	}
+	mem := memhttp.Serve(t, hs)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*testkit.WaitTimeout)
+	defer cancel()
+
+	resp, err := mem.HTTP1Client().Do(watchRequest(t, ctx, mem.URL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() // never read
+	if gauge(t, m, "ahp_watch_subscribers", "") != 1 {
+		t.Fatal("the watcher is not subscribed")
+	}
+	intercept := ahpv1connect.NewInterceptServiceClient(mem.Client(), mem.URL())
+	payload := strings.Repeat("x", 256<<10) // one decision is far more than the connection buffers
+	start := time.Now()
+	for i := range 8 {
+		ev := testkit.ShellEvent(fmt.Sprintf("unread-%d", i), "echo "+payload)
+		if _, err := intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev})); err != nil {
+			t.Fatalf("intercept %d: %v", i, err)
+		}
+	}
+	testkit.Receive(t, closed, "the connection of a watcher that does not read was not closed")
+	if d := time.Since(start); d < writeTimeout {
+		t.Errorf("cut off after %v, before the write timeout of %v", d, writeTimeout)
+	}
+	// The subscription ended with the handler, not by a cut-off of the hub.
+	if n := gauge(t, m, "ahp_watch_subscribers", ""); n != 0 {
+		t.Errorf("ahp_watch_subscribers = %v after the handler returned, want 0", n)
+	}
+	if n := gauge(t, m, "ahp_watch_cutoffs_total", ""); n != 0 {
+		t.Errorf("ahp_watch_cutoffs_total = %v, want 0: the hub's bounds were not reached", n)
 	}
 }

@@ -37,7 +37,7 @@ func TestBatchFlushesHoldsWatchFlushesOnly(t *testing.T) {
 			}
 			g.release()
 			g.release() // a second release has nothing due
-		}))
+		}), 0)
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, c.path, nil))
 		if sawGate != c.gated || w.flushes != c.wantFlushes || w.Body.String() != "abc" {
 			t.Errorf("%s: gate %v, %d flushes, body %q; want gate %v, %d flushes, body abc", c.path, sawGate, w.flushes, w.Body.String(), c.gated, c.wantFlushes)

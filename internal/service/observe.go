@@ -133,7 +133,8 @@ func waitEvents(ctx context.Context, l *rate.Limiter, n int) error {
 }
 
 // Watch implements ahpv1connect.ObservationServiceHandler: a live tail until the client goes away,
-// the server shuts down, or the watcher falls too far behind (ResourceExhausted).
+// the server shuts down, the watcher falls too far behind (ResourceExhausted), or a write to it
+// does not finish within WatchWriteTimeout (a client that stopped reading).
 //
 // The hub hands items over in batches (see package hub); Watch wakes once per batch and sends the
 // batch's items back to back, each as a response built once per item for all watchers.
@@ -154,11 +155,17 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 		DecisionsOnly: req.Msg.GetDecisionsOnly(),
 	}, s.opts.WatchBuffer)
 	defer sub.Close()
+	gate := flushGateFrom(ctx)
+	// The end of the stream is written after Watch returns, within the write timeout too (see
+	// batchFlushes).
+	defer gate.hold()
 	// Send headers now so a client knows it is subscribed before the first item.
-	if err := stream.Send(nil); err != nil {
+	gate.hold()
+	err := stream.Send(nil)
+	gate.release()
+	if err != nil {
 		return err
 	}
-	gate := flushGateFrom(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -199,7 +206,7 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 // writer), so the items are not one network write; what batching saves here is a wake-up and a
 // select per item, and sharing saves building a response per item and watcher.
 func sendBuffered(gate *flushGate, stream *connect.ServerStream[ahpv1.WatchResponse], sub *hub.Subscription) error {
-	// One flush for what was buffered, not one per item.
+	// One flush and one write deadline for what was buffered, not one per item.
 	gate.hold()
 	defer gate.release()
 	items := sub.Items()

@@ -40,6 +40,9 @@ type Options struct {
 	// WatchBuffer is each watcher's buffer in items (default 1024); a watcher that falls this far
 	// behind is cut off.
 	WatchBuffer int
+	// WatchWriteTimeout bounds each write to a watcher, one per batch of items (default 10s;
+	// negative: none); a watcher whose client does not read that long is cut off.
+	WatchWriteTimeout time.Duration
 	// StreamConcurrency bounds in-flight events per InterceptStream (default 16).
 	StreamConcurrency int
 	// MaxStreamDuration ends any stream (InterceptStream, ObserveStream, Watch) after this long
@@ -52,6 +55,9 @@ type Options struct {
 	// Logger receives operational logs (default slog.Default()).
 	Logger *slog.Logger
 }
+
+// DefaultWatchWriteTimeout is the WatchWriteTimeout unless Options set another.
+const DefaultWatchWriteTimeout = 10 * time.Second
 
 // Services implements every ahp.v1 service over a core.
 type Services struct {
@@ -75,6 +81,9 @@ func New(c *core.Core, opts Options) (*Services, error) {
 	if opts.WatchBuffer <= 0 {
 		opts.WatchBuffer = 1024
 	}
+	if opts.WatchWriteTimeout == 0 {
+		opts.WatchWriteTimeout = DefaultWatchWriteTimeout
+	}
 	if opts.StreamConcurrency <= 0 {
 		opts.StreamConcurrency = 16
 	}
@@ -97,7 +106,7 @@ func (s *Services) Register(mux *http.ServeMux, opts ...connect.HandlerOption) [
 	mux.Handle(ahpv1connect.NewInterceptServiceHandler(s, opts...))
 	mux.Handle(ahpv1connect.NewTypedDecisionServiceHandler(s, opts...))
 	path, observation := ahpv1connect.NewObservationServiceHandler(s, opts...)
-	mux.Handle(path, batchFlushes(controlReads(observation)))
+	mux.Handle(path, batchFlushes(controlReads(observation), max(s.opts.WatchWriteTimeout, 0)))
 	mux.Handle(ahpv1connect.NewHarnessServiceHandler(s, opts...))
 	return []string{
 		ahpv1connect.InterceptServiceName,

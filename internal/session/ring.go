@@ -13,12 +13,15 @@ type ring[T any] struct {
 
 func newRing[T any](n int) ring[T] { return ring[T]{items: make([]T, n)} }
 
-func (r *ring[T]) push(v T) {
+// push adds v and returns the item it replaced, if the ring was full.
+func (r *ring[T]) push(v T) (old T, replaced bool) {
+	old, replaced = r.items[r.next], r.full
 	r.items[r.next] = v
 	r.next = (r.next + 1) % len(r.items)
 	if r.next == 0 {
 		r.full = true
 	}
+	return old, replaced
 }
 
 // newestFirst copies the items, most recent first.

@@ -39,6 +39,9 @@ type Options struct {
 	RecentEvents int
 	// Facts is the per-session and per-agent fact ring size; default 128.
 	Facts int
+	// MaxBytes bounds the estimated bytes of the sessions kept, and separately of the agents'
+	// facts kept; the least recently used are evicted first. Default DefaultMaxBytes.
+	MaxBytes int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -59,13 +62,28 @@ func (o Options) withDefaults() Options {
 	if o.Facts <= 0 {
 		o.Facts = 128
 	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	return o
 }
 
-// Memory is the in-process Store.
+// DefaultMaxBytes is the default of Options.MaxBytes.
+const DefaultMaxBytes = 64 << 20
+
+// Size estimates, in bytes, of what is kept besides the text of ids, names and facts.
+const (
+	stateSize   = 256 // a session's or an agent's record and its cache entry
+	summarySize = 64  // one recent event's summary
+	factSize    = 96  // one fact
+	slotSize    = 8   // one slot of a ring, used or not
+)
+
+// Memory is the in-process Store. Its bounds: entries (MaxSessions, MaxAgents), bytes (MaxBytes,
+// each session and agent sized by the text it keeps), and time (TTL).
 type Memory struct {
 	opts     Options
 	sessions *lru.Cache[string, *state]
@@ -75,11 +93,14 @@ type Memory struct {
 // NewMemory returns an empty in-process session memory.
 func NewMemory(opts Options) *Memory {
 	opts = opts.withDefaults()
-	return &Memory{
+	m := &Memory{
 		opts:     opts,
 		sessions: lru.New[string, *state](opts.MaxSessions, opts.TTL, opts.Now),
 		agents:   lru.New[string, *facts](opts.MaxAgents, opts.TTL, opts.Now),
 	}
+	m.sessions.SetMaxBytes(opts.MaxBytes)
+	m.agents.SetMaxBytes(opts.MaxBytes)
+	return m
 }
 
 type state struct {
@@ -94,11 +115,31 @@ type state struct {
 	verificationStatus string
 	recent             ring[policy.EventSummary]
 	facts              ring[*ahpv1.Fact]
+	bytes              int // estimated, for the cache's byte bound
 }
 
 type facts struct {
-	mu   sync.Mutex
-	ring ring[*ahpv1.Fact]
+	mu    sync.Mutex
+	ring  ring[*ahpv1.Fact]
+	bytes int // estimated, for the cache's byte bound
+}
+
+// Bytes estimates what the memory keeps, sessions and agents together.
+func (m *Memory) Bytes() int { return m.sessions.Bytes() + m.agents.Bytes() }
+
+func eventSummarySize(e policy.EventSummary) int {
+	return summarySize + len(e.Type) + len(e.ToolName) + len(e.ToolKind)
+}
+
+func factBytes(f *ahpv1.Fact) int { return factSize + len(f.GetContent()) + len(f.GetSource()) }
+
+// pushFact adds f to r and returns by how many bytes that grew r.
+func pushFact(r *ring[*ahpv1.Fact], f *ahpv1.Fact) int {
+	grown := factBytes(f)
+	if old, replaced := r.push(f); replaced {
+		grown -= factBytes(old)
+	}
+	return grown
 }
 
 // View implements Store.
@@ -137,7 +178,10 @@ func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
 	derived := deriveFacts(ev)
 	if sid != "" {
 		s, _ := m.sessions.GetOrCreate(sid, func() *state {
-			return &state{recent: newRing[policy.EventSummary](m.opts.RecentEvents), facts: newRing[*ahpv1.Fact](m.opts.Facts)}
+			return &state{
+				recent: newRing[policy.EventSummary](m.opts.RecentEvents), facts: newRing[*ahpv1.Fact](m.opts.Facts),
+				bytes: stateSize + len(sid) + slotSize*(m.opts.RecentEvents+m.opts.Facts),
+			}
 		})
 		s.mu.Lock()
 		if s.firstSeen.IsZero() {
@@ -145,11 +189,12 @@ func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
 		}
 		s.lastSeen = at
 		if agentID != "" {
+			s.bytes += len(agentID) - len(s.agentID)
 			s.agentID = agentID
 		}
 		s.events++
 		name := names.EventTypeName(ev.GetType())
-		s.lastType = name
+		s.lastType = name // a constant's text: not counted
 		switch ev.GetType() {
 		case ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE:
 			s.toolCalls++
@@ -160,20 +205,29 @@ func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
 		case ahpv1.EventType_EVENT_TYPE_VERIFICATION:
 			s.verificationStatus = wireName(ev.GetVerification().GetStatus().String(), "VERIFICATION_STATUS_")
 		}
-		s.recent.push(policy.EventSummary{
+		summary := policy.EventSummary{
 			Type: name, ToolName: ev.GetTool().GetName(), ToolKind: names.ToolKindName(ev.GetTool().GetKind()), Time: at,
-		})
-		for _, f := range derived {
-			s.facts.push(f)
 		}
+		s.bytes += eventSummarySize(summary)
+		if old, replaced := s.recent.push(summary); replaced {
+			s.bytes -= eventSummarySize(old)
+		}
+		for _, f := range derived {
+			s.bytes += pushFact(&s.facts, f)
+		}
+		// Under s.mu, so that sizes reach the cache in the order they were reached.
+		m.sessions.Resize(sid, s.bytes)
 		s.mu.Unlock()
 	}
 	if agentID != "" && len(derived) > 0 {
-		a, _ := m.agents.GetOrCreate(agentID, func() *facts { return &facts{ring: newRing[*ahpv1.Fact](m.opts.Facts)} })
+		a, _ := m.agents.GetOrCreate(agentID, func() *facts {
+			return &facts{ring: newRing[*ahpv1.Fact](m.opts.Facts), bytes: stateSize + len(agentID) + slotSize*m.opts.Facts}
+		})
 		a.mu.Lock()
 		for _, f := range derived {
-			a.ring.push(f)
+			a.bytes += pushFact(&a.ring, f)
 		}
+		m.agents.Resize(agentID, a.bytes)
 		a.mu.Unlock()
 	}
 }

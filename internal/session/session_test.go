@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -102,3 +103,37 @@ func TestUnknownSessionGivesEmptyView(t *testing.T) {
 }
 
 func strp(s string) *string { return &s }
+
+// Session memory is bounded in bytes, not only in entries: sessions with long ids and names
+// evict the least recently used ones once the budget is spent.
+func TestMemoryIsBoundedInBytes(t *testing.T) {
+	t.Parallel()
+	const budget = 256 << 10
+	m := session.NewMemory(session.Options{MaxBytes: budget})
+	long := strings.Repeat("x", 8<<10)
+	failed := func(i int) *ahpv1.Event {
+		ev := toolEvent(ahpv1.EventType_EVENT_TYPE_TOOL_ERROR, fmt.Sprintf("s%03d-%s", i, long), fmt.Sprintf("a%03d-%s", i, long))
+		ev.Tool.Name = long
+		return ev
+	}
+	const n = 200 // far more than the budget holds, far fewer than the entry bounds
+	for i := range n {
+		m.RecordEvent(failed(i), time.Now())
+	}
+	if got := m.Bytes(); got > 2*budget {
+		t.Fatalf("memory holds about %d bytes, budget %d for sessions and %d for agents", got, budget, budget)
+	}
+	first, last := failed(0), failed(n-1)
+	if v := m.View(first.GetSession().GetId(), ""); v.EventCount != 0 || len(v.Recent) != 0 {
+		t.Errorf("the oldest session was kept: %d events", v.EventCount)
+	}
+	if v := m.View("", agentOf(first)); len(v.AgentFacts) != 0 {
+		t.Errorf("the oldest agent's facts were kept: %d", len(v.AgentFacts))
+	}
+	v := m.View(last.GetSession().GetId(), "")
+	if v.EventCount != 1 || len(v.Recent) != 1 || len(v.AgentFacts) != 1 {
+		t.Errorf("the newest session lost its memory: %d events, %d recent, %d agent facts", v.EventCount, len(v.Recent), len(v.AgentFacts))
+	}
+}
+
+func agentOf(ev *ahpv1.Event) string { return ev.GetSession().GetAgent().GetId() }

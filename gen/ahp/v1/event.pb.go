@@ -1466,13 +1466,14 @@ var File_ahp_v1_event_proto protoreflect.FileDescriptor
 
 const file_ahp_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x12ahp/v1/event.proto\x12\x06ahp.v1\x1a\x14ahp/v1/context.proto\x1a\x15ahp/v1/contract.proto\x1a\x14ahp/v1/options.proto\x1a\x12ahp/v1/typed.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xdc\t\n" +
-	"\x05Event\x12\x17\n" +
-	"\x02id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x02id\x12\x16\n" +
-	"\x06source\x18\x02 \x01(\tR\x06source\x121\n" +
+	"\x12ahp/v1/event.proto\x12\x06ahp.v1\x1a\x14ahp/v1/context.proto\x1a\x15ahp/v1/contract.proto\x1a\x14ahp/v1/options.proto\x1a\x12ahp/v1/typed.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xf2\t\n" +
+	"\x05Event\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\x02id\x12 \n" +
+	"\x06source\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06source\x121\n" +
 	"\x04type\x18\x03 \x01(\x0e2\x11.ahp.v1.EventTypeB\n" +
-	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04type\x12\x12\n" +
-	"\x04time\x18\x04 \x01(\tR\x04time\x12)\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04type\x12\x1b\n" +
+	"\x04time\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\x04time\x12)\n" +
 	"\asession\x18\x05 \x01(\v2\x0f.ahp.v1.SessionR\asession\x12 \n" +
 	"\x04tool\x18\x06 \x01(\v2\f.ahp.v1.ToolR\x04tool\x12&\n" +
 	"\x06native\x18\a \x01(\v2\x0e.ahp.v1.NativeR\x06native\x127\n" +
@@ -1497,52 +1498,53 @@ const file_ahp_v1_event_proto_rawDesc = "" +
 	"\rrun_lifecycle\x18\x1c \x01(\v2\x14.ahp.v1.RunLifecycleH\x00R\frunLifecycle\x12/\n" +
 	"\ttask_list\x18\x1d \x01(\v2\x10.ahp.v1.TaskListH\x00R\btaskList\x12:\n" +
 	"\fverification\x18\x1e \x01(\v2\x14.ahp.v1.VerificationH\x00R\fverificationB\x06\n" +
-	"\x04body\"\xf0\x01\n" +
+	"\x04body\"\x8d\x02\n" +
 	"\x06Origin\x12)\n" +
-	"\adialect\x18\x01 \x01(\x0e2\x0f.ahp.v1.DialectR\adialect\x12)\n" +
-	"\x10protocol_version\x18\x02 \x01(\tR\x0fprotocolVersion\x12\x1d\n" +
+	"\adialect\x18\x01 \x01(\x0e2\x0f.ahp.v1.DialectR\adialect\x122\n" +
+	"\x10protocol_version\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0fprotocolVersion\x12'\n" +
 	"\n" +
-	"event_type\x18\x03 \x01(\tR\teventType\x12%\n" +
+	"event_type\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\teventType\x12%\n" +
 	"\x0esynthesized_id\x18\x04 \x01(\bR\rsynthesizedId\x12.\n" +
-	"\x13synthesized_call_id\x18\x05 \x01(\bR\x11synthesizedCallId\x12\x1a\n" +
-	"\bprovider\x18\x06 \x01(\tR\bprovider\"\xcf\x01\n" +
-	"\aSession\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
-	"\x03cwd\x18\x02 \x01(\tR\x03cwd\x12'\n" +
-	"\x0fworkspace_roots\x18\x03 \x03(\tR\x0eworkspaceRoots\x12\x14\n" +
-	"\x05model\x18\x04 \x01(\tR\x05model\x12#\n" +
+	"\x13synthesized_call_id\x18\x05 \x01(\bR\x11synthesizedCallId\x12$\n" +
+	"\bprovider\x18\x06 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\bprovider\"\xfc\x01\n" +
+	"\aSession\x12\x18\n" +
+	"\x02id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x02id\x12\x1a\n" +
+	"\x03cwd\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x03cwd\x126\n" +
+	"\x0fworkspace_roots\x18\x03 \x03(\tB\r\xbaH\n" +
+	"\x92\x01\a\"\x05r\x03\x18\x80 R\x0eworkspaceRoots\x12\x1e\n" +
+	"\x05model\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x05model\x12#\n" +
 	"\x05agent\x18\x05 \x01(\v2\r.ahp.v1.AgentR\x05agent\x12>\n" +
-	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"k\n" +
-	"\x05Agent\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
-	"\x04type\x18\x02 \x01(\tR\x04type\x12>\n" +
-	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\xc4\x02\n" +
-	"\x04Tool\x12\x17\n" +
-	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\x12$\n" +
+	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\x7f\n" +
+	"\x05Agent\x12\x18\n" +
+	"\x02id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x02id\x12\x1c\n" +
+	"\x04type\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04type\x12>\n" +
+	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\xd8\x02\n" +
+	"\x04Tool\x12!\n" +
+	"\acall_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x06callId\x12\x1c\n" +
+	"\x04name\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04name\x12$\n" +
 	"\x04kind\x18\x03 \x01(\x0e2\x10.ahp.v1.ToolKindR\x04kind\x12-\n" +
 	"\x05input\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05input\x12.\n" +
 	"\x06output\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06output\x12'\n" +
 	"\x05error\x18\x06 \x01(\v2\x11.ahp.v1.ToolErrorR\x05error\x12!\n" +
 	"\x03mcp\x18\a \x01(\v2\x0f.ahp.v1.McpToolR\x03mcp\x12>\n" +
-	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\xad\x01\n" +
+	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\xb7\x01\n" +
 	"\tToolError\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12*\n" +
-	"\x04code\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x04code\x12\x1a\n" +
-	"\bcategory\x18\x03 \x01(\tR\bcategory\x12>\n" +
-	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"u\n" +
-	"\aMcpTool\x12\x16\n" +
-	"\x06server\x18\x01 \x01(\tR\x06server\x12\x12\n" +
-	"\x04tool\x18\x02 \x01(\tR\x04tool\x12>\n" +
-	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\xb6\x01\n" +
-	"\x06Native\x12\x1a\n" +
-	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x1d\n" +
+	"\x04code\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x04code\x12$\n" +
+	"\bcategory\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\bcategory\x12>\n" +
+	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\x89\x01\n" +
+	"\aMcpTool\x12 \n" +
+	"\x06server\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x06server\x12\x1c\n" +
+	"\x04tool\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04tool\x12>\n" +
+	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\xca\x01\n" +
+	"\x06Native\x12$\n" +
+	"\bprovider\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\bprovider\x12'\n" +
 	"\n" +
-	"event_name\x18\x02 \x01(\tR\teventName\x121\n" +
+	"event_name\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\teventName\x121\n" +
 	"\apayload\x18\x03 \x01(\v2\x17.google.protobuf.StructR\apayload\x12>\n" +
-	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\xa7\x01\n" +
-	"\x0fHarnessEnvelope\x12\x19\n" +
-	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x14\n" +
+	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\xb1\x01\n" +
+	"\x0fHarnessEnvelope\x12#\n" +
+	"\bagent_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\aagentId\x12\x14\n" +
 	"\x05depth\x18\x02 \x01(\rR\x05depth\x12.\n" +
 	"\acontext\x18\x03 \x01(\v2\x14.ahp.v1.EventContextR\acontext\x123\n" +
 	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadata*\xa4\x14\n" +

@@ -538,28 +538,28 @@ const file_ahp_v1_harness_proto_rawDesc = "" +
 	"\v_timeout_msB\r\n" +
 	"\v_batch_sizeB\f\n" +
 	"\n" +
-	"_max_depth\"\xba\x01\n" +
+	"_max_depth\"\xce\x01\n" +
 	"\x10HandshakeRequest\x122\n" +
 	"\x10protocol_version\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x0fprotocolVersion\x128\n" +
 	"\n" +
-	"agent_info\x18\x02 \x01(\v2\x11.ahp.v1.AgentInfoB\x06\xbaH\x03\xc8\x01\x01R\tagentInfo\x12\x1d\n" +
+	"agent_info\x18\x02 \x01(\v2\x11.ahp.v1.AgentInfoB\x06\xbaH\x03\xc8\x01\x01R\tagentInfo\x12'\n" +
 	"\n" +
-	"session_id\x18\x03 \x01(\tR\tsessionId\x12\x19\n" +
-	"\bagent_id\x18\x04 \x01(\tR\aagentId\"\xe1\x01\n" +
+	"session_id\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\tsessionId\x12#\n" +
+	"\bagent_id\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\aagentId\"\xe1\x01\n" +
 	"\x11HandshakeResponse\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\tR\x0fprotocolVersion\x126\n" +
 	"\fharness_info\x18\x02 \x01(\v2\x13.ahp.v1.HarnessInfoR\vharnessInfo\x12(\n" +
 	"\rsession_token\x18\x03 \x01(\tH\x00R\fsessionToken\x88\x01\x01\x12-\n" +
 	"\x06config\x18\x04 \x01(\v2\x15.ahp.v1.HarnessConfigR\x06configB\x10\n" +
-	"\x0e_session_token\"\xba\x01\n" +
-	"\fQueryRequest\x12\x1d\n" +
+	"\x0e_session_token\"\xd8\x01\n" +
+	"\fQueryRequest\x12'\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
-	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12&\n" +
+	"session_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\tsessionId\x12#\n" +
+	"\bagent_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\aagentId\x12&\n" +
 	"\n" +
 	"query_type\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\tqueryType\x120\n" +
-	"\apayload\x18\x04 \x01(\v2\x16.google.protobuf.ValueR\apayload\x12\x16\n" +
-	"\x06source\x18\x05 \x01(\tR\x06source\"\xcd\x01\n" +
+	"\apayload\x18\x04 \x01(\v2\x16.google.protobuf.ValueR\apayload\x12 \n" +
+	"\x06source\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06source\"\xcd\x01\n" +
 	"\rQueryResponse\x12.\n" +
 	"\x06answer\x18\x01 \x01(\v2\x16.google.protobuf.ValueR\x06answer\x12\x1b\n" +
 	"\x06reason\x18\x02 \x01(\tH\x00R\x06reason\x88\x01\x01\x126\n" +

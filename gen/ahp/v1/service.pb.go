@@ -1705,10 +1705,10 @@ const file_ahp_v1_service_proto_rawDesc = "" +
 	"\baccepted\x18\x01 \x01(\x04R\baccepted\x12\x1e\n" +
 	"\n" +
 	"duplicates\x18\x02 \x01(\x04R\n" +
-	"duplicates\"\xd7\x01\n" +
-	"\fWatchRequest\x12\x1d\n" +
+	"duplicates\"\xe1\x01\n" +
+	"\fWatchRequest\x12'\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\x12A\n" +
+	"session_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\tsessionId\x12A\n" +
 	"\vevent_types\x18\x02 \x03(\x0e2\x11.ahp.v1.EventTypeB\r\xbaH\n" +
 	"\x92\x01\a\"\x05\x82\x01\x02\x10\x01R\n" +
 	"eventTypes\x12>\n" +

@@ -10,6 +10,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/limits"
 	"github.com/ahp-gateway/ahp/internal/names"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -62,9 +63,9 @@ func readEvent(path string, v any, requestID string, index int) (*EventParams, e
 			raw.eventType, err = readUnitEnum(p, v, eventTypeNames)
 			return err
 		}},
-		reqString("session_id", &raw.sessionID),
-		reqString("agent_id", &raw.agentID),
-		reqString("timestamp", &raw.timestamp),
+		reqBounded("session_id", limits.ID, &raw.sessionID),
+		reqBounded("agent_id", limits.ID, &raw.agentID),
+		reqBounded("timestamp", limits.Time, &raw.timestamp),
 		{name: "depth", decode: func(p string, v any) error {
 			d, err := readUint(p, v, u32Type)
 			raw.depth = uint32(d) // in range: readUint checked u32
@@ -78,6 +79,9 @@ func readEvent(path string, v any, requestID string, index int) (*EventParams, e
 		optMap("metadata", &raw.metadata),
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := checkLength("id", requestID, limits.ID); err != nil {
 		return nil, err
 	}
 	t, _ := lookupType(raw.eventType) // readUnitEnum accepted only known names
@@ -131,6 +135,9 @@ func readEvent(path string, v any, requestID string, index int) (*EventParams, e
 		if !extractTool(ev, raw.payload) {
 			ev.Payload = mustValue(raw.payload)
 		}
+		if err := checkToolLengths(payloadPath, raw.payload, ev.GetTool()); err != nil {
+			return nil, err
+		}
 	default:
 		ev.Payload = mustValue(raw.payload)
 	}
@@ -147,6 +154,22 @@ func synthesizeID(v any, index int) string {
 		id += "-" + strconv.Itoa(index)
 	}
 	return id
+}
+
+// checkToolLengths refuses a tool whose name or call id is longer than the schema allows,
+// naming the payload member it came from.
+func checkToolLengths(path string, payload any, tool *ahpv1.Tool) error {
+	if tool == nil {
+		return nil
+	}
+	if err := checkLength(jsonwire.JoinPath(path, "tool_name"), tool.GetName(), limits.Name); err != nil {
+		return err
+	}
+	key := "call_id"
+	if obj, _ := payload.(map[string]any); firstString(obj, "call_id") == "" {
+		key = "tool_call_id"
+	}
+	return checkLength(jsonwire.JoinPath(path, key), tool.GetCallId(), limits.CallID)
 }
 
 // extractTool moves the tool of a tool event's payload into ev.Tool. It reports false, and

@@ -1295,3 +1295,34 @@ func TestNumberOutOfRange(t *testing.T) {
 		t.Errorf("error = %v", err)
 	}
 }
+
+// Identifiers longer than the schema allows are refused while reading, naming the field, with
+// the limit (package limits) the server's validation applies too.
+func TestOverlongIdentifiersAreRefused(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 257)
+	event := func(sessionID, agentID, toolName string) any {
+		return parseJSON(t, []byte(`{"event_type":"pre_action","session_id":"`+sessionID+`","agent_id":"`+agentID+
+			`","timestamp":"2026-05-01T00:00:00Z","depth":0,"payload":{"tool_name":"`+toolName+`"}}`))
+	}
+	cases := []struct {
+		name, method string
+		params       any
+		path, field  string
+	}{
+		{"session id", harness.MethodEvent, event(long, "a1", "Bash"), "params.session_id", "session_id"},
+		{"agent id", harness.MethodEvent, event("s1", long, "Bash"), "params.agent_id", "agent_id"},
+		{"tool name", harness.MethodEvent, event("s1", "a1", long), "params.payload.tool_name", "tool_name"},
+		{"query session id", harness.MethodQuery, parseJSON(t, []byte(`{"session_id":"`+long+`","agent_id":"a1","query_type":"q","payload":null}`)), "params.session_id", "session_id"},
+	}
+	for _, c := range cases {
+		got := serve(c.method, c.params, false)
+		want := serveAnswer{Code: harness.CodeInvalidParams, Message: "Invalid params: field `" + c.field + "` must be at most 256 characters", Path: c.path}
+		if got == nil || *got != want {
+			t.Errorf("%s: answer %+v, want %+v", c.name, got, want)
+		}
+	}
+	if got := serve(harness.MethodEvent, event(long[:256], long[:256], long[:256]), false); got != nil {
+		t.Errorf("identifiers of exactly 256 characters: %+v, want them accepted", got)
+	}
+}

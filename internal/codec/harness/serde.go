@@ -22,6 +22,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/limits"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -493,6 +494,27 @@ func opt[T any](name string, dst *T, read func(path string, v any) (T, error)) s
 }
 
 func reqString(name string, dst *string) structField { return req(name, dst, readString) }
+
+// reqBounded is a required string of at most max characters (package limits).
+func reqBounded(name string, max int, dst *string) structField {
+	return req(name, dst, func(p string, v any) (string, error) {
+		s, err := readString(p, v)
+		if err == nil {
+			err = checkLength(p, s, max)
+		}
+		return s, err
+	})
+}
+
+// checkLength refuses s when it is longer than max characters; the message names the field as
+// serde's do ("field `session_id` must be at most 256 characters").
+func checkLength(path, s string, max int) error {
+	if limits.Exceeds(s, max) {
+		name := path[strings.LastIndexByte(path, '.')+1:]
+		return &jsonwire.FieldError{Path: path, Message: fmt.Sprintf("field `%s` must be at most %d characters", name, max)}
+	}
+	return nil
+}
 
 // optString is an Option<String>: absent or null leaves *dst nil.
 func optString(name string, dst **string) structField { return opt(name, dst, readStringPtr) }

@@ -7,6 +7,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/limits"
 )
 
 // decodeHandshakeRequest reads ahp/handshake params. Every field is required, including
@@ -16,8 +17,8 @@ func decodeHandshakeRequest(path string, v any) (*ahpv1.HandshakeRequest, error)
 	return readParams(r, path, v, "HandshakeRequest", []structField{
 		reqString("protocol_version", &r.ProtocolVersion),
 		req("agent_info", &r.AgentInfo, decodeAgentInfo),
-		reqString("session_id", &r.SessionId),
-		reqString("agent_id", &r.AgentId),
+		reqBounded("session_id", limits.ID, &r.SessionId),
+		reqBounded("agent_id", limits.ID, &r.AgentId),
 	})
 }
 
@@ -102,8 +103,8 @@ func EncodeHandshakeResponse(r *ahpv1.HandshakeResponse) ([]byte, error) {
 func decodeQueryRequest(path string, v any) (*ahpv1.QueryRequest, error) {
 	r := &ahpv1.QueryRequest{}
 	return readParams(r, path, v, "QueryRequest", []structField{
-		reqString("session_id", &r.SessionId),
-		reqString("agent_id", &r.AgentId),
+		reqBounded("session_id", limits.ID, &r.SessionId),
+		reqBounded("agent_id", limits.ID, &r.AgentId),
 		reqString("query_type", &r.QueryType),
 		reqValue("payload", &r.Payload),
 	})

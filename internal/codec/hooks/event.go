@@ -5,6 +5,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/limits"
 	"github.com/ahp-gateway/ahp/internal/names"
 )
 
@@ -28,7 +29,8 @@ const eventTypeList = "tool.before, tool.after, tool.error, session.start, sessi
 // The event is checked against the v0.1 event schemas: required members, non-empty ids, time as an
 // RFC 3339 date-time, source as an absolute URI, reverse-DNS extension keys, the closed tool.kind
 // set, tool.input as an object, output only on tool.after, error only (and always) on tool.error,
-// no tool on session events and outcome only on session.end. A type outside the five v0.1 types is
+// no tool on session events, outcome only on session.end, and identifiers no longer than the
+// schema allows (package limits). A type outside the five v0.1 types is
 // an error matching ErrUnsupportedEvent. Members the schema does not model are kept in the
 // unknown_fields of their level, so EncodeEvent gives the same JSON back.
 func DecodeEvent(path string, v any) (*ahpv1.Event, error) {
@@ -119,8 +121,49 @@ func DecodeEvent(path string, v any) (*ahpv1.Event, error) {
 	if ev.UnknownFields, err = o.rest(); err != nil {
 		return nil, err
 	}
+	if err := checkLengths(path, ev); err != nil {
+		return nil, err
+	}
 	return ev, nil
 }
+
+// checkLengths refuses an identifier longer than the schema allows (package limits), naming its
+// member; it runs once the event has been read, so every other error comes first, as before.
+func checkLengths(path string, ev *ahpv1.Event) error {
+	s, t, n := ev.GetSession(), ev.GetTool(), ev.GetNative()
+	for _, f := range []struct {
+		member, value string
+		max           int
+	}{
+		{"id", ev.GetId(), limits.ID},
+		{"source", ev.GetSource(), limits.Source},
+		{"time", ev.GetTime(), limits.Time},
+		{"session.id", s.GetId(), limits.ID},
+		{"session.cwd", s.GetCwd(), limits.Path},
+		{"session.model", s.GetModel(), limits.Name},
+		{"session.agent.id", s.GetAgent().GetId(), limits.ID},
+		{"session.agent.type", s.GetAgent().GetType(), limits.Name},
+		{"tool.callId", t.GetCallId(), limits.CallID},
+		{"tool.name", t.GetName(), limits.Name},
+		{"tool.mcp.server", t.GetMcp().GetServer(), limits.Name},
+		{"tool.mcp.tool", t.GetMcp().GetTool(), limits.Name},
+		{"tool.error.category", t.GetError().GetCategory(), limits.Kind},
+		{"native.provider", n.GetProvider(), limits.Kind},
+		{"native.eventName", n.GetEventName(), limits.Name},
+	} {
+		if limits.Exceeds(f.value, f.max) {
+			return tooLong(jsonwire.JoinPath(path, f.member), f.max)
+		}
+	}
+	for i, root := range s.GetWorkspaceRoots() {
+		if limits.Exceeds(root, limits.Path) {
+			return tooLong(jsonwire.IndexPath(jsonwire.JoinPath(path, "session.workspaceRoots"), i), limits.Path)
+		}
+	}
+	return nil
+}
+
+func tooLong(path string, max int) error { return invalid(path, "must be at most %d characters", max) }
 
 func decodeOutcome(o *object) (ahpv1.SessionOutcome, error) {
 	d := ahpv1.SessionOutcome(0).Descriptor()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -270,5 +271,36 @@ func TestCapabilitiesCodec(t *testing.T) {
 	} {
 		_, err := hooks.DecodeCapabilities("c", parseText(t, tt.in))
 		wantError(t, err, tt.path, hooks.CodeInvalidParams)
+	}
+}
+
+// Identifiers longer than the schema allows are refused, naming the member; at the limit they
+// are accepted.
+func TestOverlongIdentifiersAreRefused(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", 257) // counted in characters, not bytes
+	for _, c := range []struct{ member, path string }{
+		{"id", "event.id"},
+		{"session", "event.session.id"},
+		{"tool", "event.tool.name"},
+	} {
+		ev := eventWith(t, "type", "tool.before")
+		switch c.member {
+		case "id":
+			ev["id"] = long
+		case "session":
+			ev["session"].(map[string]any)["id"] = long
+		case "tool":
+			ev["tool"].(map[string]any)["name"] = long
+		}
+		_, err := hooks.DecodeEvent("event", ev)
+		wantError(t, err, c.path, hooks.CodeInvalidParams)
+		if err != nil && !strings.Contains(err.Error(), "must be at most 256 characters") {
+			t.Errorf("%s: error %q does not give the limit", c.path, err)
+		}
+	}
+	ev := eventWith(t, "id", long[:2*256])
+	if _, err := hooks.DecodeEvent("event", ev); err != nil {
+		t.Errorf("an id of 256 characters: %v", err)
 	}
 }

@@ -17,7 +17,7 @@ from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61hp/v1/harness.proto\x12\x06\x61hp.v1\x1a\x14\x61hp/v1/context.proto\x1a\x15\x61hp/v1/decision.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\"g\n\tAgentInfo\x12\x1c\n\tframework\x18\x01 \x01(\tR\tframework\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\x12\"\n\x0c\x63\x61pabilities\x18\x03 \x03(\tR\x0c\x63\x61pabilities\"_\n\x0bHarnessInfo\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\x12\"\n\x0c\x63\x61pabilities\x18\x03 \x03(\tR\x0c\x63\x61pabilities\"\xa5\x01\n\rHarnessConfig\x12\"\n\ntimeout_ms\x18\x01 \x01(\x04H\x00R\ttimeoutMs\x88\x01\x01\x12\"\n\nbatch_size\x18\x02 \x01(\x04H\x01R\tbatchSize\x88\x01\x01\x12 \n\tmax_depth\x18\x03 \x01(\rH\x02R\x08maxDepth\x88\x01\x01\x42\r\n\x0b_timeout_msB\r\n\x0b_batch_sizeB\x0c\n\n_max_depth\"\xba\x01\n\x10HandshakeRequest\x12\x32\n\x10protocol_version\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x0fprotocolVersion\x12\x38\n\nagent_info\x18\x02 \x01(\x0b\x32\x11.ahp.v1.AgentInfoB\x06\xbaH\x03\xc8\x01\x01R\tagentInfo\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\x12\x19\n\x08\x61gent_id\x18\x04 \x01(\tR\x07\x61gentId\"\xe1\x01\n\x11HandshakeResponse\x12)\n\x10protocol_version\x18\x01 \x01(\tR\x0fprotocolVersion\x12\x36\n\x0charness_info\x18\x02 \x01(\x0b\x32\x13.ahp.v1.HarnessInfoR\x0bharnessInfo\x12(\n\rsession_token\x18\x03 \x01(\tH\x00R\x0csessionToken\x88\x01\x01\x12-\n\x06\x63onfig\x18\x04 \x01(\x0b\x32\x15.ahp.v1.HarnessConfigR\x06\x63onfigB\x10\n\x0e_session_token\"\xba\x01\n\x0cQueryRequest\x12\x1d\n\nsession_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12&\n\nquery_type\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\tqueryType\x12\x30\n\x07payload\x18\x04 \x01(\x0b\x32\x16.google.protobuf.ValueR\x07payload\x12\x16\n\x06source\x18\x05 \x01(\tR\x06source\"\xcd\x01\n\rQueryResponse\x12.\n\x06\x61nswer\x18\x01 \x01(\x0b\x32\x16.google.protobuf.ValueR\x06\x61nswer\x12\x1b\n\x06reason\x18\x02 \x01(\tH\x00R\x06reason\x88\x01\x01\x12\x36\n\x0c\x61lternatives\x18\x03 \x01(\x0b\x32\x12.ahp.v1.StringListR\x0c\x61lternatives\x12,\n\x08\x64\x65\x63ision\x18\x04 \x01(\x0b\x32\x10.ahp.v1.DecisionR\x08\x64\x65\x63isionB\t\n\x07_reasonB-Z+github.com/ahp-gateway/ahp/gen/ahp/v1;ahpv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61hp/v1/harness.proto\x12\x06\x61hp.v1\x1a\x14\x61hp/v1/context.proto\x1a\x15\x61hp/v1/decision.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\"g\n\tAgentInfo\x12\x1c\n\tframework\x18\x01 \x01(\tR\tframework\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\x12\"\n\x0c\x63\x61pabilities\x18\x03 \x03(\tR\x0c\x63\x61pabilities\"_\n\x0bHarnessInfo\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\x12\"\n\x0c\x63\x61pabilities\x18\x03 \x03(\tR\x0c\x63\x61pabilities\"\xa5\x01\n\rHarnessConfig\x12\"\n\ntimeout_ms\x18\x01 \x01(\x04H\x00R\ttimeoutMs\x88\x01\x01\x12\"\n\nbatch_size\x18\x02 \x01(\x04H\x01R\tbatchSize\x88\x01\x01\x12 \n\tmax_depth\x18\x03 \x01(\rH\x02R\x08maxDepth\x88\x01\x01\x42\r\n\x0b_timeout_msB\r\n\x0b_batch_sizeB\x0c\n\n_max_depth\"\xce\x01\n\x10HandshakeRequest\x12\x32\n\x10protocol_version\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x0fprotocolVersion\x12\x38\n\nagent_info\x18\x02 \x01(\x0b\x32\x11.ahp.v1.AgentInfoB\x06\xbaH\x03\xc8\x01\x01R\tagentInfo\x12\'\n\nsession_id\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02R\tsessionId\x12#\n\x08\x61gent_id\x18\x04 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02R\x07\x61gentId\"\xe1\x01\n\x11HandshakeResponse\x12)\n\x10protocol_version\x18\x01 \x01(\tR\x0fprotocolVersion\x12\x36\n\x0charness_info\x18\x02 \x01(\x0b\x32\x13.ahp.v1.HarnessInfoR\x0bharnessInfo\x12(\n\rsession_token\x18\x03 \x01(\tH\x00R\x0csessionToken\x88\x01\x01\x12-\n\x06\x63onfig\x18\x04 \x01(\x0b\x32\x15.ahp.v1.HarnessConfigR\x06\x63onfigB\x10\n\x0e_session_token\"\xd8\x01\n\x0cQueryRequest\x12\'\n\nsession_id\x18\x01 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02R\tsessionId\x12#\n\x08\x61gent_id\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02R\x07\x61gentId\x12&\n\nquery_type\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\tqueryType\x12\x30\n\x07payload\x18\x04 \x01(\x0b\x32\x16.google.protobuf.ValueR\x07payload\x12 \n\x06source\x18\x05 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x08R\x06source\"\xcd\x01\n\rQueryResponse\x12.\n\x06\x61nswer\x18\x01 \x01(\x0b\x32\x16.google.protobuf.ValueR\x06\x61nswer\x12\x1b\n\x06reason\x18\x02 \x01(\tH\x00R\x06reason\x88\x01\x01\x12\x36\n\x0c\x61lternatives\x18\x03 \x01(\x0b\x32\x12.ahp.v1.StringListR\x0c\x61lternatives\x12,\n\x08\x64\x65\x63ision\x18\x04 \x01(\x0b\x32\x10.ahp.v1.DecisionR\x08\x64\x65\x63isionB\t\n\x07_reasonB-Z+github.com/ahp-gateway/ahp/gen/ahp/v1;ahpv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ahp.v1.harness_pb2', globals())
@@ -29,8 +29,18 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _HANDSHAKEREQUEST.fields_by_name['protocol_version']._serialized_options = b'\272H\004r\002\020\001'
   _HANDSHAKEREQUEST.fields_by_name['agent_info']._options = None
   _HANDSHAKEREQUEST.fields_by_name['agent_info']._serialized_options = b'\272H\003\310\001\001'
+  _HANDSHAKEREQUEST.fields_by_name['session_id']._options = None
+  _HANDSHAKEREQUEST.fields_by_name['session_id']._serialized_options = b'\272H\005r\003\030\200\002'
+  _HANDSHAKEREQUEST.fields_by_name['agent_id']._options = None
+  _HANDSHAKEREQUEST.fields_by_name['agent_id']._serialized_options = b'\272H\005r\003\030\200\002'
+  _QUERYREQUEST.fields_by_name['session_id']._options = None
+  _QUERYREQUEST.fields_by_name['session_id']._serialized_options = b'\272H\005r\003\030\200\002'
+  _QUERYREQUEST.fields_by_name['agent_id']._options = None
+  _QUERYREQUEST.fields_by_name['agent_id']._serialized_options = b'\272H\005r\003\030\200\002'
   _QUERYREQUEST.fields_by_name['query_type']._options = None
   _QUERYREQUEST.fields_by_name['query_type']._serialized_options = b'\272H\004r\002\020\001'
+  _QUERYREQUEST.fields_by_name['source']._options = None
+  _QUERYREQUEST.fields_by_name['source']._serialized_options = b'\272H\005r\003\030\200\010'
   _AGENTINFO._serialized_start=136
   _AGENTINFO._serialized_end=239
   _HARNESSINFO._serialized_start=241
@@ -38,11 +48,11 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _HARNESSCONFIG._serialized_start=339
   _HARNESSCONFIG._serialized_end=504
   _HANDSHAKEREQUEST._serialized_start=507
-  _HANDSHAKEREQUEST._serialized_end=693
-  _HANDSHAKERESPONSE._serialized_start=696
-  _HANDSHAKERESPONSE._serialized_end=921
-  _QUERYREQUEST._serialized_start=924
-  _QUERYREQUEST._serialized_end=1110
-  _QUERYRESPONSE._serialized_start=1113
-  _QUERYRESPONSE._serialized_end=1318
+  _HANDSHAKEREQUEST._serialized_end=713
+  _HANDSHAKERESPONSE._serialized_start=716
+  _HANDSHAKERESPONSE._serialized_end=941
+  _QUERYREQUEST._serialized_start=944
+  _QUERYREQUEST._serialized_end=1160
+  _QUERYRESPONSE._serialized_start=1163
+  _QUERYRESPONSE._serialized_end=1368
 # @@protoc_insertion_point(module_scope)
