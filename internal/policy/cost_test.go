@@ -115,3 +115,18 @@ rules:
 		t.Fatalf("error %q names the cheap rule", msg)
 	}
 }
+
+func TestCostLimitStopsANestedMap(t *testing.T) {
+	t.Parallel()
+	// 1500 numbers are about 14 KB of JSON; the pairs would be 2.25 million lists.
+	p := mustParse(t, `version: 1
+rules:
+  - id: pairs
+    when: 'input.items.map(x, input.items.map(y, [x, y])).size() > 0'
+    effect: {deny: {reason: r}}
+`)
+	res := p.Evaluate(itemsInput(t, 1500))
+	if len(res.Errors) != 1 || !errors.Is(res.Errors[0], policy.ErrCostLimit) {
+		t.Fatalf("errors %v, want the rule stopped by the cost limit", res.Errors)
+	}
+}
