@@ -40,10 +40,10 @@ func (requestSizeHints) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 }
 
 // EstimateCallCost implements cost.Estimator. The environment's cost models price every call;
-// only an optional's value() is given a size, which its model leaves unknown although the
-// optional holds part of a variable (`input.?path`).
+// only an optional's value() and orValue() are given a size, which their models leave unknown
+// although the optional holds part of a variable (`input.?path`) or a constant.
 func (requestSizeHints) EstimateCallCost(_, overloadID string, _ *cost.AstNode, _ []cost.AstNode) *cost.CallEstimate {
-	if overloadID != "optional_value" {
+	if overloadID != "optional_value" && overloadID != "optional_orValue_value" {
 		return nil
 	}
 	size := cost.RangedSizeEstimate(0, sizeHintBytes)

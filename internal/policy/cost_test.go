@@ -130,3 +130,17 @@ rules:
 		t.Fatalf("errors %v, want the rule stopped by the cost limit", res.Errors)
 	}
 }
+
+func TestOptionalValuesHaveABoundedCost(t *testing.T) {
+	t.Parallel()
+	// An optional's value is part of the request, so scanning it is bounded like the field itself.
+	mustParse(t, `version: 1
+rules:
+  - id: or-value
+    when: 'input.?patch.orValue("").contains("*** Add File: .env")'
+    effect: {deny: {reason: r}}
+  - id: value
+    when: 'input.?patch.hasValue() && input.?patch.value().matches("AKIA[0-9A-Z]{16}")'
+    effect: {deny: {reason: r}}
+`)
+}
