@@ -80,14 +80,15 @@ func TestEndedContextStopsEvaluation(t *testing.T) {
 	}
 }
 
+// oneRule is a policy of one deny rule with the given condition.
+func oneRule(tb testing.TB, id, when string) *policy.Policy {
+	tb.Helper()
+	return mustParse(tb, "version: 1\nrules:\n  - id: "+id+"\n    when: '"+when+"'\n    effect: {deny: {reason: r}}\n")
+}
+
 func TestEndedContextStopsBeforeTheNextRule(t *testing.T) {
 	t.Parallel()
-	p := mustParse(t, `version: 1
-rules:
-  - id: first
-    when: 'true'
-    effect: {deny: {reason: r}}
-`)
+	p := oneRule(t, "first", "true")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res := p.EvaluateContext(ctx, shell(t, "ls"))
@@ -119,13 +120,7 @@ rules:
 func TestCostLimitStopsANestedMap(t *testing.T) {
 	t.Parallel()
 	// 1500 numbers are about 14 KB of JSON; the pairs would be 2.25 million lists.
-	p := mustParse(t, `version: 1
-rules:
-  - id: pairs
-    when: 'input.items.map(x, input.items.map(y, [x, y])).size() > 0'
-    effect: {deny: {reason: r}}
-`)
-	res := p.Evaluate(itemsInput(t, 1500))
+	res := oneRule(t, "pairs", "input.items.map(x, input.items.map(y, [x, y])).size() > 0").Evaluate(itemsInput(t, 1500))
 	if len(res.Errors) != 1 || !errors.Is(res.Errors[0], policy.ErrCostLimit) {
 		t.Fatalf("errors %v, want the rule stopped by the cost limit", res.Errors)
 	}
