@@ -62,3 +62,22 @@ func TestNewLoggerRefusesBadValuesNamingTheFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestNewLoggerRateLimitsRepeatedLines(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"text", "json"} {
+		var out bytes.Buffer
+		log, err := cli.NewLogger(&out, "info", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 1000 {
+			log.Info("call refused", "client", i)
+		}
+		// Within one interval only the first lines pass (however slow the machine, 1000 lines
+		// do not span a hundred intervals).
+		if n := strings.Count(out.String(), "\n"); n >= 100 {
+			t.Errorf("%s: %d of 1000 identical lines logged", format, n)
+		}
+	}
+}

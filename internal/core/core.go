@@ -35,8 +35,9 @@ import (
 
 // Policy is a compiled policy snapshot; *policy.Policy implements it.
 type Policy interface {
-	// Evaluate decides one input; it must not panic (the core recovers if it does).
-	Evaluate(policy.Input) policy.Result
+	// EvaluateContext decides one input, stopping when ctx ends; it must not panic (the core
+	// recovers if it does).
+	EvaluateContext(context.Context, policy.Input) policy.Result
 	// Settings configure the typed deciders.
 	Settings() policy.Settings
 }
@@ -309,7 +310,7 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 	pol := c.cfg.Policy()
 	caps = effectiveCapabilities(ev, caps)
 
-	res, err := evaluate(pol, policy.Input{Event: ev, Capabilities: caps, Session: view, Now: now})
+	res, err := evaluate(ctx, pol, policy.Input{Event: ev, Capabilities: caps, Session: view, Now: now})
 	if err != nil {
 		c.cfg.Logger.Error("policy evaluation failed", "event_id", ev.GetId(), "error", err)
 		return nil, &Error{Code: CodeInternal, Reason: "policy evaluation failed: " + err.Error()}
@@ -322,9 +323,9 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 		Fallbacks:      res.Fallbacks,
 		DryRuns:        res.DryRuns,
 	}
-	if failed := enforceErrors(res); failed != "" {
-		c.cfg.Logger.Warn("policy rule failed to evaluate; failing closed", "event_id", ev.GetId(), "rule_id", failed)
-		d.Effects = []*ahpv1.Effect{denyEffect(fmt.Sprintf("policy rule %q could not be evaluated; failing closed", failed), "dev.ahpgateway.policy.evaluation_error", failed)}
+	if failed, why := enforceErrors(res); failed != "" {
+		c.cfg.Logger.Warn("policy rule failed to evaluate; failing closed", "event_id", ev.GetId(), "rule_id", failed, "why", why)
+		d.Effects = []*ahpv1.Effect{denyEffect(fmt.Sprintf("policy rule %q could not be evaluated%s; failing closed", failed, why), "dev.ahpgateway.policy.evaluation_error", failed)}
 		d.Verdict = ahpv1.Verdict_VERDICT_DENY
 		d.Synthetic = true
 	}
@@ -381,13 +382,13 @@ func (c *Core) failClosedForAudit(d *ahpv1.Decision, ev *ahpv1.Event, view *poli
 }
 
 // evaluate runs the policy, turning a panic into an error for this call only.
-func evaluate(p Policy, in policy.Input) (res policy.Result, err error) {
+func evaluate(ctx context.Context, p Policy, in policy.Input) (res policy.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	return p.Evaluate(in), nil
+	return p.EvaluateContext(ctx, in), nil
 }
 
 // synthetic is a system-made denial, labelled so nobody mistakes it for a policy's own.

@@ -169,8 +169,8 @@ func TestRuleEvaluationErrorFailsClosed(t *testing.T) {
 
 type panicky struct{}
 
-func (panicky) Evaluate(policy.Input) policy.Result { panic("boom") }
-func (panicky) Settings() policy.Settings           { return policy.Settings{} }
+func (panicky) EvaluateContext(context.Context, policy.Input) policy.Result { panic("boom") }
+func (panicky) Settings() policy.Settings                                   { return policy.Settings{} }
 
 func TestPanicIsAnErrorForThatCallOnly(t *testing.T) {
 	t.Parallel()

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -157,18 +158,25 @@ func sortTypes[T ~int32](s []T) {
 func cloneDecision(d *ahpv1.Decision) *ahpv1.Decision { return proto.Clone(d).(*ahpv1.Decision) }
 
 // enforceErrors returns the id of the first enforce rule that failed to evaluate ("(policy)" when
-// the whole evaluation failed), or "" when none did. The core fails closed on such failures: a rule
-// that cannot be evaluated must not silently let an action through. A failing dry-run rule changes
-// nothing, as a matching one would not.
-func enforceErrors(res policy.Result) string {
+// the whole evaluation failed), or "" when none did, and why when the engine stopped it (" (CEL
+// cost limit exceeded)", " (cut off at the request deadline)"). The core fails closed on such
+// failures: a rule that cannot be evaluated must not silently let an action through. A failing
+// dry-run rule changes nothing, as a matching one would not.
+func enforceErrors(res policy.Result) (ruleID, why string) {
 	for _, e := range res.Errors {
 		if e.DryRun {
 			continue
 		}
-		if e.RuleID == "" {
-			return "(policy)"
+		switch {
+		case errors.Is(e.Err, policy.ErrCostLimit):
+			why = " (CEL cost limit exceeded)"
+		case errors.Is(e.Err, policy.ErrDeadline):
+			why = " (cut off at the request deadline)"
 		}
-		return e.RuleID
+		if e.RuleID == "" {
+			return "(policy)", why
+		}
+		return e.RuleID, why
 	}
-	return ""
+	return "", ""
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"math"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 //
 // An activation belongs to one Evaluate call and is not shared between goroutines.
 type activation struct {
+	ctx     context.Context // the evaluation's; CEL stops when it ends
 	in      *Input
 	adapter types.Adapter
 	now     ref.Val
@@ -30,12 +32,12 @@ type activation struct {
 
 var _ interpreter.Activation = (*activation)(nil)
 
-func newActivation(in *Input, adapter types.Adapter) *activation {
+func newActivation(ctx context.Context, in *Input, adapter types.Adapter) *activation {
 	now := in.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return &activation{in: in, adapter: adapter, nowTime: now}
+	return &activation{ctx: ctx, in: in, adapter: adapter, nowTime: now}
 }
 
 // ResolveName implements interpreter.Activation.

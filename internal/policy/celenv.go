@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
@@ -61,7 +62,21 @@ func envOptions() []cel.EnvOption {
 		pathFunction("dir", path.Dir),
 		pathFunction("ext", path.Ext),
 		pathFunction("clean", path.Clean),
+		// Cost models of the functions above, for the load-time estimate and the run-time
+		// tracker: path.Match compares pattern and name (like contains), the path helpers scan
+		// their argument once and never give a longer result (path.Clean("") is ".").
+		cel.CostModel(
+			cost.Overload("glob_string_string", cost.EvalCost(cost.Mul(
+				cost.StringScan(cost.Arg(0)), cost.StringScan(cost.Arg(1))))),
+			pathCostModel("base"), pathCostModel("dir"), pathCostModel("ext"), pathCostModel("clean"),
+		),
 	}
+}
+
+func pathCostModel(name string) cost.OverloadModel {
+	return cost.Overload("path_"+name+"_string",
+		cost.EvalCost(cost.StringScan(cost.Arg(0))),
+		cost.ResultSize(cost.AtMost(cost.Sum(cost.Arg(0), cost.Const(1)))))
 }
 
 // pathFunction declares the CEL function path.<name>(string) string, overload path_<name>_string.
@@ -122,6 +137,9 @@ type compiledExpr struct {
 	// dynamic is set when the checker could only prove the type dyn; the value is then checked
 	// at run time.
 	dynamic bool
+	// guarded is set when the estimate does not keep the expression within the cost limit: it
+	// then runs with cost tracking and stops when the evaluation's context ends.
+	guarded bool
 }
 
 // compiler compiles a policy's CEL expressions against one environment. checked, when set,
@@ -134,6 +152,8 @@ type compiler struct {
 	checked map[string]*cel.Ast
 	// record, when set, receives every expression compiled from source (to build checked).
 	record func(src string, ast *cel.Ast)
+	// costLimit is Settings.CEL.CostLimit: checked against the estimate, enforced when run.
+	costLimit uint64
 }
 
 // compileExpr parses, checks and plans src once, at load (parsing and checking are skipped when
@@ -170,9 +190,13 @@ func (c *compiler) compileExpr(src string, want exprKind) (*compiledExpr, error)
 			return nil, fmt.Errorf("expression has type %s, want %s", out, want)
 		}
 	}
-	prg, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize))
+	guarded, err := checkCost(env, ast, c.costLimit)
 	if err != nil {
 		return nil, err
 	}
-	return &compiledExpr{prg: prg, dynamic: dynamic}, nil
+	prg, err := env.Program(ast, programOptions(guarded, c.costLimit)...)
+	if err != nil {
+		return nil, err
+	}
+	return &compiledExpr{prg: prg, dynamic: dynamic, guarded: guarded}, nil
 }

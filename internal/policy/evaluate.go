@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -19,13 +20,22 @@ import (
 // errNoEvent is reported when Evaluate is called without an event.
 var errNoEvent = errors.New("input has no event")
 
-// Evaluate decides one input: it runs the rules that apply to the event's type in file order,
-// then combines the effects of the matching enforce rules and narrows them to what the caller can
-// express (see the package documentation for the exact rules). It never panics: a failure inside
-// a rule is recorded in Result.Errors against that rule, which then counts as not matched, and a
-// failure outside any rule gives a Result with no effects and an Errors entry without a rule id.
-// Whether errors make the decision fail closed is the caller's choice.
-func (p *Policy) Evaluate(in Input) (res Result) {
+// Evaluate is EvaluateContext without a deadline: only the cost limit bounds it.
+func (p *Policy) Evaluate(in Input) Result {
+	return p.EvaluateContext(context.Background(), in)
+}
+
+// EvaluateContext decides one input: it runs the rules that apply to the event's type in file
+// order, then combines the effects of the matching enforce rules and narrows them to what the
+// caller can express (see the package documentation for the exact rules). It never panics: a
+// failure inside a rule is recorded in Result.Errors against that rule, which then counts as not
+// matched, and a failure outside any rule gives a Result with no effects and an Errors entry
+// without a rule id. An expression that reaches the cost limit fails its rule with ErrCostLimit.
+// When ctx ends, evaluation stops: the Result has no effects and one error, wrapping ErrDeadline,
+// against the rule that was running or next to run, with DryRun unset even for a dry-run rule,
+// because the rules after it did not run. Whether errors make the decision fail closed is the
+// caller's choice.
+func (p *Policy) EvaluateContext(ctx context.Context, in Input) (res Result) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = Result{
@@ -42,7 +52,8 @@ func (p *Policy) Evaluate(in Input) (res Result) {
 	if t := int(ev.GetType()); t >= 0 && t < len(p.byType) && p.byType[t] != nil {
 		rules = p.byType[t]
 	}
-	act := newActivation(&in, p.adapter)
+	act := newActivation(ctx, &in, p.adapter)
+	done := ctx.Done()
 	agent := agentOf(&in)
 	c := combiner{caps: capsOf(in.Capabilities), res: &res}
 	// input is the tool input as changed so far by enforce modify rules.
@@ -52,7 +63,20 @@ func (p *Policy) Evaluate(in Input) (res Result) {
 		if !r.matchesStatic(ev, agent) {
 			continue
 		}
-		m, err := r.evaluate(act, input)
+		var m match
+		var err error
+		select {
+		case <-done:
+			err = evalError(ctx, nil)
+		default:
+			m, err = r.evaluate(act, input)
+		}
+		if errors.Is(err, ErrDeadline) {
+			return Result{
+				Verdict: ahpv1.Verdict_VERDICT_ALLOW,
+				Errors:  append(res.Errors, RuleError{RuleID: r.info.ID, Err: err}),
+			}
+		}
 		if err != nil {
 			res.Errors = append(res.Errors, RuleError{RuleID: r.info.ID, DryRun: r.dryRun, Err: err})
 			continue
@@ -124,7 +148,7 @@ func (r *rule) evaluate(act *activation, input *structpb.Struct) (m match, err e
 		}
 	}()
 	if r.when != nil {
-		ok, err := evalBool(r.when, act)
+		ok, err := evalBool(act.ctx, r.when, act)
 		if err != nil {
 			return match{}, fmt.Errorf("when: %w", err)
 		}
@@ -155,7 +179,7 @@ func (r *rule) typedAnswer() *TypedAnswer {
 func (r *rule) buildEffect(act *activation, input *structpb.Struct) (*ahpv1.Effect, *structpb.Struct, error) {
 	reason := r.reason
 	if r.reasonExpr != nil {
-		s, err := evalString(r.reasonExpr, act)
+		s, err := evalString(act.ctx, r.reasonExpr, act)
 		if err != nil {
 			if r.effect == ahpv1.EffectKind_EFFECT_KIND_MESSAGE {
 				return nil, nil, fmt.Errorf("text_expr: %w", err)
@@ -208,13 +232,13 @@ func (r *rule) modify(act *activation, input *structpb.Struct) (*structpb.Struct
 	case r.merge != nil:
 		return mergePatch(input, r.merge), nil
 	case r.mergeExpr != nil:
-		patch, err := evalObject(r.mergeExpr, &inputOverride{parent: act, input: structVal(act.adapter, input)})
+		patch, err := evalObject(act.ctx, r.mergeExpr, &inputOverride{parent: act, input: structVal(act.adapter, input)})
 		if err != nil {
 			return nil, fmt.Errorf("merge_expr: %w", err)
 		}
 		return mergePatch(input, patch), nil
 	default:
-		out, err := evalObject(r.inputExpr, &inputOverride{parent: act, input: structVal(act.adapter, input)})
+		out, err := evalObject(act.ctx, r.inputExpr, &inputOverride{parent: act, input: structVal(act.adapter, input)})
 		if err != nil {
 			return nil, fmt.Errorf("modify input: %w", err)
 		}
@@ -233,8 +257,24 @@ func cloneModify(e *ahpv1.Effect) *ahpv1.Effect {
 
 // ---- CEL evaluation helpers ----
 
-func evalBool(x *compiledExpr, act interpreter.Activation) (bool, error) {
-	v, _, err := x.prg.Eval(act)
+// eval runs x; a guarded expression under a context that can end runs with ContextEval, so it
+// stops at the deadline (the others are bounded, and the context is checked between rules).
+func (x *compiledExpr) eval(ctx context.Context, act interpreter.Activation) (ref.Val, error) {
+	var v ref.Val
+	var err error
+	if !x.guarded || ctx.Done() == nil {
+		v, _, err = x.prg.Eval(act)
+	} else {
+		v, _, err = x.prg.ContextEval(ctx, act)
+	}
+	if err != nil {
+		return nil, evalError(ctx, err)
+	}
+	return v, nil
+}
+
+func evalBool(ctx context.Context, x *compiledExpr, act interpreter.Activation) (bool, error) {
+	v, err := x.eval(ctx, act)
 	if err != nil {
 		return false, err
 	}
@@ -245,8 +285,8 @@ func evalBool(x *compiledExpr, act interpreter.Activation) (bool, error) {
 	return bool(b), nil
 }
 
-func evalString(x *compiledExpr, act interpreter.Activation) (string, error) {
-	v, _, err := x.prg.Eval(act)
+func evalString(ctx context.Context, x *compiledExpr, act interpreter.Activation) (string, error) {
+	v, err := x.eval(ctx, act)
 	if err != nil {
 		return "", err
 	}
@@ -259,8 +299,8 @@ func evalString(x *compiledExpr, act interpreter.Activation) (string, error) {
 
 var structType = reflect.TypeFor[*structpb.Struct]()
 
-func evalObject(x *compiledExpr, act interpreter.Activation) (*structpb.Struct, error) {
-	v, _, err := x.prg.Eval(act)
+func evalObject(ctx context.Context, x *compiledExpr, act interpreter.Activation) (*structpb.Struct, error) {
+	v, err := x.eval(ctx, act)
 	if err != nil {
 		return nil, err
 	}

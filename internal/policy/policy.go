@@ -98,6 +98,7 @@ func parseWith(data []byte, name string, c compiler, extra ...cel.EnvOption) (*P
 		errs = append(errs, fmt.Errorf("settings: %w", err))
 	}
 	p.settings = f.Settings.WithDefaults()
+	c.costLimit = p.settings.CEL.CostLimit
 
 	lines := ruleLines(data)
 	seen := make(map[string]int, len(f.Rules))

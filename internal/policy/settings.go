@@ -17,6 +17,7 @@ const (
 	defaultRateLimitMaxBackoffMs = 60000
 	defaultRateLimitMinBackoffMs = 100
 	defaultPlanningStrategy      = "step_by_step"
+	defaultCELCostLimit          = 10_000_000
 	confirmationApprove          = "approve"
 	confirmationReject           = "reject"
 	confirmationEscalate         = "escalate"
@@ -39,6 +40,7 @@ func (s Settings) WithDefaults() Settings {
 		s.Planning.Preferred = []string{defaultPlanningStrategy}
 	}
 	s.RateLimit = s.RateLimit.WithDefaults()
+	orDefault(&s.CEL.CostLimit, defaultCELCostLimit)
 	return s
 }
 

@@ -160,6 +160,16 @@ type Settings struct {
 	RateLimit RateLimitSettings `yaml:"rate_limit" json:"rate_limit"`
 	// Confirmation configures confirmation.
 	Confirmation ConfirmationSettings `yaml:"confirmation" json:"confirmation"`
+	// CEL bounds the work of the policy's CEL expressions.
+	CEL CELSettings `yaml:"cel" json:"cel"`
+}
+
+// CELSettings bound the work of CEL expressions (docs/policy.md, "Cost limits").
+type CELSettings struct {
+	// CostLimit caps the cost, in cel-go cost units, of one evaluation of one expression
+	// (default 10,000,000). An expression that reaches it is stopped and its rule fails; at load,
+	// an expression whose cost cannot be bounded, or that always costs more, is refused.
+	CostLimit uint64 `yaml:"cost_limit" json:"cost_limit"`
 }
 
 // IdleSettings configure idle decisions.
