@@ -32,6 +32,14 @@ type exchange struct {
 // and server-streaming calls) must send its body within readTimeout, and no more than one message
 // of maxBytes can be read from it; a client stream's body is bounded by the stream's own limits
 // (MaxStreamDuration, StreamRate) instead. Every request carries its exchange for refuseEarly.
+//
+// The deadline itself is the http.Server's ReadTimeout (HTTPServer sets it to readTimeout), which
+// HTTP/2 arms per stream on the connection's own goroutine. Setting it from here would cost every
+// HTTP/2 call two hand-offs to that goroutine (set, then lift), a fifth of an Intercept's time on
+// two cores. So this handler only lifts it where it must not apply: on a client stream, and on
+// HTTP/1 once the body is read, since there it is the connection's deadline and would end a long
+// server stream (Watch) when it passes. On HTTP/2 a deadline that fires after the body was read
+// changes nothing.
 func limitBodies(next http.Handler, readTimeout time.Duration, maxBytes int) http.Handler {
 	return &bodyLimits{next: next, readTimeout: readTimeout, maxBytes: int64(maxBytes) + envelopePrefix}
 }
@@ -45,12 +53,20 @@ type bodyLimits struct {
 
 // ServeHTTP implements http.Handler.
 func (l *bodyLimits) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Body != nil && r.Body != http.NoBody && !clientStreams(r.URL.Path) {
-		r.Body = http.MaxBytesReader(w, r.Body, l.maxBytes)
+	http1 := r.ProtoMajor == 1
+	switch {
+	case r.Body == nil || r.Body == http.NoBody:
+		if l.readTimeout > 0 && http1 {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{}) // nothing to read
+		}
+	case clientStreams(r.URL.Path):
 		if l.readTimeout > 0 {
-			rc := http.NewResponseController(w)
-			_ = rc.SetReadDeadline(time.Now().Add(l.readTimeout))
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, w: w, http1: r.ProtoMajor == 1}
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		}
+	default:
+		r.Body = http.MaxBytesReader(w, r.Body, l.maxBytes)
+		if l.readTimeout > 0 && http1 {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: http.NewResponseController(w), w: w}
 		}
 	}
 	l.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, exchange{w, r})))
@@ -68,16 +84,15 @@ func clientStreams(path string) bool {
 	return ok && m.IsStreamingClient()
 }
 
-// deadlineBody lifts the read deadline once the body has been read to its end: over HTTP/1 the
-// same deadline would otherwise end a long server stream (Watch) when it passes. A body that
-// fails to arrive in time closes an HTTP/1 connection after the answer: what is left of the body
+// deadlineBody lifts an HTTP/1 connection's read deadline once the body has been read to its
+// end: the same deadline would otherwise end a long server stream (Watch) when it passes. A body
+// that fails to arrive in time closes the connection after the answer: what is left of the body
 // would be read as the next request.
 type deadlineBody struct {
 	io.ReadCloser
-	rc    *http.ResponseController
-	w     http.ResponseWriter
-	http1 bool
-	done  bool
+	rc   *http.ResponseController
+	w    http.ResponseWriter
+	done bool
 }
 
 // Read implements io.Reader.
@@ -88,7 +103,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	case errors.Is(err, io.EOF):
 		b.done = true
 		_ = b.rc.SetReadDeadline(time.Time{})
-	case b.http1 && errors.Is(err, os.ErrDeadlineExceeded):
+	case errors.Is(err, os.ErrDeadlineExceeded):
 		b.done = true
 		b.w.Header().Set("Connection", "close")
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/ahp-gateway/ahp/internal/server"
@@ -280,4 +281,55 @@ func gauge(t *testing.T, m *metrics.Metrics, name, reason string) float64 {
 	}
 	t.Fatalf("no series %s{reason=%q}", name, reason)
 	return 0
+}
+
+// The read deadline of a call that sends one message cuts off a slow body on HTTP/2 as on
+// HTTP/1, and does not end a Watch (a server stream) that outlives it on either: the slow call
+// failing is the proof that the deadline passed while the watchers were open.
+func TestReadTimeoutSparesServerStreams(t *testing.T) {
+	t.Parallel()
+	ts := start(t, basePolicy, func(c *server.Config) { c.BodyReadTimeout = 200 * time.Millisecond })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a guard against hangs
+	defer cancel()
+	var watches []*connect.ServerStreamForClient[ahpv1.WatchResponse]
+	for _, hc := range []*http.Client{ts.mem.Client(), ts.mem.HTTP1Client()} {
+		w, err := ahpv1connect.NewObservationServiceClient(hc, ts.url).Watch(ctx, connect.NewRequest(&ahpv1.WatchRequest{SessionId: "spared"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		watches = append(watches, w)
+	}
+
+	body, silent := io.Pipe() // never written: the body never arrives
+	defer context.AfterFunc(ctx, func() { silent.CloseWithError(ctx.Err()) })()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.url+ahpv1connect.InterceptServiceInterceptProcedure, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/proto")
+	resp, err := ts.mem.Client().Do(req) // HTTP/2
+	if ctx.Err() != nil {
+		t.Fatalf("a call whose body never came was still open after 10 s (read timeout 200ms): %v", err)
+	}
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatalf("a call whose body never came was answered 200")
+		}
+	}
+
+	ev := testkit.ShellEvent("spared-1", "ls")
+	ev.Session.Id = "spared"
+	if _, err := ts.intercept().Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev})); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range watches {
+		if !w.Receive() {
+			t.Fatalf("watch %d (%s) ended after the read timeout: %v", i, []string{"h2c", "http1"}[i], w.Err())
+		}
+		if id := w.Msg().GetEvent().GetId(); id != "spared-1" {
+			t.Errorf("watch %d got event %q, want spared-1", i, id)
+		}
+	}
 }

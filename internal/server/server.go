@@ -67,9 +67,9 @@ type Config struct {
 	UnaryTimeout time.Duration
 	// ShutdownTimeout bounds graceful shutdown (default 15s).
 	ShutdownTimeout time.Duration
-	// BodyReadTimeout bounds reading the body of a call that sends one message (unary and
-	// server-streaming calls), from the end of its headers (default 30s; negative disables). Client
-	// streams are bounded by MaxStreamDuration instead.
+	// BodyReadTimeout bounds reading a call that sends one message (unary and server-streaming
+	// calls), its headers and body (default 30s; negative disables). Client streams are bounded by
+	// MaxStreamDuration instead.
 	BodyReadTimeout time.Duration
 	// IdleTimeout closes a connection without calls in flight after this long, an HTTP/2
 	// connection that never starts a stream included (default 30s).
@@ -436,6 +436,7 @@ func (s *Server) HTTPServer() *http.Server {
 		Handler:           s.Handler(),
 		Protocols:         &protocols,
 		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       s.cfg.BodyReadTimeout, // lifted where it must not apply (limitBodies)
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          log.New(quietHTTPLog{s.log}, "", 0),
