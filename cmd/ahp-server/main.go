@@ -91,7 +91,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	shutdownTimeout := fs.Duration("shutdown-timeout", 15*time.Second, "how long in-flight calls may take to finish on SIGTERM", "AHP_SHUTDOWN_TIMEOUT")
 	maxStream := fs.Duration("max-stream-duration", time.Hour, "streams (InterceptStream, ObserveStream, Watch) end after this long; clients reconnect; negative: no limit", "AHP_MAX_STREAM_DURATION")
 	streamRate := fs.Float64("stream-rate", 0, "messages per second read from one client stream (events for ObserveStream batches); faster clients are slowed down; 0: unlimited", "AHP_STREAM_RATE")
-	bodyRead := fs.Duration("body-read-timeout", 30*time.Second, "a unary or server-streaming call must send its body within this long after its headers; negative: no limit", "AHP_BODY_READ_TIMEOUT")
+	bodyRead := fs.Duration("body-read-timeout", 30*time.Second, "a unary or server-streaming call must send its headers and body within this long; negative: no limit", "AHP_BODY_READ_TIMEOUT")
 	idle := fs.Duration("idle-timeout", 30*time.Second, "connections without calls in flight (an HTTP/2 connection that never starts a stream included) close after this long", "AHP_IDLE_TIMEOUT")
 	maxConns := fs.Int("max-connections", 8192, "connections open at once; more are closed at accept; negative: no cap", "AHP_MAX_CONNECTIONS")
 	maxConnsPerAddr := fs.Int("max-connections-per-address", 2048, "connections open at once from one client IP address; negative: no cap", "AHP_MAX_CONNECTIONS_PER_ADDRESS")
