@@ -36,12 +36,13 @@ type Listener struct {
 // Listen creates a socket at path, sets its file mode and listens on it. A socket file left behind
 // by a process that is gone (nobody accepts on it) is removed first; any other existing file, or a
 // socket somebody still listens on, is an error. A path starting with "@" is a Linux abstract
-// socket, which has no file (and so no mode).
+// socket, which has no file and so no mode: any local user can connect, so serve it only with
+// Options.AllowUIDs set.
 //
 // The socket is created under the process umask and narrowed to mode at once; for the strictest
 // setups put it in a directory only its owner can enter (such as $XDG_RUNTIME_DIR).
 func Listen(path string, mode fs.FileMode) (*Listener, error) {
-	abstract := len(path) > 0 && path[0] == '@'
+	abstract := IsAbstract(path)
 	if !abstract {
 		if err := removeStale(path); err != nil {
 			return nil, err
@@ -67,6 +68,9 @@ func Listen(path string, mode fs.FileMode) (*Listener, error) {
 	}
 	return l, nil
 }
+
+// IsAbstract reports whether path names a Linux abstract socket (it starts with "@").
+func IsAbstract(path string) bool { return len(path) > 0 && path[0] == '@' }
 
 // Close stops listening and removes the socket file if it is the one Listen created.
 func (l *Listener) Close() error {
