@@ -120,7 +120,13 @@ type Options struct {
 	// (checked with the kernel's peer credentials, SO_PEERCRED); others are disconnected at once.
 	// Empty: any peer the socket file's mode lets connect.
 	AllowUIDs []uint32
+	// MaxConnections bounds the connections open at once (default DefaultMaxConnections); one more
+	// is closed at accept, so a local client cannot exhaust the process's file descriptors.
+	MaxConnections int
 }
+
+// DefaultMaxConnections is the default of Options.MaxConnections.
+const DefaultMaxConnections = 1024
 
 // Serve accepts connections on ln and serves each as an ndjson stream with h until ctx is done. It
 // then closes ln (which, for a *Listener, removes the socket file), stops reading from every
@@ -131,6 +137,9 @@ func Serve(ctx context.Context, ln net.Listener, h bridge.Handler, opts Options)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 		opts.Stream.Logger = log
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
 	}
 	grace := opts.ShutdownTimeout
 	if grace <= 0 {
@@ -177,6 +186,12 @@ func Serve(ctx context.Context, ln net.Listener, h bridge.Handler, opts Options)
 			}
 		}
 		mu.Lock()
+		if len(conns) >= opts.MaxConnections {
+			mu.Unlock()
+			log.Warn("connection refused: too many open connections", "max", opts.MaxConnections)
+			_ = c.Close()
+			continue
+		}
 		conns[c] = struct{}{}
 		mu.Unlock()
 		wg.Add(1)
