@@ -52,7 +52,13 @@ type Options struct {
 	// IdleTimeout closes a connection on which no message arrives for this long (default
 	// DefaultIdleTimeout), so that abandoned connections do not pile up.
 	IdleTimeout time.Duration
+	// MaxConnections bounds the connections open at once (default DefaultMaxConnections); an
+	// upgrade over it is refused with 503.
+	MaxConnections int
 }
+
+// DefaultMaxConnections is the default of Options.MaxConnections.
+const DefaultMaxConnections = 1024
 
 // DefaultIdleTimeout is the default of Options.IdleTimeout.
 const DefaultIdleTimeout = 10 * time.Minute
@@ -83,6 +89,9 @@ func NewServer(h bridge.Handler, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
@@ -100,6 +109,14 @@ type conn struct {
 
 // ServeHTTP upgrades the request, whatever its path, and serves the connection until it closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	full := len(s.conns) >= s.opts.MaxConnections
+	s.mu.Unlock()
+	if full {
+		s.opts.Logger.Warn("websocket connection refused: too many open connections", "max", s.opts.MaxConnections)
+		http.Error(w, "too many connections", http.StatusServiceUnavailable)
+		return
+	}
 	wsc, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
 	if err != nil {
 		s.opts.Logger.Debug("websocket handshake refused", "error", err)
@@ -113,6 +130,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.closing {
 		s.mu.Unlock()
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
+	if len(s.conns) >= s.opts.MaxConnections { // others were upgraded since the check above
+		s.mu.Unlock()
+		_ = wsc.Close(websocket.StatusTryAgainLater, "too many connections")
 		return
 	}
 	s.conns[c] = struct{}{}
