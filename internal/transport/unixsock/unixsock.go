@@ -123,6 +123,23 @@ type Options struct {
 	// MaxConnections bounds the connections open at once (default DefaultMaxConnections); one more
 	// is closed at accept, so a local client cannot exhaust the process's file descriptors.
 	MaxConnections int
+	// IdleTimeout closes a connection on which nothing arrives for this long (default
+	// DefaultIdleTimeout), so that abandoned connections do not pile up.
+	IdleTimeout time.Duration
+}
+
+// DefaultIdleTimeout is the default of Options.IdleTimeout.
+const DefaultIdleTimeout = 10 * time.Minute
+
+// idleReader reads from c, failing once nothing arrives for idle.
+type idleReader struct {
+	c    net.Conn
+	idle time.Duration
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	_ = r.c.SetReadDeadline(time.Now().Add(r.idle))
+	return r.c.Read(p)
 }
 
 // DefaultMaxConnections is the default of Options.MaxConnections.
@@ -137,6 +154,9 @@ func Serve(ctx context.Context, ln net.Listener, h bridge.Handler, opts Options)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 		opts.Stream.Logger = log
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
 	}
 	if opts.MaxConnections <= 0 {
 		opts.MaxConnections = DefaultMaxConnections
@@ -198,7 +218,7 @@ func Serve(ctx context.Context, ln net.Listener, h bridge.Handler, opts Options)
 		go func() {
 			defer wg.Done()
 			log.Debug("connection opened")
-			if err := ndjson.Serve(connCtx, c, c, h, bridge.TransportUnix, opts.Stream); err != nil {
+			if err := ndjson.Serve(connCtx, idleReader{c, opts.IdleTimeout}, c, h, bridge.TransportUnix, opts.Stream); err != nil {
 				log.Debug("connection ended", "error", err)
 			}
 			mu.Lock()

@@ -311,3 +311,22 @@ func TestMaxConnectionsClosesTheNextOne(t *testing.T) {
 		t.Fatal("the first connection stopped working")
 	}
 }
+
+// A connection on which nothing arrives for IdleTimeout is closed by the server.
+func TestIdleConnectionIsClosed(t *testing.T) {
+	t.Parallel()
+	echo := bridge.HandlerFunc(func(_ context.Context, msg []byte, _ bridge.Transport) bridge.Reply {
+		return bridge.Reply{Body: []byte(`{"jsonrpc":"2.0","id":"x","result":{}}`)}
+	})
+	path, _ := start(t, echo, unixsock.Options{IdleTimeout: 200 * time.Millisecond})
+	c, sc := connect(t, path)
+	if _, err := c.Write([]byte(`{"jsonrpc":"2.0","id":"x","method":"m","params":{}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if !sc.Scan() {
+		t.Fatalf("no answer: %v", sc.Err())
+	}
+	if sc.Scan() || sc.Err() != nil { // EOF, not the client's own deadline
+		t.Fatalf("idle connection: Scan = %q, %v; want the server to close it", sc.Text(), sc.Err())
+	}
+}
