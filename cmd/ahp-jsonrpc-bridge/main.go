@@ -109,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	hooksPath := fs.String("hooks-path", httprpc.DefaultHooksPath, "HTTP `path` for Agent Hooks Protocol POSTs", "AHP_BRIDGE_HOOKS_PATH")
 	harnessPath := fs.String("harness-path", httprpc.DefaultHarnessPath, "HTTP `path` for Agent Harness Protocol POSTs; may equal -hooks-path", "AHP_BRIDGE_HARNESS_PATH")
 	wsAddr := fs.String("ws", "", "serve WebSocket on this `address`, any path", "AHP_BRIDGE_WS")
-	unixPath := fs.String("unix", "", "serve on a Unix socket at this `path`; a stale socket file there is replaced", "AHP_BRIDGE_UNIX")
+	unixPath := fs.String("unix", "", "serve on a Unix socket at this `path`; a stale socket file there is replaced; a path starting with @ is a Linux abstract socket and needs -unix-allow-uid", "AHP_BRIDGE_UNIX")
 	unixAllow := fs.String("unix-allow-uid", "", "comma-separated user `ids` whose processes may use the Unix socket (checked with SO_PEERCRED on Linux); empty: whoever the socket's mode lets in", "AHP_BRIDGE_UNIX_ALLOW_UID")
 	unixMode := fs.String("unix-mode", fmt.Sprintf("%04o", unixsock.DefaultMode), "file `mode` of the Unix socket, octal", "AHP_BRIDGE_UNIX_MODE")
 	dialect := fs.String("dialect", "auto", "which `dialect` to read messages as: auto (by method: hooks/* or ahp/*), hooks or harness", "AHP_BRIDGE_DIALECT")
@@ -147,6 +147,10 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 			return nil, fs.Fail(cli.BadValue("unix-allow-uid", "-unix-allow-uid: %q is not a user id", field))
 		}
 		cfg.unixAllowUIDs = append(cfg.unixAllowUIDs, uint32(uid))
+	}
+	if unixsock.IsAbstract(cfg.unixPath) && len(cfg.unixAllowUIDs) == 0 {
+		// An abstract socket has no file and so no mode: every local user could connect.
+		return nil, fs.Fail(cli.BadValue("unix", "-unix %q is an abstract socket, which any local user can connect to; give -unix-allow-uid with the user ids that may", cfg.unixPath))
 	}
 	for _, set := range []string{cfg.httpAddr, cfg.wsAddr, cfg.unixPath} {
 		if set != "" {

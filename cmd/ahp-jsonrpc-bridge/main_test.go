@@ -158,6 +158,8 @@ func TestFlagErrorsAreUsageErrors(t *testing.T) {
 		{[]string{"-once", "-stdio"}, nil, "-once"},
 		{[]string{"-dialect", "mcp"}, nil, "-dialect"},
 		{[]string{"-unix-mode", "0999"}, nil, "-unix-mode"},
+		{[]string{"-unix", "@ahp-bridge"}, nil, "-unix \"@ahp-bridge\" is an abstract socket, which any local user can connect to; give -unix-allow-uid"},
+		{nil, map[string]string{"AHP_BRIDGE_UNIX": "@ahp-bridge"}, "-unix-allow-uid"},
 		{[]string{"-hooks-path", "hooks"}, nil, "-hooks-path must start with /"},
 		{[]string{"-max-message-bytes", "10"}, nil, "-max-message-bytes"},
 		{[]string{"-concurrency", "0"}, nil, "-concurrency"},

@@ -99,7 +99,11 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 		if !bound(ln, err, "cannot listen on the Unix socket") {
 			return 1
 		}
-		logListening(log, "unix", ln.Addr(), true, "mode", cfg.unixMode.String())
+		if unixsock.IsAbstract(cfg.unixPath) {
+			logListening(log, "unix", ln.Addr(), true, "abstract", true, "allow_uids", cfg.unixAllowUIDs)
+		} else {
+			logListening(log, "unix", ln.Addr(), true, "mode", cfg.unixMode.String(), "allow_uids", cfg.unixAllowUIDs)
+		}
 		opts := unixsock.Options{Stream: stream, ShutdownTimeout: cfg.shutdownTimeout, AllowUIDs: cfg.unixAllowUIDs}
 		servers = append(servers, func(ctx context.Context) error { return unixsock.Serve(ctx, ln, h, opts) })
 	}

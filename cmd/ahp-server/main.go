@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -187,9 +188,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	defer signal.Stop(hup)
 	go func() {
 		for range hup {
-			if err := srv.ReloadPolicy(); err == nil {
-				logger.Info("policy reloaded on SIGHUP")
-			}
+			reloadPolicyOnSIGHUP(srv, *policyFile != "", logger)
 			if ext.auth != nil {
 				if _, err := ext.auth.Reload(); err != nil {
 					logger.Error("credential reload failed; the previous credentials stay in force", "error", err)
@@ -236,4 +235,28 @@ func runPolicy(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// policyReloader is the part of *server.Server that a SIGHUP reloads.
+type policyReloader interface {
+	Policy() *policy.Policy
+	ReloadPolicy() error
+}
+
+// reloadPolicyOnSIGHUP rereads the policy file and logs what happened: a new policy, the same
+// policy (the file was unchanged), or nothing to reload. A failure is logged by the watcher.
+func reloadPolicyOnSIGHUP(srv policyReloader, fromFile bool, logger *slog.Logger) {
+	if !fromFile {
+		logger.Info("SIGHUP: no -policy file to reload; the built-in policy stays in force")
+		return
+	}
+	before := srv.Policy().Digest()
+	if err := srv.ReloadPolicy(); err != nil {
+		return
+	}
+	if after := srv.Policy().Digest(); after != before {
+		logger.Info("policy reloaded on SIGHUP", "digest", after, "previous", before)
+	} else {
+		logger.Info("policy file unchanged on SIGHUP; the policy in force stays", "digest", after)
+	}
 }

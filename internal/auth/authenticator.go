@@ -134,7 +134,21 @@ func New(cfg Config, opts Options) (*Authenticator, error) {
 		return nil, err
 	}
 	a.set.Store(set)
+	a.warnReadableByOthers()
 	return a, nil
+}
+
+// warnReadableByOthers logs, once at startup, each secret file that users other than its owner
+// and group may read: the secret is as good as known to them.
+func (a *Authenticator) warnReadableByOthers() {
+	for _, cc := range slices.Concat(a.cfg.Tokens, a.cfg.APIKeys) {
+		if cc.File == "" {
+			continue
+		}
+		if info, err := os.Stat(cc.File); err == nil && info.Mode().Perm()&0o004 != 0 {
+			a.opts.Logger.Warn("secret file is readable by every local user; chmod o-r it", "credential", cc.Name, "file", cc.File, "mode", info.Mode().Perm().String())
+		}
+	}
 }
 
 // Mode reports whether credentials are enforced.

@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -242,5 +243,34 @@ func TestRunWithoutFilesReturns(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run blocked with nothing to reload")
+	}
+}
+
+// A secret file every local user may read loads, with a warning naming the credential; a private
+// one loads silently.
+func TestWorldReadableSecretFileWarns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		mode os.FileMode
+		warn bool
+	}{{0o644, true}, {0o600, false}} {
+		file := filepath.Join(dir, tc.mode.String())
+		if err := os.WriteFile(file, []byte(agentToken+"\n"), tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(file, tc.mode); err != nil { // past the umask
+			t.Fatal(err)
+		}
+		logs := &bytes.Buffer{}
+		newAuth(t, "tokens:\n  - {name: shared, scopes: [agent], file: "+file+"}\n",
+			auth.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		got := strings.Contains(logs.String(), "level=WARN") && strings.Contains(logs.String(), "readable by every local user") && strings.Contains(logs.String(), "credential=shared")
+		if got != tc.warn {
+			t.Errorf("mode %v: log = %q, want a warning: %v", tc.mode, logs.String(), tc.warn)
+		}
+		if strings.Contains(logs.String(), agentToken) {
+			t.Errorf("mode %v: the log shows the secret", tc.mode)
+		}
 	}
 }

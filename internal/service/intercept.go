@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -114,7 +115,7 @@ func (st *interceptStream) read(ctx context.Context) error {
 		go func() {
 			defer st.wg.Done()
 			defer func() { <-st.slots }()
-			st.send(st.s.decideStreamed(ctx, req))
+			st.send(st.s.decideRecovered(ctx, req))
 		}()
 	}
 }
@@ -139,6 +140,21 @@ func (st *interceptStream) send(resp *ahpv1.InterceptStreamResponse) {
 		st.sendErr = err
 		st.cancel()
 	}
+}
+
+// decideRecovered is decideStreamed with a panic turned into that event's Internal error: the
+// event runs on its own goroutine, where connect's recover option cannot reach it.
+func (s *Services) decideRecovered(ctx context.Context, req *ahpv1.InterceptStreamRequest) (resp *ahpv1.InterceptStreamResponse) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.opts.Logger.Error("panic deciding an InterceptStream event", "panic", fmt.Sprint(v))
+			resp = &ahpv1.InterceptStreamResponse{
+				EventId: req.GetEvent().GetId(), RequestId: req.GetRequestId(),
+				Error: &ahpv1.StreamError{Code: connect.CodeInternal.String(), Message: "internal error"},
+			}
+		}
+	}()
+	return s.decideStreamed(ctx, req)
 }
 
 func (s *Services) decideStreamed(ctx context.Context, req *ahpv1.InterceptStreamRequest) *ahpv1.InterceptStreamResponse {

@@ -36,12 +36,13 @@ type Listener struct {
 // Listen creates a socket at path, sets its file mode and listens on it. A socket file left behind
 // by a process that is gone (nobody accepts on it) is removed first; any other existing file, or a
 // socket somebody still listens on, is an error. A path starting with "@" is a Linux abstract
-// socket, which has no file (and so no mode).
+// socket, which has no file and so no mode: any local user can connect, so serve it only with
+// Options.AllowUIDs set.
 //
 // The socket is created under the process umask and narrowed to mode at once; for the strictest
 // setups put it in a directory only its owner can enter (such as $XDG_RUNTIME_DIR).
 func Listen(path string, mode fs.FileMode) (*Listener, error) {
-	abstract := len(path) > 0 && path[0] == '@'
+	abstract := IsAbstract(path)
 	if !abstract {
 		if err := removeStale(path); err != nil {
 			return nil, err
@@ -67,6 +68,9 @@ func Listen(path string, mode fs.FileMode) (*Listener, error) {
 	}
 	return l, nil
 }
+
+// IsAbstract reports whether path names a Linux abstract socket (it starts with "@").
+func IsAbstract(path string) bool { return len(path) > 0 && path[0] == '@' }
 
 // Close stops listening and removes the socket file if it is the one Listen created.
 func (l *Listener) Close() error {
@@ -116,7 +120,30 @@ type Options struct {
 	// (checked with the kernel's peer credentials, SO_PEERCRED); others are disconnected at once.
 	// Empty: any peer the socket file's mode lets connect.
 	AllowUIDs []uint32
+	// MaxConnections bounds the connections open at once (default DefaultMaxConnections); one more
+	// is closed at accept, so a local client cannot exhaust the process's file descriptors.
+	MaxConnections int
+	// IdleTimeout closes a connection on which nothing arrives for this long (default
+	// DefaultIdleTimeout), so that abandoned connections do not pile up.
+	IdleTimeout time.Duration
 }
+
+// DefaultIdleTimeout is the default of Options.IdleTimeout.
+const DefaultIdleTimeout = 10 * time.Minute
+
+// idleReader reads from c, failing once nothing arrives for idle.
+type idleReader struct {
+	c    net.Conn
+	idle time.Duration
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	_ = r.c.SetReadDeadline(time.Now().Add(r.idle))
+	return r.c.Read(p)
+}
+
+// DefaultMaxConnections is the default of Options.MaxConnections.
+const DefaultMaxConnections = 1024
 
 // Serve accepts connections on ln and serves each as an ndjson stream with h until ctx is done. It
 // then closes ln (which, for a *Listener, removes the socket file), stops reading from every
@@ -127,6 +154,12 @@ func Serve(ctx context.Context, ln net.Listener, h bridge.Handler, opts Options)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 		opts.Stream.Logger = log
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
 	}
 	grace := opts.ShutdownTimeout
 	if grace <= 0 {
@@ -173,13 +206,19 @@ func Serve(ctx context.Context, ln net.Listener, h bridge.Handler, opts Options)
 			}
 		}
 		mu.Lock()
+		if len(conns) >= opts.MaxConnections {
+			mu.Unlock()
+			log.Warn("connection refused: too many open connections", "max", opts.MaxConnections)
+			_ = c.Close()
+			continue
+		}
 		conns[c] = struct{}{}
 		mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			log.Debug("connection opened")
-			if err := ndjson.Serve(connCtx, c, c, h, bridge.TransportUnix, opts.Stream); err != nil {
+			if err := ndjson.Serve(connCtx, idleReader{c, opts.IdleTimeout}, c, h, bridge.TransportUnix, opts.Stream); err != nil {
 				log.Debug("connection ended", "error", err)
 			}
 			mu.Lock()

@@ -285,3 +285,48 @@ func flood(c io.Writer) {
 		}
 	}
 }
+
+// With MaxConnections open, the next connection is closed at accept; the open ones keep working.
+func TestMaxConnectionsClosesTheNextOne(t *testing.T) {
+	t.Parallel()
+	echo := bridge.HandlerFunc(func(_ context.Context, msg []byte, _ bridge.Transport) bridge.Reply {
+		return bridge.Reply{Body: []byte(`{"jsonrpc":"2.0","id":"x","result":{}}`)}
+	})
+	path, _ := start(t, echo, unixsock.Options{MaxConnections: 1})
+	ask := func(c net.Conn, sc *bufio.Scanner) bool {
+		if _, err := c.Write([]byte(`{"jsonrpc":"2.0","id":"x","method":"m","params":{}}` + "\n")); err != nil {
+			return false
+		}
+		return sc.Scan() && strings.Contains(sc.Text(), `"result"`)
+	}
+	first, firstSc := connect(t, path)
+	if !ask(first, firstSc) { // served, so counted before the second is accepted
+		t.Fatal("the first connection was not answered")
+	}
+	second, secondSc := connect(t, path)
+	if ask(second, secondSc) {
+		t.Fatal("the connection over MaxConnections was answered")
+	}
+	if !ask(first, firstSc) {
+		t.Fatal("the first connection stopped working")
+	}
+}
+
+// A connection on which nothing arrives for IdleTimeout is closed by the server.
+func TestIdleConnectionIsClosed(t *testing.T) {
+	t.Parallel()
+	echo := bridge.HandlerFunc(func(_ context.Context, msg []byte, _ bridge.Transport) bridge.Reply {
+		return bridge.Reply{Body: []byte(`{"jsonrpc":"2.0","id":"x","result":{}}`)}
+	})
+	path, _ := start(t, echo, unixsock.Options{IdleTimeout: 200 * time.Millisecond})
+	c, sc := connect(t, path)
+	if _, err := c.Write([]byte(`{"jsonrpc":"2.0","id":"x","method":"m","params":{}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if !sc.Scan() {
+		t.Fatalf("no answer: %v", sc.Err())
+	}
+	if sc.Scan() || sc.Err() != nil { // EOF, not the client's own deadline
+		t.Fatalf("idle connection: Scan = %q, %v; want the server to close it", sc.Text(), sc.Err())
+	}
+}

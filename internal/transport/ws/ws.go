@@ -49,7 +49,19 @@ type Options struct {
 	Logger *slog.Logger
 	// Wrap, if set, wraps the server's handler in Serve — e.g. authentication middleware.
 	Wrap func(http.Handler) http.Handler
+	// IdleTimeout closes a connection on which no message arrives for this long (default
+	// DefaultIdleTimeout), so that abandoned connections do not pile up.
+	IdleTimeout time.Duration
+	// MaxConnections bounds the connections open at once (default DefaultMaxConnections); an
+	// upgrade over it is refused with 503.
+	MaxConnections int
 }
+
+// DefaultMaxConnections is the default of Options.MaxConnections.
+const DefaultMaxConnections = 1024
+
+// DefaultIdleTimeout is the default of Options.IdleTimeout.
+const DefaultIdleTimeout = 10 * time.Minute
 
 // Server is a WebSocket endpoint for a bridge.Handler. It is an http.Handler, so it can be mounted
 // on any server; Serve runs it on a listener of its own with graceful shutdown.
@@ -77,6 +89,12 @@ func NewServer(h bridge.Handler, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
 	return &Server{h: h, opts: opts, conns: map[*conn]struct{}{}}
 }
 
@@ -91,6 +109,14 @@ type conn struct {
 
 // ServeHTTP upgrades the request, whatever its path, and serves the connection until it closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	full := len(s.conns) >= s.opts.MaxConnections
+	s.mu.Unlock()
+	if full {
+		s.opts.Logger.Warn("websocket connection refused: too many open connections", "max", s.opts.MaxConnections)
+		http.Error(w, "too many connections", http.StatusServiceUnavailable)
+		return
+	}
 	wsc, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
 	if err != nil {
 		s.opts.Logger.Debug("websocket handshake refused", "error", err)
@@ -104,6 +130,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.closing {
 		s.mu.Unlock()
 		_ = wsc.Close(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
+	if len(s.conns) >= s.opts.MaxConnections { // others were upgraded since the check above
+		s.mu.Unlock()
+		_ = wsc.Close(websocket.StatusTryAgainLater, "too many connections")
 		return
 	}
 	s.conns[c] = struct{}{}
@@ -124,35 +155,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // read takes messages off the connection until it ends or starts shutting down.
 func (s *Server) read(c *conn) {
-	limit := s.opts.MaxMessageBytes
 	for {
-		typ, rd, err := c.ws.Reader(c.ctx)
-		if err != nil {
-			s.opts.Logger.Debug("websocket connection ended", "status", websocket.CloseStatus(err), "error", err)
-			return
-		}
-		if typ != websocket.MessageText {
-			if _, err := io.Copy(io.Discard, rd); err != nil {
-				return
-			}
-			s.opts.Logger.Debug("binary frame ignored")
-			continue
-		}
-		msg, err := io.ReadAll(io.LimitReader(rd, int64(limit)+1))
+		msg, over, err := s.next(c)
 		if err != nil {
 			return
 		}
-		over := len(msg) > limit
-		if over {
-			if _, err := io.Copy(io.Discard, rd); err != nil {
-				return
-			}
+		if msg == nil {
+			continue // a binary frame
 		}
 		if !c.inflight.Begin() {
 			return // shutting down; the close frame tells the peer this message was not taken
 		}
 		if over {
-			s.answerOversize(c, msg[:limit])
+			s.answerOversize(c, msg)
 			c.inflight.End()
 			continue
 		}
@@ -166,6 +181,38 @@ func (s *Server) read(c *conn) {
 			s.handle(c, msg)
 		}()
 	}
+}
+
+// next reads the next message: nil for a binary frame, which is ignored; at most
+// MaxMessageBytes of a longer text message, with over set. A connection on which nothing arrives
+// for IdleTimeout is closed (an expired context makes the library close it); the same context
+// covers reading the whole message.
+func (s *Server) next(c *conn) (msg []byte, over bool, err error) {
+	limit := s.opts.MaxMessageBytes
+	idle, cancel := context.WithTimeout(c.ctx, s.opts.IdleTimeout)
+	defer cancel()
+	typ, rd, err := c.ws.Reader(idle)
+	if err != nil {
+		s.opts.Logger.Debug("websocket connection ended", "status", websocket.CloseStatus(err), "error", err)
+		return nil, false, err
+	}
+	if typ != websocket.MessageText {
+		if _, err := io.Copy(io.Discard, rd); err != nil {
+			return nil, false, err
+		}
+		s.opts.Logger.Debug("binary frame ignored")
+		return nil, false, nil
+	}
+	if msg, err = io.ReadAll(io.LimitReader(rd, int64(limit)+1)); err != nil {
+		return nil, false, err
+	}
+	if over = len(msg) > limit; over {
+		if _, err := io.Copy(io.Discard, rd); err != nil {
+			return nil, false, err
+		}
+		msg = msg[:limit]
+	}
+	return msg, over, nil
 }
 
 // handle answers one message; it ends the message's c.inflight registration.

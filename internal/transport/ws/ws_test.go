@@ -186,3 +186,31 @@ func TestPlainHTTPIsRefused(t *testing.T) {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 }
+
+// A connection that stays silent for IdleTimeout is closed by the server; one that talks is not.
+func TestIdleConnectionIsClosed(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	c := dial(t, ctx, newServer(t, &tt.Handler{}, ws.Options{IdleTimeout: 200 * time.Millisecond}), "ahp")
+	send(t, ctx, c, websocket.MessageText, tt.Request(`"r1"`, "echo", ""))
+	receiveID(t, ctx, c, `"r1"`)
+	if _, _, err := c.Read(ctx); err == nil || ctx.Err() != nil {
+		t.Fatalf("Read on an idle connection = %v (test context: %v), want the server to close it", err, ctx.Err())
+	}
+}
+
+// With MaxConnections open, the next upgrade is refused; the open connection keeps working.
+func TestMaxConnectionsRefusesTheNextUpgrade(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	url := newServer(t, &tt.Handler{}, ws.Options{MaxConnections: 1})
+	c := dial(t, ctx, url, "ahp")
+	send(t, ctx, c, websocket.MessageText, tt.Request(`"r1"`, "echo", ""))
+	receiveID(t, ctx, c, `"r1"`) // served, so counted
+	if second, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"ahp"}}); err == nil {
+		second.CloseNow()
+		t.Fatal("the upgrade over MaxConnections succeeded")
+	}
+	send(t, ctx, c, websocket.MessageText, tt.Request(`"r2"`, "echo", ""))
+	receiveID(t, ctx, c, `"r2"`)
+}
