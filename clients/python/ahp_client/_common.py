@@ -27,6 +27,24 @@ def grpc_target(url_or_target: str) -> str:
     return parts.netloc
 
 
+def open_channel(
+    channels: Any,
+    target: str,
+    credentials: grpc.ChannelCredentials | None,
+    options: Sequence[tuple[str, Any]],
+    **extra: Any,
+) -> tuple[str, Any]:
+    """Opens a channel to target with ``channels`` (the ``grpc`` or ``grpc.aio`` module): plaintext
+    HTTP/2 without credentials, TLS with them; an https:// target without credentials is refused.
+    Returns the gRPC address and the channel; ``extra`` goes to the channel factory."""
+    address = grpc_target(target)
+    if credentials is None:
+        if target.startswith("https://"):
+            raise ValueError("an https:// target needs credentials=grpc.ssl_channel_credentials(...)")
+        return address, channels.insecure_channel(address, options=list(options), **extra)
+    return address, channels.secure_channel(address, credentials, options=list(options), **extra)
+
+
 def struct(values: Mapping[str, Any]) -> struct_pb2.Struct:
     """A google.protobuf.Struct from a dict (for Tool.input and other JSON-object fields)."""
     s = struct_pb2.Struct()

@@ -10,7 +10,7 @@ import grpc.aio
 
 from ahp.v1 import decision_pb2, event_pb2, service_pb2, service_pb2_grpc
 
-from ._common import AhpError, Credential, as_event, credential, grpc_target, watch_request
+from ._common import AhpError, Credential, as_event, credential, open_channel, watch_request
 
 
 def _with_credential(details: grpc.aio.ClientCallDetails, cred: Credential) -> grpc.aio.ClientCallDetails:
@@ -123,16 +123,10 @@ class AsyncAhpClient:
         credentials: grpc.ChannelCredentials | None = None,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
-        address = grpc_target(target)
-        self._target = address
         self._credential = credential(token, api_key)
-        interceptors = _credential_interceptors(self._credential)
-        if credentials is None:
-            if target.startswith("https://"):
-                raise ValueError("an https:// target needs credentials=grpc.ssl_channel_credentials(...)")
-            self.channel = grpc.aio.insecure_channel(address, options=list(options), interceptors=interceptors)
-        else:
-            self.channel = grpc.aio.secure_channel(address, credentials, options=list(options), interceptors=interceptors)
+        self._target, self.channel = open_channel(
+            grpc.aio, target, credentials, options, interceptors=_credential_interceptors(self._credential)
+        )
         self.intercept = service_pb2_grpc.InterceptServiceStub(self.channel)
         self.typed = service_pb2_grpc.TypedDecisionServiceStub(self.channel)
         self.observation = service_pb2_grpc.ObservationServiceStub(self.channel)

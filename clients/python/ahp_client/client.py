@@ -9,7 +9,7 @@ import grpc
 
 from ahp.v1 import decision_pb2, event_pb2, service_pb2, service_pb2_grpc
 
-from ._common import AhpError, Credential, as_event, credential, grpc_target, watch_request
+from ._common import AhpError, Credential, as_event, credential, open_channel, watch_request
 
 
 class _CallDetails(
@@ -105,15 +105,8 @@ class AhpClient:
         credentials: grpc.ChannelCredentials | None = None,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
-        address = grpc_target(target)
-        self._target = address
         self._credential = credential(token, api_key)
-        if credentials is None:
-            if target.startswith("https://"):
-                raise ValueError("an https:// target needs credentials=grpc.ssl_channel_credentials(...)")
-            self.channel: grpc.Channel = grpc.insecure_channel(address, options=list(options))
-        else:
-            self.channel = grpc.secure_channel(address, credentials, options=list(options))
+        self._target, self.channel = open_channel(grpc, target, credentials, options)
         calls = self.channel
         if self._credential is not None:
             calls = grpc.intercept_channel(self.channel, _CredentialInterceptor(self._credential))
