@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strings"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -75,14 +75,26 @@ func (l *bodyLimits) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // clientStreams reports whether path names a method whose client sends a stream of messages.
 // Unknown paths do not (they get 404 without a body being read).
 func clientStreams(path string) bool {
-	name := strings.Replace(strings.TrimPrefix(path, "/"), "/", ".", 1)
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
-	if err != nil {
-		return false
-	}
-	m, ok := d.(protoreflect.MethodDescriptor)
-	return ok && m.IsStreamingClient()
+	return clientStreamPaths()[path]
 }
+
+// clientStreamPaths is the set of "/package.Service/Method" paths of every client-streaming
+// method linked into the binary, built once: a lookup per call would sit on the decision path.
+var clientStreamPaths = sync.OnceValue(func() map[string]bool {
+	paths := map[string]bool{}
+	protoregistry.GlobalFiles.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		for i := range fd.Services().Len() {
+			sd := fd.Services().Get(i)
+			for j := range sd.Methods().Len() {
+				if md := sd.Methods().Get(j); md.IsStreamingClient() {
+					paths["/"+string(sd.FullName())+"/"+string(md.Name())] = true
+				}
+			}
+		}
+		return true
+	})
+	return paths
+})
 
 // deadlineBody lifts an HTTP/1 connection's read deadline once the body has been read to its
 // end: the same deadline would otherwise end a long server stream (Watch) when it passes. A body
