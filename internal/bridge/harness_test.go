@@ -13,6 +13,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/codec/harness"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -148,7 +149,7 @@ func TestHarnessExchangesHaveTheReferenceShape(t *testing.T) {
 				}
 			}
 			g["harness_info"].(map[string]any)["capabilities"] = wantCaps
-			if !jsonEqual(t, mustMarshal(t, g), mustMarshal(t, w["result"])) {
+			if !testkit.SameJSON(t, mustMarshal(t, g), mustMarshal(t, w["result"])) {
 				t.Errorf("handshake result %s\nwant %s", got, want)
 			}
 			if !bytes.HasPrefix(got, []byte(`{"config":{"batch_size":100,"max_depth":10,"timeout_ms":10000},"harness_info":{"capabilities":[`)) {

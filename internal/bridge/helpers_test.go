@@ -193,12 +193,6 @@ func wantNoReply(t testing.TB, r bridge.Reply, httpStatus int) {
 	}
 }
 
-// jsonEqual compares two JSON documents semantically (testkit.SameJSON).
-func jsonEqual(t testing.TB, got, want []byte) bool {
-	t.Helper()
-	return testkit.SameJSON(t, got, want)
-}
-
 // withoutKey removes a key from every object of a JSON document (e.g. a decision id that
 // differs per run) and returns it re-encoded with sorted keys.
 func withoutKey(t testing.TB, doc []byte, key string) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // hooks.testCase is one Agent Hooks message with what the bridge must do with it.
@@ -57,7 +58,7 @@ func checkHooksCase(t *testing.T, h bridge.Handler, c hooksCase) {
 		if resp.Error == nil || resp.Error.Code != int(want.Error.GetCode()) {
 			t.Fatalf("reply %s\nwant error %d", reply.Body, want.Error.GetCode())
 		}
-		if !jsonEqual(t, reply.Body, wantBody) {
+		if !testkit.SameJSON(t, reply.Body, wantBody) {
 			t.Errorf("reply %s\nwant      %s", reply.Body, wantBody)
 		}
 		return
@@ -315,7 +316,7 @@ func TestHooksCapabilitiesDescribesTheBridge(t *testing.T) {
 		"transports":["stdio","http"],
 		"extensions":{"dev.ahpgateway":{"bridgeVersion":"1.2.3","serverVersion":"2.4.0","hooksProtocolVersions":["0.1"],
 			"harnessProtocolVersion":"2.4","failurePolicy":"fail-closed","timeoutMs":2000}}}}`
-	if !jsonEqual(t, result, []byte(want)) {
+	if !testkit.SameJSON(t, result, []byte(want)) {
 		t.Errorf("manifest:\n%s\nwant\n%s", result, want)
 	}
 	// The draft's discovery request names protocolVersion "draft", which v0.1 does not serve.

@@ -11,6 +11,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // refusingServer is an upstream whose every answer is a proper Connect error response, or a
@@ -60,7 +61,7 @@ func TestUpstreamRefusalsAreTheCallersErrors(t *testing.T) {
 	b := newBridge(t, upstreamClients(t, startRefusing(t)), nil)
 
 	resp := wantError(t, handle(t, b, hooksIntercept("ls"), bridge.TransportStdio), `"evt-1"`, -32602, "Invalid params")
-	if want := `{"path":"params.event","reason":"rejected by the policy backend: event.tool.input: must not hold <redacted>"}`; !jsonEqual(t, resp.Error.Data, []byte(want)) {
+	if want := `{"path":"params.event","reason":"rejected by the policy backend: event.tool.input: must not hold <redacted>"}`; !testkit.SameJSON(t, resp.Error.Data, []byte(want)) {
 		t.Errorf("data %s\nwant %s", resp.Error.Data, want)
 	}
 	wantError(t, handle(t, b, harnessEvent(`"e"`, "ls"), bridge.TransportStdio), `"e"`, -32602,
