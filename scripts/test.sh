@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command (README.md): vet, protobuf lint/format, generated-code freshness,
-# breaking-change check against the newest release tag, and the Go tests.
+# breaking-change check against the newest schema release (releases/), and the Go tests.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 buf=./scripts/buf
@@ -36,14 +36,20 @@ if ! diff -r "$before/gen" gen >/dev/null; then
 fi
 
 step "buf breaking"
+# Against the newest committed release image (releases/vX.Y.Z.binpb), so a clean checkout without
+# tags still checks; a release tag is the fallback.
+image="$(ls releases/v*.binpb 2>/dev/null | sort -V | tail -n 1 || true)"
 tag=""
-if git rev-parse --git-dir >/dev/null 2>&1; then
+if [[ -z "$image" ]] && git rev-parse --git-dir >/dev/null 2>&1; then
 	tag="$(git describe --tags --abbrev=0 --match 'v[0-9]*' 2>/dev/null || true)"
 fi
-if [[ -n "$tag" ]]; then
+if [[ -n "$image" ]]; then
+	echo "against $image"
+	$buf breaking proto --against "$image"
+elif [[ -n "$tag" ]]; then
 	$buf breaking proto --against ".git#tag=${tag},subdir=proto"
 else
-	echo "skipped: no release tag (v*) yet to compare against"
+	echo "skipped: no release image (releases/v*.binpb) or tag (v*) to compare against"
 fi
 
 step "clients (TypeScript, Python, Go example; packed npm tarball and wheel) against a running ahp-server"
