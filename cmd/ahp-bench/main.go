@@ -36,6 +36,8 @@ func main() {
 
 const usageHead = `Usage: ahp-bench [flags]
 
+       ahp-bench gen-policies [flags]   write the comparison's CEL and Rego policies
+
 Puts load on AHP and reports throughput, p50/p90/p99/p99.9 latency, errors and count, as a table
 or (--json) as JSON. Every answer is checked: the generated tool calls alternate "ls -la", which
 the built-in policy allows, and "rm -rf /", which it denies; a wrong or synthetic answer, a failed
@@ -82,6 +84,12 @@ Flags:
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "gen-policies":
+			return runGenPolicies(args[1:], stdout, stderr, getenv)
+		}
+	}
 	fs := cli.NewFlags("ahp-bench", stderr, getenv, usageHead)
 	mode := fs.String("mode", bench.ModeIntercept, "what to measure: "+strings.Join(bench.Transports, ", ")+", noop or noop:MODE", "")
 	concurrency := fs.Int("concurrency", 1, "workers, each with one request in flight (observe-stream: one stream each)", "")
