@@ -36,6 +36,7 @@ func main() {
 
 const usageHead = `Usage: ahp-bench [flags]
 
+       ahp-bench compare [flags]        ahp-server side by side with OPA (ahp-bench compare -help)
        ahp-bench gen-policies [flags]   write the comparison's CEL and Rego policies
 
 Puts load on AHP and reports throughput, p50/p90/p99/p99.9 latency, errors and count, as a table
@@ -88,6 +89,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		switch args[0] {
 		case "gen-policies":
 			return runGenPolicies(args[1:], stdout, stderr, getenv)
+		case "compare":
+			return runCompare(ctx, args[1:], stdout, stderr, getenv)
 		}
 	}
 	fs := cli.NewFlags("ahp-bench", stderr, getenv, usageHead)
@@ -121,6 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	watchFilter := fs.String("watch-filter", "", "filter of every Watch request, comma-separated: decisions, type=EVENT_TYPE (tool.before), tool=TOOL_KIND (shell), session=WORKER|ID (default: everything)", "")
 	jsonOut := fs.Bool("json", false, "write the report as JSON instead of a table", "")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr", "")
+	svg := fs.String("svg", "", "also write the latency distribution (percentile curve on log scales, the baseline dashed beside it) as SVG to this file", "")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole process (load generator and in-process servers; not bridge processes) to this file", "")
 	if status, ok := fs.Parse(args); !ok {
 		return status
@@ -215,6 +219,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = report.WriteJSON(stdout)
 	} else {
 		err = report.WriteText(stdout)
+	}
+	if err == nil && *svg != "" {
+		err = writeSVGFile(*svg, report.WriteSVG)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-bench:", err)

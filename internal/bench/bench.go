@@ -351,6 +351,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	report.Run = results[0]
+	for _, s := range systems {
+		report.hists = append(report.hists, &s.stats.Latency)
+	}
 	if len(results) == 2 {
 		report.Baseline = &results[1]
 		report.P50Ratio = Ratio(results[0].Latency.P50, results[1].Latency.P50)
