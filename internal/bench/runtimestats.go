@@ -124,8 +124,7 @@ type costMeter struct {
 	process string // which process: "ahp-server (pid N)", "opa (pid N)", …
 	pid     int
 	url     string
-	cpu0    float64 // the process's CPU seconds before the phase (/proc), -1 if unknown
-	err     error   // the first scrape that failed; the cost is then not reported
+	err     error // the first scrape that failed; the cost is then not reported
 	before  runtimeSample
 	delta   map[string]float64
 	heapMax map[string]float64 // gauges: the largest value seen after a phase
