@@ -140,3 +140,14 @@ func TestSVGOfARun(t *testing.T) {
 		t.Error("the baseline is not in the legend")
 	}
 }
+
+// TestConnectJSON: --connect-json makes the Connect modes speak JSON, and every answer still
+// checks out.
+func TestConnectJSON(t *testing.T) {
+	t.Parallel()
+	r := benchJSON(t, "--mode", "intercept", "--connect-json", "--requests", "100", "--warmup", "0")
+	checkResult(t, &r.Run, "intercept")
+	if !strings.Contains(r.Run.Target, "connect protocol, JSON") {
+		t.Errorf("target %q does not say JSON", r.Run.Target)
+	}
+}

@@ -112,6 +112,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	auditFsync := fs.String("audit-fsync", "", "audit durability: always, interval or never (default interval, as ahp-server; implies -audit)", "")
 	target := fs.String("target", "", "use the ahp-server at this URL (http://127.0.0.1:PORT; loopback only) instead of starting one", "")
 	protocol := fs.String("protocol", "connect", "client protocol for the Connect modes: connect, grpc or grpcweb", "")
+	jsonCodec := fs.Bool("connect-json", false, "Connect modes: the client sends and reads JSON (connect.WithProtoJSON) instead of binary protobuf", "")
 	acceptGzip := fs.Bool("accept-gzip", true, "Connect modes: accept gzip-compressed answers, as connect-go clients do by default (the server then compresses them); -accept-gzip=false measures without", "")
 	serverProcess := fs.Bool("server-process", false, "run ahp-server as a child process (loopback, the same policy and audit settings) instead of in-process", "")
 	serverBin := fs.String("server-bin", "", "ahp-server binary for -server-process; empty builds it with the go command into a temporary directory", "AHP_SERVER_BIN")
@@ -125,6 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	jsonOut := fs.Bool("json", false, "write the report as JSON instead of a table", "")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr", "")
 	svg := fs.String("svg", "", "also write the latency distribution (percentile curve on log scales, the baseline dashed beside it) as SVG to this file", "")
+	memProfile := fs.String("memprofile", "", "write a heap profile of the whole process (load generator and in-process servers) to this file at the end; pprof -sample_index=alloc_space shows what was allocated", "")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole process (load generator and in-process servers; not bridge processes) to this file", "")
 	if status, ok := fs.Parse(args); !ok {
 		return status
@@ -165,7 +167,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		Load: bench.Load{
 			Concurrency: *concurrency, Duration: *duration, Requests: *requests, Rate: *rate, Timeout: *timeout,
 		},
-		Rounds: *rounds, Warmup: *warmup, PayloadBytes: *payload, Batch: *batch, Protocol: *protocol, NoGzip: !*acceptGzip,
+		Rounds: *rounds, Warmup: *warmup, PayloadBytes: *payload, Batch: *batch, Protocol: *protocol, JSON: *jsonCodec, NoGzip: !*acceptGzip,
 		PolicyFile: *policyFile, Target: *target, ServerProcess: *serverProcess, ServerBin: *serverBin,
 		Audit: *auditOn, AuditPath: *auditPath, AuditFsync: *auditFsync,
 		BridgeBin: *bridgeBin, BridgeOnce: *once, BridgeEmbedded: *embedded,
@@ -208,6 +210,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	report, err := bench.Run(ctx, cfg)
+	if *memProfile != "" {
+		if perr := writeHeapProfile(*memProfile); perr != nil {
+			return fail("-memprofile: %v", perr)
+		}
+	}
 	if err != nil && report == nil {
 		fmt.Fprintln(stderr, "ahp-bench:", err)
 		return 1
@@ -235,4 +242,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 1
 	}
 	return 0
+}
+
+// writeHeapProfile writes the heap profile, whose alloc_space and alloc_objects samples cover
+// every allocation since the process started.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
