@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -149,5 +150,30 @@ func TestConnectJSON(t *testing.T) {
 	checkResult(t, &r.Run, "intercept")
 	if !strings.Contains(r.Run.Target, "connect protocol, JSON") {
 		t.Errorf("target %q does not say JSON", r.Run.Target)
+	}
+}
+
+// TestCompareWithoutOPA: the comparison runs any subset of targets; with -bridge-embedded the
+// bridge decides alone, so its only cost row is the bridge's own. Checks the text report.
+func TestCompareWithoutOPA(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	args := []string{"compare", "--quiet", "--targets", "intercept-proto,bridge-stdio", "--bridge-embedded", "--rules", "10",
+		"--requests", "200", "--concurrency", "2", "--warmup", "0", "--server-bin", needServer(t), "--bridge-bin", needBridge(t)}
+	if code := run(context.Background(), args, &stdout, &stderr, noEnv); code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		`decisions/s`, `B/decision`, `allocs/decision`, `GC CPU %`,
+		`(?m)^\s*intercept-proto\s+ahp-server \(pid \d+\)\s+\d+`, `(?m)^\s*bridge-stdio\s+ahp-jsonrpc-bridge \(pid \d+\)\s+\d+`,
+		`embedded decision core`, `one list of 10 shell-command regex rules`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("report lacks %s:\n%s", want, out)
+		}
+	}
+	if regexp.MustCompile(`(?m)^\s*bridge-stdio\s+ahp-server`).MatchString(out) || strings.Contains(out, "ratio to opa") || strings.Contains(out, "ERROR") {
+		t.Errorf("embedded bridge measured against a server, ratios without OPA, or an error:\n%s", out)
 	}
 }
