@@ -10,6 +10,9 @@
 //	ahp-bench --mode observe-stream --batch 100 --audit       ingest in batches, audit log on
 //	ahp-bench --mode intercept --watchers 100 --baseline-watchers 0 --rounds 10
 //	                                                          Intercept with 100 Watch subscribers vs none
+//	ahp-bench compare --targets opa,intercept,bridge-http --rate 2000 --svg cmp.svg
+//	                                                          ahp-server side by side with OPA (compare.go)
+//	ahp-bench gen-policies --rules 50                         the comparison's CEL and Rego policies
 //
 // This file only parses flags; the load engine is internal/bench.
 package main
