@@ -498,7 +498,7 @@ func (r *CompareReport) WriteText(w io.Writer) error {
 	}
 	b.WriteString("CPU is the process's user+system time (/proc/PID/stat), cores the average number it kept busy. " +
 		"GC CPU % is the GC's share of the CPU the runtime had (GOMAXPROCS × wall time) and live heap the heap marked by the last GC, " +
-		"both from runtime/metrics series (n/a where a process does not export them); STW is the total stop-the-world pause; " +
+		"both from runtime/metrics series (n/a where a process does not export them or no GC ended; the runtime updates its CPU classes at the end of each GC); STW is the total stop-the-world pause; " +
 		"heap is the largest heap in use after a phase, garbage included.\n")
 	m := r.Machine
 	fmt.Fprintf(&b, "machine: %d CPUs (%s), GOMAXPROCS %d, load average %s → %s, %s %s/%s; %d round(s), targets rotating\n",

@@ -223,7 +223,9 @@ type ServerCost struct {
 	GCCycles    float64 `json:"gc_cycles"`
 	GCPerSecond float64 `json:"gc_per_s"`
 	// GCCPUFraction is the GC's share of the CPU time the runtime had (GOMAXPROCS × wall time), from
-	// runtime/metrics (absent for a process that exports only go_memstats).
+	// runtime/metrics (absent for a process that exports only go_memstats, and for a phase in which
+	// no GC ended: the runtime brings its CPU classes up to date at the end of each GC cycle, so the
+	// share covers the cycles that ended during the phases).
 	GCCPUFraction *float64 `json:"gc_cpu_fraction,omitempty"`
 	// GCPauseSeconds is the total stop-the-world pause time.
 	GCPauseSeconds float64 `json:"gc_pause_s"`
