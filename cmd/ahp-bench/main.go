@@ -10,6 +10,9 @@
 //	ahp-bench --mode observe-stream --batch 100 --audit       ingest in batches, audit log on
 //	ahp-bench --mode intercept --watchers 100 --baseline-watchers 0 --rounds 10
 //	                                                          Intercept with 100 Watch subscribers vs none
+//	ahp-bench compare --targets opa,intercept,bridge-http --rate 2000 --svg cmp.svg
+//	                                                          ahp-server side by side with OPA (compare.go)
+//	ahp-bench gen-policies --rules 50                         the comparison's CEL and Rego policies
 //
 // This file only parses flags; the load engine is internal/bench.
 package main
@@ -35,6 +38,9 @@ func main() {
 }
 
 const usageHead = `Usage: ahp-bench [flags]
+
+       ahp-bench compare [flags]        ahp-server side by side with OPA (ahp-bench compare -help)
+       ahp-bench gen-policies [flags]   write the comparison's CEL and Rego policies
 
 Puts load on AHP and reports throughput, p50/p90/p99/p99.9 latency, errors and count, as a table
 or (--json) as JSON. Every answer is checked: the generated tool calls alternate "ls -la", which
@@ -82,6 +88,14 @@ Flags:
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "gen-policies":
+			return runGenPolicies(args[1:], stdout, stderr, getenv)
+		case "compare":
+			return runCompare(ctx, args[1:], stdout, stderr, getenv)
+		}
+	}
 	fs := cli.NewFlags("ahp-bench", stderr, getenv, usageHead)
 	mode := fs.String("mode", bench.ModeIntercept, "what to measure: "+strings.Join(bench.Transports, ", ")+", noop or noop:MODE", "")
 	concurrency := fs.Int("concurrency", 1, "workers, each with one request in flight (observe-stream: one stream each)", "")
@@ -101,6 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	auditFsync := fs.String("audit-fsync", "", "audit durability: always, interval or never (default interval, as ahp-server; implies -audit)", "")
 	target := fs.String("target", "", "use the ahp-server at this URL (http://127.0.0.1:PORT; loopback only) instead of starting one", "")
 	protocol := fs.String("protocol", "connect", "client protocol for the Connect modes: connect, grpc or grpcweb", "")
+	jsonCodec := fs.Bool("connect-json", false, "Connect modes: the client sends and reads JSON (connect.WithProtoJSON) instead of binary protobuf", "")
 	acceptGzip := fs.Bool("accept-gzip", true, "Connect modes: accept gzip-compressed answers, as connect-go clients do by default (the server then compresses them); -accept-gzip=false measures without", "")
 	serverProcess := fs.Bool("server-process", false, "run ahp-server as a child process (loopback, the same policy and audit settings) instead of in-process", "")
 	serverBin := fs.String("server-bin", "", "ahp-server binary for -server-process; empty builds it with the go command into a temporary directory", "AHP_SERVER_BIN")
@@ -113,6 +128,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	watchFilter := fs.String("watch-filter", "", "filter of every Watch request, comma-separated: decisions, type=EVENT_TYPE (tool.before), tool=TOOL_KIND (shell), session=WORKER|ID (default: everything)", "")
 	jsonOut := fs.Bool("json", false, "write the report as JSON instead of a table", "")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr", "")
+	svg := fs.String("svg", "", "also write the latency distribution (percentile curve on log scales, the baseline dashed beside it) as SVG to this file", "")
+	memProfile := fs.String("memprofile", "", "write a heap profile of the whole process (load generator and in-process servers) to this file at the end; pprof -sample_index=alloc_space shows what was allocated", "")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole process (load generator and in-process servers; not bridge processes) to this file", "")
 	if status, ok := fs.Parse(args); !ok {
 		return status
@@ -153,7 +170,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		Load: bench.Load{
 			Concurrency: *concurrency, Duration: *duration, Requests: *requests, Rate: *rate, Timeout: *timeout,
 		},
-		Rounds: *rounds, Warmup: *warmup, PayloadBytes: *payload, Batch: *batch, Protocol: *protocol, NoGzip: !*acceptGzip,
+		Rounds: *rounds, Warmup: *warmup, PayloadBytes: *payload, Batch: *batch, Protocol: *protocol, JSON: *jsonCodec, NoGzip: !*acceptGzip,
 		PolicyFile: *policyFile, Target: *target, ServerProcess: *serverProcess, ServerBin: *serverBin,
 		Audit: *auditOn, AuditPath: *auditPath, AuditFsync: *auditFsync,
 		BridgeBin: *bridgeBin, BridgeOnce: *once, BridgeEmbedded: *embedded,
@@ -196,6 +213,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	report, err := bench.Run(ctx, cfg)
+	if *memProfile != "" {
+		if perr := writeHeapProfile(*memProfile); perr != nil {
+			return fail("-memprofile: %v", perr)
+		}
+	}
 	if err != nil && report == nil {
 		fmt.Fprintln(stderr, "ahp-bench:", err)
 		return 1
@@ -207,6 +229,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = report.WriteJSON(stdout)
 	} else {
 		err = report.WriteText(stdout)
+	}
+	if err == nil && *svg != "" {
+		err = writeSVGFile(*svg, report.WriteSVG)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-bench:", err)
@@ -220,4 +245,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 1
 	}
 	return 0
+}
+
+// writeHeapProfile writes the heap profile, whose alloc_space and alloc_objects samples cover
+// every allocation since the process started.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

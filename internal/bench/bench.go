@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/audit"
 )
@@ -86,6 +87,9 @@ type Config struct {
 	Batch int
 	// Protocol is the Connect client protocol: connect (default), grpc or grpcweb.
 	Protocol string
+	// JSON makes the Connect modes' client send and read JSON (connect.WithProtoJSON) instead of
+	// binary protobuf, as a client of the Connect JSON protocol does.
+	JSON bool
 	// NoGzip stops the Connect client from accepting gzip-compressed answers (connect-go clients
 	// accept them by default, and a server with default options then compresses every answer).
 	NoGzip bool
@@ -351,6 +355,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	report.Run = results[0]
+	for _, s := range systems {
+		report.hists = append(report.hists, &s.stats.Latency)
+	}
 	if len(results) == 2 {
 		report.Baseline = &results[1]
 		report.P50Ratio = Ratio(results[0].Latency.P50, results[1].Latency.P50)
@@ -677,6 +684,11 @@ func (e *env) openConnect(ctx context.Context, m Mode, s *system) (ahpURL string
 	if err != nil {
 		return "", err
 	}
+	codec := "binary protobuf"
+	if e.cfg.JSON {
+		opts = append(opts, connect.WithProtoJSON())
+		codec = "JSON"
+	}
 	hc := httpClient(url)
 	proto := e.cfg.Protocol
 	if proto == "" {
@@ -686,7 +698,7 @@ func (e *env) openConnect(ctx context.Context, m Mode, s *system) (ahpURL string
 	if e.cfg.NoGzip {
 		gzip = "no gzip"
 	}
-	s.target = fmt.Sprintf("%s (client: %s protocol, binary protobuf, HTTP/2, %s)", desc, proto, gzip)
+	s.target = fmt.Sprintf("%s (client: %s protocol, %s, HTTP/2, %s)", desc, proto, codec, gzip)
 	switch m.Transport {
 	case ModeIntercept:
 		s.driver = &unaryDriver{wl: e.wl, client: ahpv1connect.NewInterceptServiceClient(hc, url, opts...), expect: s.expect}

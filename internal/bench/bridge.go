@@ -25,6 +25,9 @@ type bridgeSetup struct {
 	policyFile string
 	// concurrency is passed as the bridge's --concurrency (messages handled at once per stream).
 	concurrency int
+	// metricsAddr, when set, is the bridge's --metrics-addr (its Prometheus /metrics, runtime
+	// series included, for the server-side cost of ahp-bench compare).
+	metricsAddr string
 }
 
 func (b bridgeSetup) args(extra ...string) []string {
@@ -36,6 +39,9 @@ func (b bridgeSetup) args(extra ...string) []string {
 		if b.policyFile != "" {
 			args = append(args, "--policy", b.policyFile)
 		}
+	}
+	if b.metricsAddr != "" {
+		args = append(args, "--metrics-addr", b.metricsAddr)
 	}
 	return append(args, extra...)
 }

@@ -21,6 +21,15 @@
 //     decision or event answered while it was subscribed, once, within its filter, and the count
 //     of what it missed or why the server cut it off
 //   - bench.go, result.go, machine.go: a whole run, its report, and the machine it ran on
+//   - rules.go: one list of shell-command regex rules written as the ahp CEL policy and the
+//     equivalent Rego (gen-policies)
+//   - opa.go: the OPA binary (built through tools/opa.mod), `opa run --server` as a child process,
+//     and the HTTP JSON target that POSTs the same event bodies to OPA's REST API and to
+//     ahp-server's Connect JSON Intercept
+//   - runtimestats.go: a serving process's cost per decision, from its /metrics runtime counters
+//     (and /proc CPU time) read around every phase
+//   - compare.go: ahp-server, the bridge and OPA side by side, the targets rotating per round
+//   - svg.go: latency distributions as percentile curves in SVG (--svg)
 //
-// Everything it starts listens on 127.0.0.1 and is stopped before Run returns.
+// Everything it starts listens on 127.0.0.1 and is stopped before Run (or Compare) returns.
 package bench

@@ -180,6 +180,8 @@ type Report struct {
 	Audit *AuditCheck `json:"audit,omitempty"`
 	// Machine describes where the numbers were measured.
 	Machine Machine `json:"machine"`
+
+	hists []*Histogram // latency of Run and Baseline, for WriteSVG
 }
 
 // Errors returns the errors of the run and the baseline together.

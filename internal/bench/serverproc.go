@@ -31,6 +31,10 @@ type serverProcess struct {
 	auditFsync string
 	// dir holds the configuration file the audit settings need.
 	dir string
+	// metricsAddr, when set, is the server's --metrics-addr (Prometheus /metrics).
+	metricsAddr string
+	// env is added to the child's environment (GOGC=off, GOMEMLIMIT=…, for diagnosis).
+	env []string
 }
 
 // args returns the command line: loopback on a free port, the policy without hot reload, logs
@@ -39,6 +43,9 @@ func (p serverProcess) args() ([]string, error) {
 	args := []string{
 		"--addr", "127.0.0.1:0", "--policy", p.policyFile, "--policy-poll", "0",
 		"--log-level", "warn", "--shutdown-timeout", "10s",
+	}
+	if p.metricsAddr != "" {
+		args = append(args, "--metrics-addr", p.metricsAddr)
 	}
 	if p.auditPath == "" {
 		return args, nil
@@ -68,7 +75,7 @@ func startServerProcess(p serverProcess) (*running, error) {
 		return nil, err
 	}
 	cmd := exec.Command(p.bin, args...)
-	cmd.Env = withoutAHPEnv(os.Environ())
+	cmd.Env = append(withoutAHPEnv(os.Environ()), p.env...)
 	stderr := &tailBuffer{}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()

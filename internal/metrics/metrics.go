@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,12 @@ var LatencyBuckets = []float64{
 	5e-6, 10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6,
 	1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1,
 }
+
+// costMetrics selects the runtime/metrics series added to the default go_* ones: what a request
+// costs the collector, read by ahp-bench under load (bytes and objects allocated, GC cycles, the
+// live heap the collector marks, and the GC's share of the CPU the runtime had). They are read
+// from runtime/metrics on each scrape, which does not stop the world.
+var costMetrics = regexp.MustCompile(`^/(gc/heap/allocs:(bytes|objects)|gc/heap/live:bytes|gc/cycles/total:gc-cycles|cpu/classes/(gc/total|total):cpu-seconds)$`)
 
 // Options configure New.
 type Options struct {
@@ -96,7 +103,9 @@ func New(opts Options) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), log: opts.Logger, maxRules: opts.MaxRuleLabels}
 	f := factory{m.reg}
 	if !opts.NoRuntimeMetrics {
-		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.reg.MustRegister(
+			collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetricsRule{Matcher: costMetrics})),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	f.gaugeVec("ahp_build_info", "Always 1; the version label says which build is running.", "version").
 		WithLabelValues(opts.Version).Set(1)

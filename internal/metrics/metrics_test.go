@@ -290,6 +290,9 @@ func TestHandler(t *testing.T) {
 		`ahp_build_info{version="v1.2.3"} 1`,
 		`ahp_decisions_total{synthetic="false",verdict="ask"} 1`,
 		"go_goroutines ", "process_", // runtime collectors are on by default
+		// and the runtime/metrics series ahp-bench reads the cost of a decision from
+		"go_gc_heap_allocs_bytes_total ", "go_gc_heap_allocs_objects_total ", "go_gc_heap_live_bytes ",
+		"go_gc_cycles_total_gc_cycles_total ", "go_cpu_classes_gc_total_cpu_seconds_total ", "go_cpu_classes_total_cpu_seconds_total ",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("exposition lacks %q", want)
