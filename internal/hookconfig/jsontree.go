@@ -1,0 +1,167 @@
+package hookconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+)
+
+// object is a JSON object that keeps its keys in file order, so that rewriting a configuration
+// file changes only what the installer touched.
+type object struct {
+	keys []string
+	vals map[string]any // values: *object, []any, string, json.Number, bool, nil
+}
+
+func newObject() *object { return &object{vals: map[string]any{}} }
+
+func (o *object) get(k string) (any, bool) { v, ok := o.vals[k]; return v, ok }
+
+func (o *object) set(k string, v any) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *object) del(k string) {
+	if _, ok := o.vals[k]; !ok {
+		return
+	}
+	delete(o.vals, k)
+	for i, key := range o.keys {
+		if key == k {
+			o.keys = append(o.keys[:i:i], o.keys[i+1:]...)
+			break
+		}
+	}
+}
+
+// child returns the object under k, creating it when absent; an error when k holds another type.
+func (o *object) child(k string) (*object, error) {
+	v, ok := o.vals[k]
+	if !ok {
+		c := newObject()
+		o.set(k, c)
+		return c, nil
+	}
+	c, ok := v.(*object)
+	if !ok {
+		return nil, fmt.Errorf("%q is not a JSON object", k)
+	}
+	return c, nil
+}
+
+func (o *object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := jsonwire.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		vb, err := jsonwire.Marshal(o.vals[k])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// parseObject parses one JSON object (strict JSON: a file with comments or trailing commas is
+// refused, so it is never rewritten without them).
+func parseObject(data []byte) (*object, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := parseValue(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("unexpected data after the JSON object")
+	}
+	o, ok := v.(*object)
+	if !ok {
+		return nil, errors.New("the file is not a JSON object")
+	}
+	return o, nil
+}
+
+func parseValue(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := newObject()
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, syntaxError(err)
+				}
+				k, _ := kt.(string)
+				v, err := parseValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				o.set(k, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, syntaxError(err)
+			}
+			return o, nil
+		case '[':
+			arr := []any{}
+			for dec.More() {
+				v, err := parseValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, syntaxError(err)
+			}
+			return arr, nil
+		}
+		return nil, errors.New("unexpected delimiter")
+	default:
+		return t, nil
+	}
+}
+
+// syntaxError says where the file stops being JSON, without quoting it.
+func syntaxError(err error) error {
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return fmt.Errorf("not valid JSON (at byte %d)", se.Offset)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("not valid JSON (truncated)")
+	}
+	return errors.New("not valid JSON")
+}
+
+// indent writes o indented by two spaces, with a final newline.
+func indent(o *object) ([]byte, error) {
+	raw, err := jsonwire.Marshal(o)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return nil, err
+	}
+	b.WriteByte('\n')
+	return b.Bytes(), nil
+}
