@@ -1,67 +1,89 @@
 package adapter
 
 import (
-	"strings"
+	"encoding/json"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 )
 
-// GitHub Copilot's hooks (docs.github.com, "Copilot CLI hooks reference"; code.visualstudio.com,
-// agent hooks): .github/hooks/*.json, {"version": 1, "hooks": {EVENT: [{"type": "command",
-// "bash": …}]}}. Two payload formats, chosen by how the event is spelled in the configuration:
+// GitHub Copilot's hooks (docs.github.com, "GitHub Copilot CLI hooks reference"; VS Code agent
+// hooks): .github/hooks/*.json, {"version": 1, "hooks": {EVENT: [{"type": "command", "bash": …}]}}.
+// Two payload formats, chosen by how the event is spelled in the configuration:
 //
-//   - camelCase (preToolUse, …): camelCase fields (toolName, toolArgs as a JSON string, no event
-//     name — the hook command passes --event); only preToolUse is answered, and only its
-//     {"permissionDecision": "deny", "permissionDecisionReason": …} is acted on;
-//   - PascalCase, "VS Code compatible" (PreToolUse, …): Claude Code's snake_case fields plus
-//     hookEventName, and Claude Code's hookSpecificOutput answers (allow/deny/ask, updatedInput).
+//   - camelCase (preToolUse, …): camelCase fields (sessionId, toolName, toolArgs) and no event
+//     name, so the hook command passes --event;
+//   - PascalCase, "VS Code compatible" (PreToolUse, …): snake_case fields with hook_event_name,
+//     as Claude Code writes them.
 //
-// A hook that fails or times out does not block (fail-open); its default timeout is 30 s.
+// preToolUse answers {"permissionDecision": "allow"|"deny"|"ask", "permissionDecisionReason",
+// "modifiedArgs"}; permissionRequest (camelCase only) {"behavior": "allow"|"deny", "message"}.
+// The outputs of prompt, session and error events are not read. A hook that fails or times out
+// never blocks (fail-open); the default timeout is 30 s.
 const (
-	copilotPreToolUse      = "preToolUse"
-	copilotPostToolUse     = "postToolUse"
-	copilotPromptSubmitted = "userPromptSubmitted"
-	copilotSessionStart    = "sessionStart"
-	copilotSessionEnd      = "sessionEnd"
-	copilotErrorOccurred   = "errorOccurred"
-	copilotAgentStop       = "agentStop"
-	copilotSubagentStop    = "subagentStop"
-	copilotVSSubagentStart = "SubagentStart"
-	copilotVSSubagentStop  = "SubagentStop"
-	copilotVSPreCompact    = "PreCompact"
-	copilotCamelToolName   = "toolName"
-	copilotCamelToolArgs   = "toolArgs"
-	copilotCamelToolResult = "toolResult"
-	copilotEventNameField  = "hookEventName"
-	copilotSessionIDField  = "sessionId"
+	copilotPreToolUse         = "preToolUse"
+	copilotPermissionRequest  = "permissionRequest"
+	copilotPostToolUse        = "postToolUse"
+	copilotPostToolUseFailure = "postToolUseFailure"
+	copilotPromptSubmitted    = "userPromptSubmitted"
+	copilotSessionStart       = "sessionStart"
+	copilotSessionEnd         = "sessionEnd"
+	copilotErrorOccurred      = "errorOccurred"
+	copilotAgentStop          = "agentStop"
+	copilotSubagentStart      = "subagentStart"
+	copilotSubagentStop       = "subagentStop"
+	copilotPreCompact         = "preCompact"
+
+	copilotVSPostToolUseFailure = "PostToolUseFailure"
+	copilotVSErrorOccurred      = "ErrorOccurred"
+	copilotVSSubagentStop       = "SubagentStop"
+	copilotVSPreCompact         = "PreCompact"
 )
 
 func init() {
-	ev, order := specs(
-		// VS Code compatible (PascalCase) events.
-		&eventSpec{native: PreToolUse, canonical: evToolBefore, delivery: intercept, tool: true,
-			caps: capsFor(Copilot, effDeny, effAllow, effAsk, effEscalate, effModify, effMessage)},
-		&eventSpec{native: UserPromptSubmit, canonical: ahpv1.EventType_EVENT_TYPE_MODEL_REQUEST_BEFORE, delivery: intercept,
-			caps: capsFor(Copilot, effDeny, effMessage)},
-		&eventSpec{native: PostToolUse, canonical: evToolAfter, delivery: observe, tool: true},
-		&eventSpec{native: SessionStart, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_START, delivery: observe},
-		&eventSpec{native: Stop, canonical: ahpv1.EventType_EVENT_TYPE_TURN_FINISH_BEFORE, delivery: observe},
-		&eventSpec{native: copilotVSSubagentStart, canonical: ahpv1.EventType_EVENT_TYPE_TURN_START, delivery: observe},
-		&eventSpec{native: copilotVSSubagentStop, canonical: ahpv1.EventType_EVENT_TYPE_TURN_FINISH_BEFORE, delivery: observe},
-		&eventSpec{native: copilotVSPreCompact, canonical: ahpv1.EventType_EVENT_TYPE_CONTEXT_COMPACT_BEFORE, delivery: observe},
-		// Copilot CLI camelCase events.
-		&eventSpec{native: copilotPreToolUse, canonical: evToolBefore, delivery: intercept, tool: true, caps: capsFor(Copilot, effDeny)},
-		&eventSpec{native: copilotPostToolUse, canonical: evToolAfter, delivery: observe, tool: true},
-		// Its output is not read, so the prompt can only be recorded.
-		&eventSpec{native: copilotPromptSubmitted, canonical: ahpv1.EventType_EVENT_TYPE_MODEL_REQUEST_BEFORE, delivery: observe},
-		&eventSpec{native: copilotSessionStart, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_START, delivery: observe},
-		&eventSpec{native: copilotSessionEnd, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_END, delivery: observe},
-		&eventSpec{native: copilotErrorOccurred, canonical: ahpv1.EventType_EVENT_TYPE_ERROR, delivery: observe},
-		&eventSpec{native: copilotAgentStop, canonical: ahpv1.EventType_EVENT_TYPE_TURN_FINISH_BEFORE, delivery: observe},
-		&eventSpec{native: copilotSubagentStop, canonical: ahpv1.EventType_EVENT_TYPE_TURN_FINISH_BEFORE, delivery: observe},
+	toolCaps := capsFor(Copilot, effDeny, effAllow, effAsk, effEscalate, effModify)
+	var list []*eventSpec
+	// Both spellings of the same events.
+	for _, pair := range [][2]string{
+		{copilotPreToolUse, PreToolUse}, {copilotPostToolUse, PostToolUse},
+		{copilotPostToolUseFailure, copilotVSPostToolUseFailure}, {copilotPromptSubmitted, UserPromptSubmit},
+		{copilotSessionStart, SessionStart}, {copilotSessionEnd, SessionEnd},
+		{copilotErrorOccurred, copilotVSErrorOccurred}, {copilotAgentStop, Stop},
+		{copilotSubagentStop, copilotVSSubagentStop}, {copilotPreCompact, copilotVSPreCompact},
+	} {
+		for _, name := range pair {
+			s := &eventSpec{native: name, delivery: observe}
+			switch pair[0] {
+			case copilotPreToolUse:
+				s.canonical, s.delivery, s.tool, s.caps = evToolBefore, intercept, true, toolCaps
+			case copilotPostToolUse:
+				s.canonical, s.tool = evToolAfter, true
+			case copilotPostToolUseFailure:
+				s.canonical, s.tool = ahpv1.EventType_EVENT_TYPE_TOOL_ERROR, true
+			case copilotPromptSubmitted:
+				// Its output is not read: the prompt can only be recorded.
+				s.canonical = ahpv1.EventType_EVENT_TYPE_MODEL_REQUEST_BEFORE
+			case copilotSessionStart:
+				s.canonical = ahpv1.EventType_EVENT_TYPE_SESSION_START
+			case copilotSessionEnd:
+				s.canonical = ahpv1.EventType_EVENT_TYPE_SESSION_END
+			case copilotErrorOccurred:
+				s.canonical = ahpv1.EventType_EVENT_TYPE_ERROR
+			case copilotAgentStop, copilotSubagentStop:
+				s.canonical = ahpv1.EventType_EVENT_TYPE_TURN_FINISH_BEFORE
+			case copilotPreCompact:
+				s.canonical = ahpv1.EventType_EVENT_TYPE_CONTEXT_COMPACT_BEFORE
+			}
+			list = append(list, s)
+		}
+	}
+	list = append(list,
+		&eventSpec{native: copilotPermissionRequest, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_PERMISSION_REQUEST, delivery: intercept, tool: true, permission: true,
+			caps: capsFor(Copilot, effDeny, effAllow, effAsk, effEscalate)},
+		&eventSpec{native: copilotSubagentStart, canonical: ahpv1.EventType_EVENT_TYPE_TURN_START, delivery: observe},
 	)
+	ev, order := specs(list...)
 	formats[Copilot] = &format{
-		eventFields: []string{copilotEventNameField, fieldEventName}, events: ev, order: order,
+		eventFields: []string{fieldEventName, "hookEventName"}, events: ev, order: order,
 		toolNameField: fieldToolName, toolInputField: fieldToolInput,
 		read: readCopilot, write: writeCopilot, stableCallIDs: true,
 		kinds: kindTable(map[ahpv1.ToolKind][]string{
@@ -76,57 +98,80 @@ func init() {
 	}
 }
 
-// camelCase reports whether a Copilot event is one of the CLI's camelCase ones.
-func copilotCamelCase(native string) bool {
-	return native != "" && native[0] >= 'a' && native[0] <= 'z'
-}
+// copilotCamelCase reports whether a Copilot event is one of the camelCase ones.
+func copilotCamelCase(native string) bool { return native != "" && native[0] >= 'a' && native[0] <= 'z' }
+
+var readCopilotVS = readClaude(Copilot, claudeKeys{
+	session: []string{fieldSessionID, "sessionId"}, callID: []string{fieldToolUseID},
+	output: []string{"tool_result", fieldToolResponse},
+})
 
 func readCopilot(spec *eventSpec, rest fieldMap) (*fields, error) {
 	if !copilotCamelCase(spec.native) {
-		return readClaude(Copilot, claudeKeys{
-			session: []string{copilotSessionIDField, fieldSessionID}, callID: []string{fieldToolUseID},
-		})(spec, rest)
+		return readCopilotVS(spec, rest)
 	}
-	fl := &fields{session: &ahpv1.Session{Id: rest.take(copilotSessionIDField), Cwd: rest.take(fieldCwd)}}
+	fl := &fields{session: &ahpv1.Session{Id: rest.take("sessionId"), Cwd: rest.take(fieldCwd)}}
 	if !spec.tool {
 		return fl, nil
 	}
 	t := &fl.tool
-	t.name = rest.take(copilotCamelToolName)
-	t.input, _ = rest.takeObject(copilotCamelToolArgs)
+	t.name = rest.take("toolName")
+	t.input, _ = rest.takeObject("toolArgs")
 	if spec.canonical == evToolAfter {
-		t.output, t.hasOutput = rest.takeAny(copilotCamelToolResult)
+		t.output, t.hasOutput = rest.takeAny("toolResult")
 	}
 	return fl, nil
 }
 
-// copilotCamelOutput is the camelCase preToolUse answer.
-type copilotCamelOutput struct {
-	PermissionDecision       string `json:"permissionDecision"`
-	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+// copilotToolOutput is preToolUse's answer. The VS Code compatible events also get Claude Code's
+// hookSpecificOutput, which VS Code reads.
+type copilotToolOutput struct {
+	PermissionDecision       string          `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string          `json:"permissionDecisionReason,omitempty"`
+	ModifiedArgs             json.RawMessage `json:"modifiedArgs,omitempty"`
+	HookSpecificOutput       *specificOutput `json:"hookSpecificOutput,omitempty"`
 }
 
-// copilotPromptOutput refuses a VS Code compatible UserPromptSubmit with the common output fields.
-type copilotPromptOutput struct {
-	Continue      *bool  `json:"continue,omitempty"`
-	StopReason    string `json:"stopReason,omitempty"`
-	SystemMessage string `json:"systemMessage,omitempty"`
+// copilotPermissionOutput is permissionRequest's answer.
+type copilotPermissionOutput struct {
+	Behavior string `json:"behavior"`
+	Message  string `json:"message,omitempty"`
 }
 
 func writeCopilot(req *Request, a answer) (Output, error) {
-	switch req.spec.native {
-	case copilotPreToolUse:
-		if a.verdict != verdictDeny {
-			return Output{}, nil
+	if req.spec.native == copilotPermissionRequest {
+		switch a.verdict {
+		case verdictDeny:
+			return jsonOutput(copilotPermissionOutput{Behavior: "deny", Message: a.reason}, false)
+		case verdictAllow:
+			return jsonOutput(copilotPermissionOutput{Behavior: "allow"}, false)
 		}
-		return jsonOutput(copilotCamelOutput{PermissionDecision: "deny", PermissionDecisionReason: a.reason}, false)
-	case UserPromptSubmit:
-		out := copilotPromptOutput{SystemMessage: strings.Join(a.messages, "\n")}
-		if a.verdict == verdictDeny {
-			no := false
-			out.Continue, out.StopReason = &no, a.reason
-		}
-		return jsonOutput(out, out.Continue == nil && out.SystemMessage == "")
+		return Output{}, nil // falls through to the normal permission flow
 	}
-	return writeClaude(req, a)
+	var out copilotToolOutput
+	switch a.verdict {
+	case verdictDeny:
+		out.PermissionDecision = "deny"
+	case verdictAsk:
+		out.PermissionDecision = "ask"
+	case verdictAllow, verdictModify:
+		out.PermissionDecision = "allow"
+	default:
+		return Output{}, nil // empty output: the default behaviour
+	}
+	out.PermissionDecisionReason = a.reason
+	if a.verdict == verdictModify {
+		in, err := encodeInput(req, a.input)
+		if err != nil {
+			return Output{}, err
+		}
+		out.ModifiedArgs = in
+	}
+	if !copilotCamelCase(req.spec.native) {
+		out.HookSpecificOutput = &specificOutput{
+			HookEventName: PreToolUse, PermissionDecision: out.PermissionDecision,
+			PermissionDecisionReason: out.PermissionDecisionReason, UpdatedInput: out.ModifiedArgs,
+		}
+	}
+	return jsonOutput(out, false)
 }

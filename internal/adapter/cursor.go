@@ -58,6 +58,9 @@ func init() {
 		eventFields: []string{fieldEventName}, events: ev, order: order,
 		toolNameField: fieldToolName, toolInputField: fieldToolInput,
 		read: readCursor, write: writeCursor, stableCallIDs: true,
+		// Cursor reads every hook's stdout as JSON; under failClosed an empty answer is a failure
+		// and blocks, so "nothing to say" is an empty object.
+		observed: []byte(`{}`),
 		kinds: kindTable(map[ahpv1.ToolKind][]string{
 			kindShell:                          {"Shell", "run_terminal_cmd"},
 			kindFileRead:                       {"read_file"},
@@ -135,7 +138,7 @@ func writeCursor(req *Request, a answer) (Output, error) {
 			out.Continue = &no
 			out.UserMessage = joinNonEmpty(out.UserMessage, a.reason)
 		}
-		return jsonOutput(out, out.Continue == nil && out.UserMessage == "")
+		return cursorJSON(out, out.Continue == nil && out.UserMessage == "")
 	}
 	switch a.verdict {
 	case verdictDeny:
@@ -153,7 +156,15 @@ func writeCursor(req *Request, a answer) (Output, error) {
 		}
 		out.UpdatedInput = in
 	}
-	return jsonOutput(out, out.Permission == "" && out.UserMessage == "")
+	return cursorJSON(out, out.Permission == "" && out.UserMessage == "")
+}
+
+// cursorJSON is out as JSON, or {} when it says nothing.
+func cursorJSON(out cursorOutput, empty bool) (Output, error) {
+	if empty {
+		return Output{Stdout: []byte(`{}`)}, nil
+	}
+	return jsonOutput(out, false)
 }
 
 // joinNonEmpty joins the non-empty of a and b with a newline.

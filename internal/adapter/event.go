@@ -253,7 +253,11 @@ func readClaude(p Provider, keys claudeKeys) func(*eventSpec, fieldMap) (*fields
 			}
 		}
 		if spec.canonical == ahpv1.EventType_EVENT_TYPE_TOOL_AFTER {
-			t.output, t.hasOutput = rest.takeAny(fieldToolResponse)
+			out := keys.output
+			if out == nil {
+				out = []string{fieldToolResponse}
+			}
+			t.output, t.hasOutput = rest.takeAny(out...)
 		}
 		t.callID = rest.take(keys.callID...)
 		return fl, nil

@@ -126,6 +126,8 @@ func (m fieldMap) takeAny(keys ...string) (any, bool) {
 type claudeKeys struct {
 	session []string
 	callID  []string
+	// output names the tool result (default tool_response).
+	output []string
 }
 
 // stableCallID derives a call id from what identifies one call: the runtime, the session, a

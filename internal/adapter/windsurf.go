@@ -23,6 +23,7 @@ const (
 	windsurfPostMCPToolUse  = "post_mcp_tool_use"
 	windsurfPreUserPrompt   = "pre_user_prompt"
 	windsurfPostCascadeResp = "post_cascade_response"
+	windsurfPostWorktree    = "post_setup_worktree"
 	windsurfToolInfo        = "tool_info"
 )
 
@@ -40,6 +41,7 @@ func init() {
 		&eventSpec{native: windsurfPostWriteCode, canonical: evToolAfter, delivery: observe, tool: true, toolName: "write_code", kind: fileEdit},
 		&eventSpec{native: windsurfPostMCPToolUse, canonical: evToolAfter, delivery: observe, tool: true, kind: kindMCP},
 		&eventSpec{native: windsurfPostCascadeResp, canonical: ahpv1.EventType_EVENT_TYPE_MODEL_RESPONSE_AFTER, delivery: observe},
+		&eventSpec{native: windsurfPostWorktree, canonical: ahpv1.EventType_EVENT_TYPE_WORKSPACE_CHANGE_AFTER, delivery: observe},
 	)
 	formats[Windsurf] = &format{
 		eventFields: []string{"agent_action_name"}, events: ev, order: order,
@@ -98,7 +100,8 @@ func readWindsurf(spec *eventSpec, rest fieldMap) (*fields, error) {
 		}
 	}
 	if spec.canonical == evToolAfter {
-		t.output, t.hasOutput = in.takeAny("output", "mcp_result")
+		// post_run_command's output, post_read_code's content.
+		t.output, t.hasOutput = in.takeAny("output", "content", "mcp_result")
 	}
 	t.input = in
 	return fl, nil

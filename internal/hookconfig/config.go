@@ -86,7 +86,7 @@ func Path(o Options) (string, error) {
 
 // Events are the native events the installer registers: every event the adapter maps, in the
 // spelling the configuration uses (Copilot: the VS Code compatible PascalCase ones, whose payload
-// names the event; Codex: the events it has).
+// names the event; Codex: the events it has; Gemini CLI: not the per-model-call ones).
 func Events(p adapter.Provider) []string {
 	var out []string
 	for _, e := range adapter.AdaptedEvents(p) {
@@ -95,6 +95,11 @@ func Events(p adapter.Provider) []string {
 			continue
 		case p == adapter.Codex && e == adapter.SessionEnd:
 			continue // Codex has no SessionEnd hook
+		case p == adapter.Gemini && (e == "AfterModel" || e == "BeforeModel"):
+			// AfterModel fires for every streamed chunk and BeforeModel carries the whole
+			// conversation: a process per call would cost more than it tells. BeforeAgent
+			// checks the prompt.
+			continue
 		}
 		out = append(out, e)
 	}

@@ -183,7 +183,11 @@ func pitfalls(r *Report, o Options) {
 	case adapter.Windsurf:
 		r.Notes = append(r.Notes, "Windsurf blocks only on exit status 2; a hook that crashes lets the action run")
 	case adapter.Copilot:
-		r.Notes = append(r.Notes, "Copilot CLI and VS Code load .github/hooks/*.json from the repository (for the coding agent: on its default branch)")
+		r.Notes = append(r.Notes, "Copilot CLI and VS Code load .github/hooks/*.json from the repository (for the coding agent: on its default branch); a failing hook never blocks there")
+	case adapter.Cline:
+		r.Notes = append(r.Notes, `Cline runs hooks only with "Enable Hooks" checked in its Feature Settings; on Windows it wants HookName.ps1 scripts instead`)
+	case adapter.ClaudeCode:
+		r.Notes = append(r.Notes, `onFailure "block" (fail-closed when the hook times out) needs Claude Code v2.1.295 or later; older versions ignore it`)
 	}
 	if fields := strings.Fields(r.Command); len(fields) > 0 {
 		if _, err := exec.LookPath(fields[0]); err != nil {
@@ -203,7 +207,7 @@ var testEvents = map[adapter.Provider]string{
 	adapter.Codex:      `{"session_id":"ahp-doctor","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"true"},"tool_use_id":"ahp-doctor"}`,
 	adapter.Cursor:     `{"hook_event_name":"beforeShellExecution","conversation_id":"ahp-doctor","generation_id":"ahp-doctor","workspace_roots":["/"],"command":"true","cwd":"/"}`,
 	adapter.Gemini:     `{"session_id":"ahp-doctor","cwd":"/","hook_event_name":"BeforeTool","timestamp":"2026-01-01T00:00:00Z","tool_name":"run_shell_command","tool_input":{"command":"true"}}`,
-	adapter.Copilot:    `{"hookEventName":"PreToolUse","sessionId":"ahp-doctor","cwd":"/","tool_name":"bash","tool_input":{"command":"true"},"tool_use_id":"ahp-doctor"}`,
+	adapter.Copilot:    `{"hook_event_name":"PreToolUse","session_id":"ahp-doctor","timestamp":"2026-01-01T00:00:00Z","cwd":"/","tool_name":"bash","tool_input":{"command":"true"}}`,
 	adapter.Factory:    `{"hookEventName":"PreToolUse","sessionId":"ahp-doctor","cwd":"/","tool_name":"Execute","tool_input":{"command":"true"}}`,
 	adapter.Windsurf:   `{"agent_action_name":"pre_run_command","trajectory_id":"ahp-doctor","execution_id":"ahp-doctor","tool_info":{"command_line":"true","cwd":"/"}}`,
 	adapter.Cline:      `{"hookName":"PreToolUse","taskId":"ahp-doctor","workspaceRoots":["/"],"preToolUse":{"toolName":"execute_command","parameters":{"command":"true"}}}`,
