@@ -99,7 +99,9 @@ func init() {
 }
 
 // copilotCamelCase reports whether a Copilot event is one of the camelCase ones.
-func copilotCamelCase(native string) bool { return native != "" && native[0] >= 'a' && native[0] <= 'z' }
+func copilotCamelCase(native string) bool {
+	return native != "" && native[0] >= 'a' && native[0] <= 'z'
+}
 
 var readCopilotVS = readClaude(Copilot, claudeKeys{
 	session: []string{fieldSessionID, "sessionId"}, callID: []string{fieldToolUseID},
