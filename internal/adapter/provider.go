@@ -115,6 +115,13 @@ const (
 	effModify   = ahpv1.EffectKind_EFFECT_KIND_MODIFY
 	effEscalate = ahpv1.EffectKind_EFFECT_KIND_ESCALATE
 	effMessage  = ahpv1.EffectKind_EFFECT_KIND_MESSAGE
+
+	// The canonical types and kinds the runtime tables use most.
+	evToolBefore = ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE
+	evToolAfter  = ahpv1.EventType_EVENT_TYPE_TOOL_AFTER
+	kindShell    = ahpv1.ToolKind_TOOL_KIND_SHELL
+	kindMCP      = ahpv1.ToolKind_TOOL_KIND_MCP
+	kindFileRead = ahpv1.ToolKind_TOOL_KIND_FILE_READ
 )
 
 // Native event names, as both runtimes spell them in hook_event_name.
@@ -220,12 +227,3 @@ func AdaptedEvents(p Provider) []string {
 	}
 	return append([]string(nil), f.order...)
 }
-
-// Short names for the canonical types and kinds the runtime tables use most.
-const (
-	evToolBefore = ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE
-	evToolAfter  = ahpv1.EventType_EVENT_TYPE_TOOL_AFTER
-	kindShell    = ahpv1.ToolKind_TOOL_KIND_SHELL
-	kindMCP      = ahpv1.ToolKind_TOOL_KIND_MCP
-	kindFileRead = ahpv1.ToolKind_TOOL_KIND_FILE_READ
-)

@@ -3,7 +3,6 @@ package hookconfig_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/adapter"
 	"github.com/ahp-gateway/ahp/internal/hookconfig"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // unrelated is a configuration with settings the installer must keep, in every runtime's file.
@@ -23,20 +23,6 @@ func options(t *testing.T, p adapter.Provider) hookconfig.Options {
 		Provider: p, Scope: hookconfig.Project, Dir: dir, Home: filepath.Join(dir, "home"),
 		Command: "/opt/bin/ahp-jsonrpc-bridge hook " + p.String() + " --failure-policy fail-closed", FailClosed: true, TimeoutSec: 10,
 	}
-}
-
-func sameJSON(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("%s: %v", a, err)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatalf("%s: %v", b, err)
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
 }
 
 func TestInstallKeepsOtherSettingsAndUninstallRemovesOnlyItsOwn(t *testing.T) {
@@ -98,7 +84,7 @@ func TestInstallKeepsOtherSettingsAndUninstallRemovesOnlyItsOwn(t *testing.T) {
 				t.Fatal(err)
 			}
 			after, _ := os.ReadFile(path)
-			if !sameJSON(t, after, []byte(original)) {
+			if !testkit.SameJSON(t, after, []byte(original)) {
 				t.Errorf("uninstall left\n%s\nwant\n%s", after, original)
 			}
 			if res, err := hookconfig.Uninstall(o); err != nil || res.Changed {
