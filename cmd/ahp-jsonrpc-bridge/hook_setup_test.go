@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,12 +19,6 @@ func TestHookInstallDoctorUninstall(t *testing.T) {
 		t.Run(rt, func(t *testing.T) {
 			t.Parallel()
 			home, project := t.TempDir(), t.TempDir()
-			if rt == "codex" {
-				_ = os.MkdirAll(filepath.Join(home, ".codex"), 0o755)
-				if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte("[features]\ncodex_hooks = true\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
 			runBin := func(args ...string) (string, int) {
 				cmd := exec.CommandContext(context.Background(), bin, args...)
 				cmd.Env = append(childEnv(), "HOME="+home)

@@ -153,17 +153,16 @@ func doctorCline(r *Report, o Options) {
 func pitfalls(r *Report, o Options) {
 	switch o.Provider {
 	case adapter.Codex:
-		// Codex runs hooks only with the codex_hooks feature on, in config.toml.
-		found := false
+		// Hooks are on by default in current Codex; [features] hooks = false (or the deprecated
+		// codex_hooks = false) turns them off.
+		off := regexp.MustCompile(`(?m)^\s*(hooks|codex_hooks)\s*=\s*false`)
 		for _, dir := range []string{filepath.Join(o.Dir, ".codex"), filepath.Join(o.Home, ".codex")} {
-			data, err := os.ReadFile(filepath.Join(dir, "config.toml"))
-			if err == nil && regexp.MustCompile(`(?m)^\s*codex_hooks\s*=\s*true`).Match(data) {
-				found = true
+			path := filepath.Join(dir, "config.toml")
+			if off.Match([]byte(readString(path))) {
+				r.Problems = append(r.Problems, path+" turns hooks off ([features] hooks = false): Codex will not run them")
 			}
 		}
-		if !found {
-			r.Problems = append(r.Problems, "Codex runs hooks only with the feature flag on: add `codex_hooks = true` under [features] in ~/.codex/config.toml")
-		}
+		r.Notes = append(r.Notes, "Codex versions from before hooks were on by default need [features] hooks = true (older: codex_hooks = true) in ~/.codex/config.toml; project hooks load only in a trusted project, and Codex asks to review new hooks (/hooks)")
 	case adapter.Gemini:
 		data, err := os.ReadFile(r.Path)
 		if err == nil {

@@ -197,25 +197,38 @@ func TestDoctorFindsPitfalls(t *testing.T) {
 	if _, err := hookconfig.Install(o); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join(o.Home, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(o.Home, ".codex", "config.toml")
+	if err := os.WriteFile(config, []byte("model = \"o4\"\n[features]\nhooks = false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rep, err := hookconfig.Doctor(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "codex_hooks") {
-		t.Errorf("codex without the feature flag: %+v", rep.Problems)
+	if rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "turns hooks off") {
+		t.Errorf("codex with hooks off: %+v", rep.Problems)
 	}
-	if err := os.MkdirAll(filepath.Join(o.Home, ".codex"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(o.Home, ".codex", "config.toml"), []byte("[features]\ncodex_hooks = true\n"), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte("[features]\nhooks = true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rep, _ = hookconfig.Doctor(context.Background(), o)
-	if strings.Contains(strings.Join(rep.Problems, "\n"), "codex_hooks") {
-		t.Errorf("flag on, still reported: %v", rep.Problems)
+	if strings.Contains(strings.Join(rep.Problems, "\n"), "turns hooks off") {
+		t.Errorf("hooks on, still reported: %v", rep.Problems)
 	}
 	// The configured program does not exist here.
 	if !strings.Contains(strings.Join(rep.Problems, "\n"), "not found") || rep.Test == nil || rep.Test.Err == "" {
 		t.Errorf("missing program not reported: %+v %+v", rep.Problems, rep.Test)
+	}
+	// A Gemini CLI configuration without tools.enableHooks gets the note.
+	g := options(t, adapter.Gemini)
+	if _, err := hookconfig.Install(g); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = hookconfig.Doctor(context.Background(), g)
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "enableHooks") {
+		t.Errorf("gemini notes: %v", rep.Notes)
 	}
 }
