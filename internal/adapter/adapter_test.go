@@ -478,6 +478,14 @@ func TestUsageExit(t *testing.T) {
 		{`{"hook_event_name":"SessionEnd","reason":"other"}`, 1},
 		{`{"hook_event_name":"Notification"}`, 1},
 		{`{"hook_event_name":""}`, 2},
+		// The other runtimes' event fields: decided events block, recorded ones do not.
+		{`{"agent_action_name":"pre_run_command","tool_info":{"command_line":"ls"}}`, 2},
+		{`{"agent_action_name":"post_run_command"}`, 1},
+		{`{"hookName":"PreToolUse","preToolUse":{"toolName":"execute_command"}}`, 2},
+		{`{"hookName":"TaskStart"}`, 1},
+		{`{"hookEventName":"SessionStart"}`, 1},
+		{`{"hook_event_name":"beforeShellExecution","command":"ls"}`, 2},
+		{`{"hook_event_name":"afterFileEdit"}`, 1},
 		{`not json`, 2},
 		{``, 2},
 	}
