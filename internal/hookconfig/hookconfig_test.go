@@ -117,15 +117,18 @@ func TestInstallIntoNothingAndUninstallLeavesNothing(t *testing.T) {
 }
 
 func TestInstallRefusesAFileItCannotParse(t *testing.T) {
-	for _, text := range []string{"{\"hooks\": {}, // mine\n}", `{"hooks": []}`, `[1]`, `{"a": 1`} {
+	for _, text := range []string{"{\"hooks\": {}, // mine\n}", "{\"a\": \"x//y\", /* c */ \"b\": [1,],}", `{"hooks": []}`, `[1]`, `{"a": 1`} {
 		o := options(t, adapter.ClaudeCode)
 		path, _ := hookconfig.Path(o)
 		_ = os.MkdirAll(filepath.Dir(path), 0o755)
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := hookconfig.Install(o); err == nil {
+		_, err := hookconfig.Install(o)
+		if err == nil {
 			t.Errorf("install into %q succeeded", text)
+		} else if strings.Contains(text, "//") && !strings.Contains(err.Error(), "JSONC") {
+			t.Errorf("a commented file: %v, want it named JSONC", err)
 		}
 		if got, _ := os.ReadFile(path); string(got) != text {
 			t.Errorf("the file changed to %q", got)

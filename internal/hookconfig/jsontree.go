@@ -76,9 +76,18 @@ func (o *object) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// parseObject parses one JSON object (strict JSON: a file with comments or trailing commas is
-// refused, so it is never rewritten without them).
+// parseObject parses one JSON object. Strict JSON only: a file with comments or trailing commas
+// (JSONC, which Gemini CLI and VS Code accept) is refused with an error saying so, because writing
+// it back would drop them.
 func parseObject(data []byte) (*object, error) {
+	o, err := parseStrict(data)
+	if err != nil && json.Valid(stripJSONC(data)) {
+		return nil, errors.New("it has comments or trailing commas (JSONC), which rewriting it would lose; add the hooks by hand, or remove them and run again")
+	}
+	return o, err
+}
+
+func parseStrict(data []byte) (*object, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := parseValue(dec)
@@ -164,4 +173,54 @@ func indent(o *object) ([]byte, error) {
 	}
 	b.WriteByte('\n')
 	return b.Bytes(), nil
+}
+
+// stripJSONC removes // and /* */ comments outside strings and commas before a closing bracket,
+// only to tell a JSONC file from a broken one.
+func stripJSONC(data []byte) []byte {
+	out := make([]byte, 0, len(data))
+	inString := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inString:
+			out = append(out, c)
+			if c == '\\' && i+1 < len(data) {
+				i++
+				out = append(out, data[i])
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+			out = append(out, c)
+		case c == '/' && i+1 < len(data) && data[i+1] == '/':
+			for i < len(data) && data[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(data) && data[i+1] == '*':
+			i += 2
+			for i+1 < len(data) && (data[i] != '*' || data[i+1] != '/') {
+				i++
+			}
+			i++
+		default:
+			out = append(out, c)
+		}
+	}
+	// Trailing commas: a comma followed only by space before } or ].
+	res := make([]byte, 0, len(out))
+	for i := 0; i < len(out); i++ {
+		if out[i] == ',' {
+			j := i + 1
+			for j < len(out) && (out[j] == ' ' || out[j] == '\t' || out[j] == '\n' || out[j] == '\r') {
+				j++
+			}
+			if j < len(out) && (out[j] == '}' || out[j] == ']') {
+				continue
+			}
+		}
+		res = append(res, out[i])
+	}
+	return res
 }
