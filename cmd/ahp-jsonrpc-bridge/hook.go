@@ -13,6 +13,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/adapter"
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli"
+	"github.com/ahp-gateway/ahp/internal/hookconfig"
 	"github.com/ahp-gateway/ahp/internal/transport"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 )
@@ -169,7 +170,7 @@ func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, 
 	} else {
 		defer closeBackend(log, closer)
 	}
-	a, err := cfg.adapter(clients, startErr, log)
+	a, err := cfg.adapter(clients, startErr, log, hookconfig.MCPServerNames(cfg.provider, getenv))
 	if err != nil {
 		log.Error("cannot start the hook adapter", "error", err)
 		return 1
@@ -178,8 +179,8 @@ func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, 
 }
 
 // adapter builds the hook adapter over clients; startErr is why there are none (see
-// adapter.Config).
-func (cfg *hookConfig) adapter(clients bridge.Clients, startErr error, log *slog.Logger) (*adapter.Adapter, error) {
+// adapter.Config); mcpServers are the runtime's MCP server names (hookconfig.MCPServerNames).
+func (cfg *hookConfig) adapter(clients bridge.Clients, startErr error, log *slog.Logger, mcpServers []string) (*adapter.Adapter, error) {
 	return adapter.New(adapter.Config{
 		Provider:      cfg.provider,
 		Clients:       clients,
@@ -188,6 +189,7 @@ func (cfg *hookConfig) adapter(clients bridge.Clients, startErr error, log *slog
 		FailurePolicy: cfg.failurePolicy,
 		IncludeNative: cfg.includeNative,
 		Event:         cfg.event,
+		MCPServers:    mcpServers,
 		MaxInputBytes: cfg.maxMessageBytes,
 		Logger:        log,
 	})
@@ -202,7 +204,7 @@ func serveHookHTTP(ctx context.Context, cfg *hookConfig, log *slog.Logger, geten
 		return 1
 	}
 	defer closeBackend(log, closer)
-	a, err := cfg.adapter(clients, nil, log)
+	a, err := cfg.adapter(clients, nil, log, hookconfig.MCPServerNames(cfg.provider, getenv))
 	if err != nil {
 		log.Error("cannot start the hook adapter", "error", err)
 		return 1

@@ -85,7 +85,7 @@ func init() {
 	formats[Copilot] = &format{
 		eventFields: []string{fieldEventName, "hookEventName"}, events: ev, order: order,
 		toolNameField: fieldToolName, toolInputField: fieldToolInput,
-		read: readCopilot, write: writeCopilot, stableCallIDs: true,
+		read: readCopilot, write: writeCopilot, stableCallIDs: true, mcpPrefixed: true,
 		kinds: kindTable(map[ahpv1.ToolKind][]string{
 			kindShell:                           {"powershell", "runInTerminal", "run_in_terminal"},
 			kindFileRead:                        {"readFile"},

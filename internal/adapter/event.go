@@ -28,6 +28,9 @@ type Options struct {
 	// Event names the hook event when the input does not (Copilot's camelCase payloads carry no
 	// event name; the hook command says which event it is registered for, with --event).
 	Event string
+	// MCPServers are the names of the MCP servers the runtime is configured with, for runtimes
+	// that name an MCP tool "<server>-<tool>" (Copilot), where the split needs to know them.
+	MCPServers []string
 }
 
 // Request is one native hook input mapped onto the canonical API.
@@ -180,6 +183,10 @@ func Map(p Provider, body []byte, opts Options) (*Request, error) {
 		if tool.Mcp == nil {
 			if server, mcpTool, ok := names.SplitMCPToolName(t.name); ok {
 				tool.Mcp = &ahpv1.McpTool{Server: server, Tool: mcpTool}
+			} else if f.mcpPrefixed {
+				if server, mcpTool, ok := splitServerPrefix(t.name, opts.MCPServers); ok {
+					tool.Mcp = &ahpv1.McpTool{Server: server, Tool: mcpTool}
+				}
 			}
 		}
 		if tool.Mcp != nil {

@@ -33,6 +33,8 @@ type format struct {
 	kinds map[string]ahpv1.ToolKind
 	// stableCallIDs: the runtime gives no call id, so one is derived from the call itself.
 	stableCallIDs bool
+	// mcpPrefixed: the runtime names MCP tools "<server>-<tool>" (Options.MCPServers).
+	mcpPrefixed bool
 }
 
 // formats holds every provider's format; each runtime's file registers its own.
@@ -142,6 +144,20 @@ func stableCallID(p Provider, session, scope, tool string, input map[string]any)
 		h.Write([]byte{0})
 	}
 	return "call-" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// splitServerPrefix splits "<server>-<tool>" for the longest server of servers that prefixes
+// name. Server names may hold "-" themselves, so the split needs to know them.
+func splitServerPrefix(name string, servers []string) (server, tool string, ok bool) {
+	for _, s := range servers {
+		if len(s) > len(server) && len(name) > len(s)+1 && strings.HasPrefix(name, s) && name[len(s)] == '-' {
+			server = s
+		}
+	}
+	if server == "" {
+		return "", "", false
+	}
+	return server, name[len(server)+1:], true
 }
 
 // kindTable builds a format's tool-name table from kind → names.

@@ -44,7 +44,8 @@ import (
 //	failurePolicy   fail-closed (default) or fail-open
 //	failure         make the backend fail: unavailable (connection refused), deadline_exceeded
 //	                (it never answers), not_started (the clients could not be made)
-//	event           the --event option (for inputs that name no event)
+//	eventOption     the --event option (for inputs that name no event)
+//	mcpServers      the runtime's configured MCP server names (Copilot's "<server>-<tool>")
 //
 // and an expected part, which `go test ./internal/adapter -run Golden -update` rewrites from what
 // the code does (review the diff before committing it):
@@ -72,6 +73,7 @@ type goldenCase struct {
 	FailurePolicy string          `json:"failurePolicy,omitempty"`
 	Failure       string          `json:"failure,omitempty"`
 	EventOption   string          `json:"eventOption,omitempty"`
+	MCPServers    []string        `json:"mcpServers,omitempty"`
 
 	Event      json.RawMessage `json:"event,omitempty"`
 	MapError   string          `json:"mapError,omitempty"`
@@ -106,7 +108,7 @@ func (c *goldenCase) failurePolicy(t testing.TB) bridge.FailurePolicy {
 }
 
 func (c *goldenCase) options() Options {
-	return Options{ID: "evt-" + c.name, Now: goldenTime, IncludeNative: c.IncludeNative, Event: c.EventOption}
+	return Options{ID: "evt-" + c.name, Now: goldenTime, IncludeNative: c.IncludeNative, Event: c.EventOption, MCPServers: c.MCPServers}
 }
 
 // stdout is the expected hook output, compact, or nil for none.
@@ -331,6 +333,7 @@ func (be *backend) adapterFor(t testing.TB, c *goldenCase) *Adapter {
 		FailurePolicy: c.failurePolicy(t),
 		IncludeNative: c.IncludeNative,
 		Event:         c.EventOption,
+		MCPServers:    c.MCPServers,
 		Now:           func() time.Time { return goldenTime },
 		// Unique ids: cases with equal content must not be answered as replays of each other.
 		NewID: func() string { return fmt.Sprintf("evt-%s-%d", c.name, be.ids.Add(1)) },

@@ -235,3 +235,25 @@ func TestDoctorFindsPitfalls(t *testing.T) {
 		t.Errorf("gemini notes: %v", rep.Notes)
 	}
 }
+
+func TestMCPServerNames(t *testing.T) {
+	home := t.TempDir()
+	env := func(k string) string { return map[string]string{"HOME": home}[k] }
+	if got := hookconfig.MCPServerNames(adapter.Copilot, env); len(got) != 1 || got[0] != "github-mcp-server" {
+		t.Errorf("no config: %v", got)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".copilot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"mcpServers": {"prod-db": {"type": "local", "command": "x"}, "github-mcp-server": {}}}`
+	if err := os.WriteFile(filepath.Join(home, ".copilot", "mcp-config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := hookconfig.MCPServerNames(adapter.Copilot, env)
+	if len(got) != 2 || got[0] != "github-mcp-server" || got[1] != "prod-db" {
+		t.Errorf("with config: %v", got)
+	}
+	if got := hookconfig.MCPServerNames(adapter.Cursor, env); got != nil {
+		t.Errorf("cursor: %v", got)
+	}
+}
