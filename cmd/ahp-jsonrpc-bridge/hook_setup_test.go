@@ -19,18 +19,10 @@ func TestHookInstallDoctorUninstall(t *testing.T) {
 		t.Run(rt, func(t *testing.T) {
 			t.Parallel()
 			home, project := t.TempDir(), t.TempDir()
+			env := append(childEnv(), "HOME="+home)
 			runBin := func(args ...string) (string, int) {
-				cmd := exec.CommandContext(context.Background(), bin, args...)
-				cmd.Env = append(childEnv(), "HOME="+home)
-				var out bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &out
-				err := cmd.Run()
-				if ee, ok := err.(*exec.ExitError); ok {
-					return out.String(), ee.ExitCode()
-				} else if err != nil {
-					t.Fatal(err)
-				}
-				return out.String(), 0
+				stdout, stderr, code := runProcess(t, bin, args, env, "")
+				return stdout + stderr, code
 			}
 			if out, code := runBin("hook", "install", rt, "--project", project); code != 0 || !strings.Contains(out, "hook installed") {
 				t.Fatalf("install: exit %d\n%s", code, out)
@@ -52,43 +44,55 @@ func TestHookInstallDoctorUninstall(t *testing.T) {
 	}
 }
 
-// TestHookDenialPerRuntime runs a destructive shell command through the built binary as each
-// runtime's hook, with the built-in default policy, and checks it is refused in that runtime's
-// terms.
+// runProcess runs bin with args, env and stdin, and returns its stdout, stderr and exit status.
+func runProcess(tb testing.TB, bin string, args, env []string, stdin string) (string, string, int) {
+	tb.Helper()
+	cmd := exec.CommandContext(context.Background(), bin, args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		tb.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// runtimeDenials are each runtime's own before-tool event for `rm -rf /`, which the built-in
+// default policy denies, with the answer that says so in the runtime's terms.
+var runtimeDenials = []struct {
+	name, runtime, input string
+	args                 []string
+	exit                 int
+	want                 string
+}{
+	{"claude-code", "claude-code", claudePreToolUse("rm -rf /"), nil, 0, `"permissionDecision":"deny"`},
+	{"codex", "codex", claudePreToolUse("rm -rf /"), nil, 0, `"permissionDecision":"deny"`},
+	{"cursor", "cursor", `{"hook_event_name":"beforeShellExecution","conversation_id":"c1","generation_id":"g1","command":"rm -rf /","cwd":"/"}`, nil, 0, `"permission":"deny"`},
+	{"gemini", "gemini", `{"hook_event_name":"BeforeTool","session_id":"s1","cwd":"/","tool_name":"run_shell_command","tool_input":{"command":"rm -rf /"}}`, nil, 0, `"decision":"deny"`},
+	{"copilot", "copilot", `{"hook_event_name":"PreToolUse","session_id":"s1","cwd":"/","tool_name":"bash","tool_input":{"command":"rm -rf /"}}`, nil, 0, `"permissionDecision":"deny"`},
+	{"copilot-camelcase", "copilot", `{"toolName":"bash","toolArgs":"{\"command\":\"rm -rf /\"}","cwd":"/","timestamp":1}`, []string{"--event", "preToolUse"}, 0, `"permissionDecision":"deny"`},
+	{"factory", "factory", `{"hookEventName":"PreToolUse","sessionId":"s1","cwd":"/","tool_name":"Execute","tool_input":{"command":"rm -rf /"}}`, nil, 0, `"permissionDecision":"deny"`},
+	{"windsurf", "windsurf", `{"agent_action_name":"pre_run_command","trajectory_id":"t1","execution_id":"e1","tool_info":{"command_line":"rm -rf /","cwd":"/"}}`, nil, 2, ``},
+	{"cline", "cline", `{"hookName":"PreToolUse","taskId":"t1","preToolUse":{"toolName":"execute_command","parameters":{"command":"rm -rf /"}}}`, nil, 0, `"cancel":true`},
+}
+
+// TestHookDenialPerRuntime runs runtimeDenials through the built binary with the built-in default
+// policy: each is refused in its runtime's terms (Windsurf's by exit 2 with the reason on stderr).
 func TestHookDenialPerRuntime(t *testing.T) {
 	bin := needBinary(t)
-	cases := []struct {
-		runtime, input string
-		args           []string
-		exit           int
-		want           string
-	}{
-		{"cursor", `{"hook_event_name":"beforeShellExecution","conversation_id":"c1","generation_id":"g1","command":"rm -rf /","cwd":"/"}`, nil, 0, `"permission":"deny"`},
-		{"gemini", `{"hook_event_name":"BeforeTool","session_id":"s1","cwd":"/","tool_name":"run_shell_command","tool_input":{"command":"rm -rf /"}}`, nil, 0, `"decision":"deny"`},
-		{"copilot", `{"toolName":"bash","toolArgs":"{\"command\":\"rm -rf /\"}","cwd":"/","timestamp":1}`, []string{"--event", "preToolUse"}, 0, `"permissionDecision":"deny"`},
-		{"factory", `{"hookEventName":"PreToolUse","sessionId":"s1","cwd":"/","tool_name":"Execute","tool_input":{"command":"rm -rf /"}}`, nil, 0, `"permissionDecision":"deny"`},
-		{"windsurf", `{"agent_action_name":"pre_run_command","trajectory_id":"t1","execution_id":"e1","tool_info":{"command_line":"rm -rf /","cwd":"/"}}`, nil, 2, ``},
-		{"cline", `{"hookName":"PreToolUse","taskId":"t1","preToolUse":{"toolName":"execute_command","parameters":{"command":"rm -rf /"}}}`, nil, 0, `"cancel":true`},
-	}
-	for _, c := range cases {
-		t.Run(c.runtime, func(t *testing.T) {
+	for _, c := range runtimeDenials {
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.CommandContext(context.Background(), bin, append([]string{"hook", c.runtime}, c.args...)...)
-			cmd.Env = childEnv()
-			cmd.Stdin = strings.NewReader(c.input)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
+			stdout, stderr, code := runProcess(t, bin, append([]string{"hook", c.runtime}, c.args...), childEnv(), c.input)
+			if code != c.exit || !strings.Contains(stdout, c.want) {
+				t.Errorf("exit %d stdout %q stderr %q; want exit %d with %s", code, stdout, stderr, c.exit, c.want)
 			}
-			if code != c.exit || !strings.Contains(stdout.String(), c.want) {
-				t.Errorf("exit %d stdout %q stderr %q; want exit %d with %s", code, stdout.String(), stderr.String(), c.exit, c.want)
-			}
-			if c.exit == 2 && strings.TrimSpace(stderr.String()) == "" {
+			if c.exit == 2 && strings.TrimSpace(stderr) == "" {
 				t.Error("exit 2 without a reason on stderr")
 			}
 		})
@@ -96,32 +100,16 @@ func TestHookDenialPerRuntime(t *testing.T) {
 }
 
 // BenchmarkHookRuntimeStartAndAnswer is what each runtime pays per decided event with a command
-// hook: start the binary, write the runtime's own before-tool event for `rm -rf /`, wait for the
-// exit (the runtimes read the answer and the exit status then) and check the denial. ns/op is the
-// mean; p50-ns and p99-ns the percentiles. "embedded" runs the decision core in the hook process
-// (default policy); "upstream" asks an ahp-server on loopback. Measured, not asserted
-// (docs/performance.md).
+// hook: start the binary, write runtimeDenials' event, wait for the exit (the runtimes read the
+// answer and the exit status then) and check the denial. ns/op is the mean; p50-ns and p99-ns the
+// percentiles. "embedded" runs the decision core in the hook process (default policy); "upstream"
+// asks an ahp-server on loopback. Measured, not asserted (docs/performance.md).
 func BenchmarkHookRuntimeStartAndAnswer(b *testing.B) {
 	bin := needBinary(b)
 	up := startUpstream(b)
-	runtimes := []struct {
-		name, input string
-		args        []string
-		exit        int
-		want        string
-	}{
-		{"claude-code", claudePreToolUse("rm -rf /"), nil, 0, `"permissionDecision":"deny"`},
-		{"codex", claudePreToolUse("rm -rf /"), nil, 0, `"permissionDecision":"deny"`},
-		{"cursor", `{"hook_event_name":"beforeShellExecution","conversation_id":"c1","generation_id":"g1","command":"rm -rf /","cwd":"/"}`, nil, 0, `"permission":"deny"`},
-		{"gemini", `{"hook_event_name":"BeforeTool","session_id":"s1","cwd":"/","tool_name":"run_shell_command","tool_input":{"command":"rm -rf /"}}`, nil, 0, `"decision":"deny"`},
-		{"copilot", `{"hook_event_name":"PreToolUse","session_id":"s1","cwd":"/","tool_name":"bash","tool_input":{"command":"rm -rf /"}}`, nil, 0, `"permissionDecision":"deny"`},
-		{"factory", `{"hookEventName":"PreToolUse","sessionId":"s1","cwd":"/","tool_name":"Execute","tool_input":{"command":"rm -rf /"}}`, nil, 0, `"permissionDecision":"deny"`},
-		{"windsurf", `{"agent_action_name":"pre_run_command","trajectory_id":"t1","execution_id":"e1","tool_info":{"command_line":"rm -rf /","cwd":"/"}}`, nil, 2, ``},
-		{"cline", `{"hookName":"PreToolUse","taskId":"t1","preToolUse":{"toolName":"execute_command","parameters":{"command":"rm -rf /"}}}`, nil, 0, `"cancel":true`},
-	}
 	for _, mode := range []string{"embedded", "upstream"} {
-		for _, rt := range runtimes {
-			args := append([]string{"hook", rt.name}, rt.args...)
+		for _, rt := range runtimeDenials {
+			args := append([]string{"hook", rt.runtime}, rt.args...)
 			if mode == "upstream" {
 				args = append(args, "-upstream", up, "-failure-policy", "fail-closed")
 			}
@@ -129,21 +117,10 @@ func BenchmarkHookRuntimeStartAndAnswer(b *testing.B) {
 				took := make([]time.Duration, 0, b.N)
 				for i := 0; i < b.N; i++ {
 					start := time.Now()
-					cmd := exec.Command(bin, args...)
-					cmd.Env = childEnv()
-					cmd.Stdin = strings.NewReader(rt.input)
-					var stdout bytes.Buffer
-					cmd.Stdout = &stdout
-					err := cmd.Run()
+					stdout, _, code := runProcess(b, bin, args, childEnv(), rt.input)
 					took = append(took, time.Since(start))
-					code := 0
-					if ee, ok := err.(*exec.ExitError); ok {
-						code = ee.ExitCode()
-					} else if err != nil {
-						b.Fatal(err)
-					}
-					if code != rt.exit || !strings.Contains(stdout.String(), rt.want) {
-						b.Fatalf("exit %d, stdout %q", code, stdout.String())
+					if code != rt.exit || !strings.Contains(stdout, rt.want) {
+						b.Fatalf("exit %d, stdout %q", code, stdout)
 					}
 				}
 				slices.Sort(took)
