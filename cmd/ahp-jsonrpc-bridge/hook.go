@@ -170,7 +170,7 @@ func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, 
 	} else {
 		defer closeBackend(log, closer)
 	}
-	a, err := cfg.adapter(clients, startErr, log, hookconfig.MCPServerNames(cfg.provider, getenv))
+	a, err := cfg.adapter(clients, startErr, log, mcpConfig(cfg.provider, getenv))
 	if err != nil {
 		log.Error("cannot start the hook adapter", "error", err)
 		return 1
@@ -179,8 +179,8 @@ func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, 
 }
 
 // adapter builds the hook adapter over clients; startErr is why there are none (see
-// adapter.Config); mcpServers are the runtime's MCP server names (hookconfig.MCPServerNames).
-func (cfg *hookConfig) adapter(clients bridge.Clients, startErr error, log *slog.Logger, mcpServers []string) (*adapter.Adapter, error) {
+// adapter.Config); mcp is what the runtime's MCP configuration says (hookconfig.MCP).
+func (cfg *hookConfig) adapter(clients bridge.Clients, startErr error, log *slog.Logger, mcp adapter.MCPConfig) (*adapter.Adapter, error) {
 	return adapter.New(adapter.Config{
 		Provider:      cfg.provider,
 		Clients:       clients,
@@ -189,10 +189,17 @@ func (cfg *hookConfig) adapter(clients bridge.Clients, startErr error, log *slog
 		FailurePolicy: cfg.failurePolicy,
 		IncludeNative: cfg.includeNative,
 		Event:         cfg.event,
-		MCPServers:    mcpServers,
+		MCP:           mcp,
 		MaxInputBytes: cfg.maxMessageBytes,
 		Logger:        log,
 	})
+}
+
+// mcpConfig reads the runtime's MCP server names from its configuration, the project's being the
+// working directory's.
+func mcpConfig(p adapter.Provider, getenv func(string) string) adapter.MCPConfig {
+	dir, _ := os.Getwd()
+	return hookconfig.MCP(p, getenv, dir)
 }
 
 // serveHookHTTP serves the HTTP form until ctx is done. Unlike a per-event hook, a server whose
@@ -204,7 +211,7 @@ func serveHookHTTP(ctx context.Context, cfg *hookConfig, log *slog.Logger, geten
 		return 1
 	}
 	defer closeBackend(log, closer)
-	a, err := cfg.adapter(clients, nil, log, hookconfig.MCPServerNames(cfg.provider, getenv))
+	a, err := cfg.adapter(clients, nil, log, mcpConfig(cfg.provider, getenv))
 	if err != nil {
 		log.Error("cannot start the hook adapter", "error", err)
 		return 1

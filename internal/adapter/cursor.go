@@ -106,7 +106,8 @@ func readCursor(spec *eventSpec, rest fieldMap) (*fields, error) {
 		t.output, t.hasOutput = rest.takeAny("tool_output", fieldToolResponse, "result_json")
 	}
 	if spec.kind == kindMCP {
-		// Cursor names the server by how it is reached: its url, or the command that starts it.
+		// Cursor names the server by how it is reached: its url, or the command that starts it;
+		// Map replaces that with the server's name when MCPConfig.Endpoints knows it.
 		server, _ := rest["server"].(string)
 		if server == "" {
 			server, _ = rest["url"].(string)

@@ -28,9 +28,19 @@ type Options struct {
 	// Event names the hook event when the input does not (Copilot's camelCase payloads carry no
 	// event name; the hook command says which event it is registered for, with --event).
 	Event string
-	// MCPServers are the names of the MCP servers the runtime is configured with, for runtimes
-	// that name an MCP tool "<server>-<tool>" (Copilot), where the split needs to know them.
-	MCPServers []string
+	// MCP is what the runtime's MCP configuration says about its servers, for runtimes whose hook
+	// input does not name the server plainly.
+	MCP MCPConfig
+}
+
+// MCPConfig is what a runtime's MCP configuration says about its servers.
+type MCPConfig struct {
+	// Servers are the configured server names, for runtimes that name an MCP tool
+	// "<server>-<tool>" (Copilot), where the split needs to know them.
+	Servers []string
+	// Endpoints maps how a server is reached — its url, or its command line — to its name, for
+	// runtimes whose hook input gives only that (Cursor).
+	Endpoints map[string]string
 }
 
 // Request is one native hook input mapped onto the canonical API.
@@ -184,13 +194,16 @@ func Map(p Provider, body []byte, opts Options) (*Request, error) {
 			if server, mcpTool, ok := names.SplitMCPToolName(t.name); ok {
 				tool.Mcp = &ahpv1.McpTool{Server: server, Tool: mcpTool}
 			} else if f.mcpPrefixed {
-				if server, mcpTool, ok := splitServerPrefix(t.name, opts.MCPServers); ok {
+				if server, mcpTool, ok := splitServerPrefix(t.name, opts.MCP.Servers); ok {
 					tool.Mcp = &ahpv1.McpTool{Server: server, Tool: mcpTool}
 				}
 			}
 		}
 		if tool.Mcp != nil {
 			tool.Kind = ahpv1.ToolKind_TOOL_KIND_MCP
+			if name, ok := opts.MCP.Endpoints[tool.Mcp.Server]; ok && name != "" {
+				tool.Mcp.Server = name // the endpoint stays in the payload (url, command)
+			}
 		}
 		if t.input != nil {
 			if tool.Input, err = structpb.NewStruct(t.input); err != nil {

@@ -33,7 +33,7 @@ type format struct {
 	kinds map[string]ahpv1.ToolKind
 	// stableCallIDs: the runtime gives no call id, so one is derived from the call itself.
 	stableCallIDs bool
-	// mcpPrefixed: the runtime names MCP tools "<server>-<tool>" (Options.MCPServers).
+	// mcpPrefixed: the runtime names MCP tools "<server>-<tool>" (MCPConfig.Servers).
 	mcpPrefixed bool
 }
 

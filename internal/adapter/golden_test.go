@@ -46,6 +46,7 @@ import (
 //	                (it never answers), not_started (the clients could not be made)
 //	eventOption     the --event option (for inputs that name no event)
 //	mcpServers      the runtime's configured MCP server names (Copilot's "<server>-<tool>")
+//	mcpEndpoints    the runtime's MCP servers by url or command line (Cursor)
 //
 // and an expected part, which `go test ./internal/adapter -run Golden -update` rewrites from what
 // the code does (review the diff before committing it):
@@ -66,14 +67,15 @@ var update = flag.Bool("update", false, "rewrite the expected part of the golden
 var goldenTime = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 
 type goldenCase struct {
-	Description   string          `json:"description"`
-	Input         json.RawMessage `json:"input,omitempty"`
-	InputText     string          `json:"inputText,omitempty"`
-	IncludeNative bool            `json:"includeNative,omitempty"`
-	FailurePolicy string          `json:"failurePolicy,omitempty"`
-	Failure       string          `json:"failure,omitempty"`
-	EventOption   string          `json:"eventOption,omitempty"`
-	MCPServers    []string        `json:"mcpServers,omitempty"`
+	Description   string            `json:"description"`
+	Input         json.RawMessage   `json:"input,omitempty"`
+	InputText     string            `json:"inputText,omitempty"`
+	IncludeNative bool              `json:"includeNative,omitempty"`
+	FailurePolicy string            `json:"failurePolicy,omitempty"`
+	Failure       string            `json:"failure,omitempty"`
+	EventOption   string            `json:"eventOption,omitempty"`
+	MCPServers    []string          `json:"mcpServers,omitempty"`
+	MCPEndpoints  map[string]string `json:"mcpEndpoints,omitempty"`
 
 	Event      json.RawMessage `json:"event,omitempty"`
 	MapError   string          `json:"mapError,omitempty"`
@@ -96,6 +98,10 @@ func (c *goldenCase) body() []byte {
 	return c.Input
 }
 
+func (c *goldenCase) mcp() MCPConfig {
+	return MCPConfig{Servers: c.MCPServers, Endpoints: c.MCPEndpoints}
+}
+
 func (c *goldenCase) failurePolicy(t testing.TB) bridge.FailurePolicy {
 	if c.FailurePolicy == "" {
 		return bridge.FailClosed
@@ -108,7 +114,7 @@ func (c *goldenCase) failurePolicy(t testing.TB) bridge.FailurePolicy {
 }
 
 func (c *goldenCase) options() Options {
-	return Options{ID: "evt-" + c.name, Now: goldenTime, IncludeNative: c.IncludeNative, Event: c.EventOption, MCPServers: c.MCPServers}
+	return Options{ID: "evt-" + c.name, Now: goldenTime, IncludeNative: c.IncludeNative, Event: c.EventOption, MCP: c.mcp()}
 }
 
 // stdout is the expected hook output, compact, or nil for none.
@@ -333,7 +339,7 @@ func (be *backend) adapterFor(t testing.TB, c *goldenCase) *Adapter {
 		FailurePolicy: c.failurePolicy(t),
 		IncludeNative: c.IncludeNative,
 		Event:         c.EventOption,
-		MCPServers:    c.MCPServers,
+		MCP:           c.mcp(),
 		Now:           func() time.Time { return goldenTime },
 		// Unique ids: cases with equal content must not be answered as replays of each other.
 		NewID: func() string { return fmt.Sprintf("evt-%s-%d", c.name, be.ids.Add(1)) },

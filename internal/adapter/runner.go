@@ -65,8 +65,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Event names the hook event for inputs that do not (Options.Event).
 	Event string
-	// MCPServers are the runtime's configured MCP server names (Options.MCPServers).
-	MCPServers []string
+	// MCP is what the runtime's MCP configuration says about its servers (Options.MCP).
+	MCP MCPConfig
 	// Now and NewID give event times and ids (default time.Now and UUIDv7); tests fix them.
 	Now   func() time.Time
 	NewID func() string
@@ -147,7 +147,7 @@ func (a *Adapter) Handle(ctx context.Context, body []byte) (res Result) {
 			res = Result{Exit: 1, Stderr: "ahp-jsonrpc-bridge hook: internal error", Status: http.StatusInternalServerError}
 		}
 	}()
-	req, err := Map(a.cfg.Provider, body, Options{ID: a.cfg.NewID(), Now: a.cfg.Now(), IncludeNative: a.cfg.IncludeNative, Event: a.cfg.Event, MCPServers: a.cfg.MCPServers})
+	req, err := Map(a.cfg.Provider, body, Options{ID: a.cfg.NewID(), Now: a.cfg.Now(), IncludeNative: a.cfg.IncludeNative, Event: a.cfg.Event, MCP: a.cfg.MCP})
 	if err != nil {
 		return a.unreadable(err)
 	}

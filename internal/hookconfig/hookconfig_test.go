@@ -236,24 +236,42 @@ func TestDoctorFindsPitfalls(t *testing.T) {
 	}
 }
 
-func TestMCPServerNames(t *testing.T) {
-	home := t.TempDir()
+func TestMCP(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
 	env := func(k string) string { return map[string]string{"HOME": home}[k] }
-	if got := hookconfig.MCPServerNames(adapter.Copilot, env); len(got) != 1 || got[0] != "github-mcp-server" {
-		t.Errorf("no config: %v", got)
+	if got := hookconfig.MCP(adapter.Copilot, env, project); len(got.Servers) != 1 || got.Servers[0] != "github-mcp-server" {
+		t.Errorf("copilot, no config: %+v", got)
 	}
-	if err := os.MkdirAll(filepath.Join(home, ".copilot"), 0o755); err != nil {
-		t.Fatal(err)
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	cfg := `{"mcpServers": {"prod-db": {"type": "local", "command": "x"}, "github-mcp-server": {}}}`
-	if err := os.WriteFile(filepath.Join(home, ".copilot", "mcp-config.json"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
+	write(filepath.Join(home, ".copilot", "mcp-config.json"), `{"mcpServers": {"prod-db": {"type": "local", "command": "x"}, "github-mcp-server": {}}}`)
+	if got := hookconfig.MCP(adapter.Copilot, env, project); len(got.Servers) != 2 || got.Servers[1] != "prod-db" {
+		t.Errorf("copilot: %+v", got)
 	}
-	got := hookconfig.MCPServerNames(adapter.Copilot, env)
-	if len(got) != 2 || got[0] != "github-mcp-server" || got[1] != "prod-db" {
-		t.Errorf("with config: %v", got)
+	write(filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"db": {"url": "https://prod-db.internal/mcp"}, "gh": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]}}}`)
+	write(filepath.Join(project, ".cursor", "mcp.json"), `{"mcpServers": {"prod-db": {"url": "https://prod-db.internal/mcp"}}}`)
+	got := hookconfig.MCP(adapter.Cursor, env, project)
+	for endpoint, want := range map[string]string{
+		"https://prod-db.internal/mcp":                "prod-db", // the project's name wins
+		"npx -y @modelcontextprotocol/server-github": "gh",
+		"npx": "gh",
+	} {
+		if got.Endpoints[endpoint] != want {
+			t.Errorf("cursor %q: %q, want %q (%v)", endpoint, got.Endpoints[endpoint], want, got.Endpoints)
+		}
 	}
-	if got := hookconfig.MCPServerNames(adapter.Cursor, env); got != nil {
-		t.Errorf("cursor: %v", got)
+	write(filepath.Join(project, ".cursor", "mcp.json"), `{"mcpServers": `)
+	if got := hookconfig.MCP(adapter.Cursor, env, project); got.Endpoints["https://prod-db.internal/mcp"] != "db" {
+		t.Errorf("a broken project file is skipped: %v", got.Endpoints)
+	}
+	if got := hookconfig.MCP(adapter.Gemini, env, project); got.Servers != nil || got.Endpoints != nil {
+		t.Errorf("gemini: %+v", got)
 	}
 }
