@@ -259,7 +259,7 @@ func TestMCP(t *testing.T) {
 	write(filepath.Join(project, ".cursor", "mcp.json"), `{"mcpServers": {"prod-db": {"url": "https://prod-db.internal/mcp"}}}`)
 	got := hookconfig.MCP(adapter.Cursor, env, project)
 	for endpoint, want := range map[string]string{
-		"https://prod-db.internal/mcp":                "prod-db", // the project's name wins
+		"https://prod-db.internal/mcp":               "prod-db", // the project's name wins
 		"npx -y @modelcontextprotocol/server-github": "gh",
 		"npx": "gh",
 	} {
