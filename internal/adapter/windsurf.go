@@ -74,7 +74,7 @@ func readWindsurf(spec *eventSpec, rest fieldMap) (*fields, error) {
 		return fl, nil
 	}
 	t := &fl.tool
-	// execution_id names one action, before and after.
+	// execution_id is Windsurf's identifier of the action being executed.
 	t.callID = rest.take("execution_id")
 	switch spec.kind {
 	case kindShell:
