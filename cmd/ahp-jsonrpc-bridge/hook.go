@@ -13,6 +13,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/adapter"
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli"
+	"github.com/ahp-gateway/ahp/internal/hookconfig"
 	"github.com/ahp-gateway/ahp/internal/transport"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 )
@@ -27,12 +28,16 @@ type hookConfig struct {
 	httpAddr string
 	upstreamConfig
 	includeNative bool
+	event         string
 	logLevel      string
 	logFormat     string
 	log           *slog.Logger // built from logLevel and logFormat
 }
 
-const hookUsageHead = `Usage: ahp-jsonrpc-bridge hook claude-code|codex [flags]
+const hookUsageHead = `Usage: ahp-jsonrpc-bridge hook RUNTIME [flags]
+       ahp-jsonrpc-bridge hook install|uninstall|doctor RUNTIME [flags]   (see hook install -help)
+
+RUNTIME is claude-code, codex, cursor, gemini, copilot, factory, windsurf or cline.
 
 Runs as a native hook of an agent runtime that speaks neither AHP protocol. Per event (the
 default) it reads one hook input, the JSON the runtime writes on a command hook's stdin, asks the
@@ -41,25 +46,25 @@ the default: --policy FILE or the built-in default policy) — writes the runtim
 JSON on stdout and exits. With --http it serves the same over HTTP for Claude Code's "http" hook
 type: POST the hook input to any path, the answer is the hook output.
 
-  PreToolUse, PermissionRequest, UserPromptSubmit   decided (tool.before,
-                                                    tool.permission.request, model.request.before)
-  PostToolUse, SessionStart, SessionEnd, Stop       recorded (tool.after, session.start,
-                                                    session.end, turn.finish.before)
-  any other hook event                              not adapted: no output, exit 0
+Before-tool, prompt and permission events are decided (tool.before, model.request.before,
+tool.permission.request); after-tool, session, turn and compaction events are recorded; any other
+hook event is not adapted (no output, exit 0). docs/adapters.md has each runtime's table.
 
-A policy denial, ask or input change is JSON on stdout with exit status 0, in the runtime's terms
-(hookSpecificOutput.permissionDecision, decision.behavior, decision "block"); no policy opinion is
-no output, which leaves the runtime's own permission flow in charge. When no decision can be had
+A policy denial, ask or input change is answered in the runtime's terms (Claude Code's
+hookSpecificOutput.permissionDecision, Cursor's "permission", Gemini's "decision", Cline's
+"cancel", Windsurf's exit status 2); what a runtime cannot express falls back (an ask becomes a
+denial saying approval is required, unless the rule says otherwise). No policy opinion is no
+output, which leaves the runtime's own permission flow in charge. When no decision can be had
 (the backend is down, the deadline passes) --failure-policy answers: fail-closed denies with
 "Required policy backend unavailable.", fail-open says nothing; both are labelled for the user in
 systemMessage. See docs/adapters.md for settings snippets and the full mapping.
 
 Exit status (per event):
-  0  answered: the output, if any, is on stdout (a denial is an answer too)
+  0  answered: the output, if any, is on stdout (a denial is an answer too, except for Windsurf)
   1  an event not recorded, an unreadable input under fail-open, or bad usage while the event on
      stdin is one that is only recorded: the runtime reports it and goes on (non-blocking)
   2  bad usage, or an input that cannot be read at all under fail-closed: the runtime's blocking
-     error, with the reason on stderr
+     error, with the reason on stderr; for Windsurf also a denial (its only way to block)
 
 Logs go to stderr only. Every flag can also be set with the environment variable shown.
 
@@ -77,13 +82,14 @@ func parseHookFlags(args []string, stderr io.Writer, getenv func(string) string)
 		maxBytesDefault: adapter.DefaultMaxInputBytes,
 		shutdown:        "with -http: `duration` a stop waits for the requests in flight",
 	})
+	event := fs.String("event", "", "the hook `event` this command is registered for, for runtimes whose input does not name it (Copilot's camelCase events, e.g. preToolUse)", "AHP_BRIDGE_HOOK_EVENT")
 	includeNative := fs.Bool("include-native", false, "also send the whole hook input as the event's native payload (native.provider, native.event_name, native.payload)", "AHP_BRIDGE_INCLUDE_NATIVE")
 	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn or error; default warn per event, info with -http", "AHP_BRIDGE_LOG_LEVEL")
 	logFormat := fs.String("log-format", "text", "log `format` on stderr: text or json", "AHP_BRIDGE_LOG_FORMAT")
 
 	if len(args) == 0 {
 		fs.Usage()
-		return nil, fs.Failf("name the runtime: claude-code or codex")
+		return nil, fs.Failf("name the runtime: %s", adapter.ProviderList())
 	}
 	if a := args[0]; a == "-h" || a == "-help" || a == "--help" {
 		fs.Usage()
@@ -91,7 +97,7 @@ func parseHookFlags(args []string, stderr io.Writer, getenv func(string) string)
 	}
 	provider, err := adapter.ParseProvider(args[0])
 	if err != nil {
-		return nil, fs.Failf("unknown runtime %q: want claude-code or codex (see -help)", args[0])
+		return nil, fs.Failf("unknown runtime %q: want one of %s (see -help)", args[0], adapter.ProviderList())
 	}
 	if status, ok := fs.Parse(args[1:]); !ok {
 		return nil, status
@@ -100,8 +106,11 @@ func parseHookFlags(args []string, stderr io.Writer, getenv func(string) string)
 		return nil, fs.Failf("unexpected argument %q (see -help)", fs.Arg(0))
 	}
 
+	if *httpAddr != "" && !adapter.HasHTTPForm(provider) {
+		return nil, fs.Failf("-http: %s has no http hooks; only claude-code and codex do", provider)
+	}
 	cfg := &hookConfig{
-		provider: provider, httpAddr: *httpAddr,
+		provider: provider, httpAddr: *httpAddr, event: *event,
 		includeNative: *includeNative, logLevel: *logLevel, logFormat: *logFormat,
 	}
 	if cfg.upstreamConfig, err = parseUpstream(upstream); err != nil {
@@ -123,6 +132,12 @@ func parseHookFlags(args []string, stderr io.Writer, getenv func(string) string)
 // runHook runs a native harness hook adapter (`ahp-jsonrpc-bridge hook claude-code|codex`): one
 // event from stdin, or the HTTP form with -http.
 func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "install", "uninstall", "doctor":
+			return runHookSetup(ctx, args[0], args[1:], stdout, stderr, getenv)
+		}
+	}
 	cfg, code := parseHookFlags(args, stderr, getenv)
 	if cfg == nil {
 		if code == 2 {
@@ -155,7 +170,7 @@ func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, 
 	} else {
 		defer closeBackend(log, closer)
 	}
-	a, err := cfg.adapter(clients, startErr, log)
+	a, err := cfg.adapter(clients, startErr, log, mcpConfig(cfg.provider, getenv))
 	if err != nil {
 		log.Error("cannot start the hook adapter", "error", err)
 		return 1
@@ -164,8 +179,8 @@ func runHookOnce(ctx context.Context, cfg *hookConfig, stdin io.Reader, stdout, 
 }
 
 // adapter builds the hook adapter over clients; startErr is why there are none (see
-// adapter.Config).
-func (cfg *hookConfig) adapter(clients bridge.Clients, startErr error, log *slog.Logger) (*adapter.Adapter, error) {
+// adapter.Config); mcp is what the runtime's MCP configuration says (hookconfig.MCP).
+func (cfg *hookConfig) adapter(clients bridge.Clients, startErr error, log *slog.Logger, mcp adapter.MCPConfig) (*adapter.Adapter, error) {
 	return adapter.New(adapter.Config{
 		Provider:      cfg.provider,
 		Clients:       clients,
@@ -173,9 +188,18 @@ func (cfg *hookConfig) adapter(clients bridge.Clients, startErr error, log *slog
 		Timeout:       cfg.timeout,
 		FailurePolicy: cfg.failurePolicy,
 		IncludeNative: cfg.includeNative,
+		Event:         cfg.event,
+		MCP:           mcp,
 		MaxInputBytes: cfg.maxMessageBytes,
 		Logger:        log,
 	})
+}
+
+// mcpConfig reads the runtime's MCP server names from its configuration, the project's being the
+// working directory's.
+func mcpConfig(p adapter.Provider, getenv func(string) string) adapter.MCPConfig {
+	dir, _ := os.Getwd()
+	return hookconfig.MCP(p, getenv, dir)
 }
 
 // serveHookHTTP serves the HTTP form until ctx is done. Unlike a per-event hook, a server whose
@@ -187,7 +211,7 @@ func serveHookHTTP(ctx context.Context, cfg *hookConfig, log *slog.Logger, geten
 		return 1
 	}
 	defer closeBackend(log, closer)
-	a, err := cfg.adapter(clients, nil, log)
+	a, err := cfg.adapter(clients, nil, log, mcpConfig(cfg.provider, getenv))
 	if err != nil {
 		log.Error("cannot start the hook adapter", "error", err)
 		return 1

@@ -280,8 +280,12 @@ func TestHookProcessHTTP(t *testing.T) {
 func TestHookUsageErrors(t *testing.T) {
 	t.Parallel()
 	cases := []usageCase{
-		{nil, nil, "name the runtime: claude-code or codex"},
-		{[]string{"cursor"}, nil, `unknown runtime "cursor"`},
+		{nil, nil, "name the runtime: claude-code, codex, cursor, gemini, copilot, factory, windsurf, cline"},
+		{[]string{"opencode"}, nil, `unknown runtime "opencode"`},
+		{[]string{"cursor", "-http", ":0"}, nil, "-http: cursor has no http hooks"},
+		{[]string{"install"}, nil, "name the runtime"},
+		{[]string{"install", "cursor", "-user", "-project", "x"}, nil, "not both"},
+		{[]string{"doctor", "nope"}, nil, `unknown runtime "nope"`},
 		{[]string{"-http", ":0"}, nil, `unknown runtime "-http"`},
 		{[]string{"codex", "extra"}, nil, `unexpected argument "extra"`},
 		{[]string{"codex", "-upstream", "http://127.0.0.1:1"}, nil, "-failure-policy fail-open|fail-closed is required with -upstream"},
@@ -335,19 +339,19 @@ func TestHookHelp(t *testing.T) {
 			t.Errorf("hook %v: exit %d", args, code)
 		}
 		help := stderr.String()
-		for _, head := range []string{"Usage: ahp-jsonrpc-bridge hook claude-code|codex", "Exit status"} {
+		for _, head := range []string{"Usage: ahp-jsonrpc-bridge hook RUNTIME", "Exit status"} {
 			if !strings.Contains(help, head) {
 				t.Errorf("hook %v: usage lacks %q:\n%s", args, head, help)
 			}
 		}
 		for _, name := range []string{"http", "upstream", "upstream-token-env", "upstream-protocol", "timeout-ms", "failure-policy",
-			"policy", "policy-poll", "include-native", "max-message-bytes", "shutdown-timeout", "log-level", "log-format"} {
+			"policy", "policy-poll", "include-native", "max-message-bytes", "shutdown-timeout", "log-level", "log-format", "event"} {
 			if !strings.Contains(help, "  -"+name) {
 				t.Errorf("help does not document -%s", name)
 			}
 		}
-		if n := strings.Count(help, "(env AHP_BRIDGE_"); n != 13 {
-			t.Errorf("help names %d environment variables, want 13:\n%s", n, help)
+		if n := strings.Count(help, "(env AHP_BRIDGE_"); n != 14 {
+			t.Errorf("help names %d environment variables, want 14:\n%s", n, help)
 		}
 	}
 }

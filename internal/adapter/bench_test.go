@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -41,5 +42,29 @@ func BenchmarkHandle(b *testing.B) {
 		if res := a.Handle(ctx, benchInput); res.Output == nil {
 			b.Fatal("no answer")
 		}
+	}
+}
+
+// BenchmarkMapRenderRuntimes is BenchmarkMapRender for every runtime, on its golden
+// before-tool denial case (pretooluse-deny, beforetool-deny, pre-run-command-deny).
+func BenchmarkMapRenderRuntimes(b *testing.B) {
+	d := decisionOf(&ahpv1.Effect{Effect: &ahpv1.Effect_Deny{Deny: &ahpv1.DenyEffect{Reason: "Refusing to delete the filesystem root."}}})
+	for _, c := range loadGolden(b) {
+		if !slices.Contains([]string{"pretooluse-deny", "beforetool-deny", "pre-run-command-deny"}, c.name) {
+			continue
+		}
+		opts := Options{ID: "e", Now: time.Now(), Event: c.EventOption}
+		b.Run(c.provider.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req, err := Map(c.provider, c.Input, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := RenderOutput(req, d, ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

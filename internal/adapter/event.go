@@ -25,6 +25,22 @@ type Options struct {
 	// IncludeNative copies the whole hook input into Event.native (provider, event name,
 	// payload), for policies that need a field the canonical event does not model.
 	IncludeNative bool
+	// Event names the hook event when the input does not (Copilot's camelCase payloads carry no
+	// event name; the hook command says which event it is registered for, with --event).
+	Event string
+	// MCP is what the runtime's MCP configuration says about its servers, for runtimes whose hook
+	// input does not name the server plainly.
+	MCP MCPConfig
+}
+
+// MCPConfig is what a runtime's MCP configuration says about its servers.
+type MCPConfig struct {
+	// Servers are the configured server names, for runtimes that name an MCP tool
+	// "<server>-<tool>" (Copilot), where the split needs to know them.
+	Servers []string
+	// Endpoints maps how a server is reached — its url, or its command line — to its name, for
+	// runtimes whose hook input gives only that (Cursor).
+	Endpoints map[string]string
 }
 
 // Request is one native hook input mapped onto the canonical API.
@@ -81,43 +97,52 @@ const (
 	fieldToolUseID    = "tool_use_id"
 )
 
-// Map reads one hook input of provider p. The mapping:
+// Map reads one hook input of provider p. The mapping (docs/adapters.md has one table per
+// runtime):
 //
-//   - hook_event_name picks the canonical type (package doc); a name the adapter does not map
-//     gives a Request with a nil Event and no error;
-//   - session_id → session.id, cwd → session.cwd, model → session.model, agent_id and agent_type
-//     (subagent hooks) → session.agent;
-//   - tool events: tool_name → tool.name, its kind from the documented table (names.ToolKindFor:
-//     Bash → shell, Read → file_read, Write → file_write, Edit/MultiEdit → file_edit, Grep/Glob →
-//     search, WebFetch/WebSearch → fetch, Task → task, mcp__server__tool → mcp with tool.mcp set,
-//     anything else other), tool_input → tool.input, tool_response → tool.output, tool_use_id →
-//     tool.call_id (or "call-" + the event id, with origin.synthesized_call_id, when absent);
+//   - the runtime's event field (hook_event_name; hookEventName for Factory and Copilot,
+//     agent_action_name for Windsurf, hookName for Cline — or opts.Event when the input names no
+//     event, as Copilot's camelCase payloads do) picks the canonical type; a name the adapter does
+//     not map gives a Request with a nil Event and no error;
+//   - the session id (session_id, sessionId, conversation_id, trajectory_id, taskId), cwd and
+//     model → session; agent_id and agent_type (subagent hooks) → session.agent;
+//   - tool events: the tool name → tool.name (or the event's own, e.g. Cursor's
+//     beforeShellExecution is tool "Shell"), its kind from the runtime's tool names, then the
+//     documented table (names.ToolKindFor: Bash → shell, Read → file_read, mcp__server__tool →
+//     mcp with tool.mcp set, …, anything else other); MCP identity from the runtime's own fields
+//     where it has them (Gemini's mcp_context, Windsurf's mcp_server_name, Cline's use_mcp_tool);
+//     the arguments → tool.input, the result → tool.output; the runtime's call id → tool.call_id,
+//     else a stable one derived from the session, the tool and its input (so a before and an
+//     after event of one call agree), with origin.synthesized_call_id;
 //   - Codex's apply_patch carries its patch as tool_input.command; it becomes tool.input.patch, the
 //     key patch-style tools use elsewhere, so one rule sees patches from every runtime (Render
 //     renames it back in updatedInput);
-//   - every other field (transcript_path, permission_mode, prompt, source, reason,
-//     stop_hook_active, turn_id, permission_suggestions, …), and a known field of an unexpected
-//     JSON type, stays in Event.payload under its own name;
-//   - origin: dialect NATIVE, provider p, event_type hook_event_name, synthesized_id true;
+//   - every other field (transcript_path, permission_mode, prompt, source, reason, …), and a known
+//     field of an unexpected JSON type, stays in Event.payload under its own name;
+//   - origin: dialect NATIVE, provider p, event_type the native name, synthesized_id true;
 //     session.end's outcome is UNKNOWN (the native reason stays in payload.reason);
 //   - native {provider, event_name, payload: the whole input} only with opts.IncludeNative.
 //
-// The input must be one JSON object with a string hook_event_name, and tool events need a
-// non-empty string tool_name; anything else is an *InputError.
+// The input must be one JSON object naming its event with a string, and tool events need a
+// non-empty tool name; anything else is an *InputError.
 func Map(p Provider, body []byte, opts Options) (*Request, error) {
-	if p != ClaudeCode && p != Codex {
+	f := formats[p]
+	if f == nil {
 		return nil, fmt.Errorf("adapter: unknown provider %v", p)
 	}
 	obj, err := decodeObject(body)
 	if err != nil {
 		return nil, &InputError{Reason: err.Error()}
 	}
-	name, ok := obj[fieldEventName].(string)
-	if !ok || name == "" {
-		return nil, &InputError{Reason: fieldEventName + " must be a non-empty string"}
+	name, key := f.eventName(obj)
+	if name == "" {
+		if _, present := obj[key]; present || opts.Event == "" {
+			return nil, &InputError{Reason: f.eventFields[0] + " must be a non-empty string"}
+		}
+		name, key = opts.Event, ""
 	}
 	req := &Request{Provider: p, HookEvent: name}
-	spec := events[name]
+	spec := f.events[name]
 	if spec == nil {
 		return req, nil
 	}
@@ -142,60 +167,64 @@ func Map(p Provider, body []byte, opts Options) (*Request, error) {
 			SynthesizedId: true,
 		},
 	}
-	rest := make(map[string]any, len(obj))
+	rest := make(fieldMap, len(obj))
 	for k, v := range obj {
-		if k != fieldEventName {
+		if k != key {
 			rest[k] = v
 		}
 	}
-	// take removes a string field from rest when it has that type, so a field of another type
-	// stays visible in the payload instead of vanishing.
-	take := func(key string) string {
-		s, ok := rest[key].(string)
-		if ok {
-			delete(rest, key)
-		}
-		return s
+	fl, err := f.read(spec, rest)
+	if err != nil {
+		return nil, &InputError{HookEvent: name, Reason: err.Error()}
 	}
-	session := &ahpv1.Session{Id: take(fieldSessionID), Cwd: take(fieldCwd), Model: take(fieldModel)}
-	if agentID, agentType := take(fieldAgentID), take(fieldAgentType); agentID != "" || agentType != "" {
-		session.Agent = &ahpv1.Agent{Id: agentID, Type: agentType}
-	}
-	ev.Session = session
-
+	ev.Session = fl.session
 	if spec.tool {
-		toolName := take(fieldToolName)
-		if toolName == "" {
-			return nil, &InputError{HookEvent: name, Reason: fieldToolName + " must be a non-empty string"}
+		t := fl.tool
+		if t.name == "" {
+			t.name = spec.toolName
 		}
-		tool := &ahpv1.Tool{Name: toolName, Kind: names.ToolKindFor(toolName)}
-		if server, mcpTool, ok := names.SplitMCPToolName(toolName); ok {
-			tool.Mcp = &ahpv1.McpTool{Server: server, Tool: mcpTool}
+		if t.name == "" {
+			return nil, &InputError{HookEvent: name, Reason: f.toolNameField + " must be a non-empty string"}
 		}
-		if in, ok := rest[fieldToolInput].(map[string]any); ok {
-			delete(rest, fieldToolInput)
-			if p == Codex && toolName == "apply_patch" {
-				if renamed := renameKey(in, "command", "patch"); renamed != nil {
-					in = renamed
-					req.renamed = [2]string{"command", "patch"}
-				}
-			}
-			if tool.Input, err = structpb.NewStruct(in); err != nil {
-				return nil, &InputError{HookEvent: name, Reason: fieldToolInput + ": " + err.Error()}
-			}
+		tool := &ahpv1.Tool{Name: t.name, Kind: spec.kind, Mcp: t.mcp}
+		if tool.Kind == ahpv1.ToolKind_TOOL_KIND_UNSPECIFIED {
+			tool.Kind = f.toolKind(t.name)
 		}
-		if spec.canonical == ahpv1.EventType_EVENT_TYPE_TOOL_AFTER {
-			if out, present := rest[fieldToolResponse]; present {
-				delete(rest, fieldToolResponse)
-				if tool.Output, err = structpb.NewValue(out); err != nil {
-					return nil, &InputError{HookEvent: name, Reason: fieldToolResponse + ": " + err.Error()}
+		if tool.Mcp == nil {
+			if server, mcpTool, ok := names.SplitMCPToolName(t.name); ok {
+				tool.Mcp = &ahpv1.McpTool{Server: server, Tool: mcpTool}
+			} else if f.mcpPrefixed {
+				if server, mcpTool, ok := splitServerPrefix(t.name, opts.MCP.Servers); ok {
+					tool.Mcp = &ahpv1.McpTool{Server: server, Tool: mcpTool}
 				}
 			}
 		}
-		if tool.CallId = take(fieldToolUseID); tool.CallId == "" {
+		if tool.Mcp != nil {
+			tool.Kind = ahpv1.ToolKind_TOOL_KIND_MCP
+			if name, ok := opts.MCP.Endpoints[tool.Mcp.Server]; ok && name != "" {
+				tool.Mcp.Server = name // the endpoint stays in the payload (url, command)
+			}
+		}
+		if t.input != nil {
+			if tool.Input, err = structpb.NewStruct(t.input); err != nil {
+				return nil, &InputError{HookEvent: name, Reason: f.toolInputField + ": " + err.Error()}
+			}
+		}
+		if t.hasOutput {
+			if tool.Output, err = structpb.NewValue(t.output); err != nil {
+				return nil, &InputError{HookEvent: name, Reason: "tool output: " + err.Error()}
+			}
+		}
+		switch tool.CallId = t.callID; {
+		case tool.CallId != "":
+		case f.stableCallIDs:
+			tool.CallId = stableCallID(p, fl.session.GetId(), t.callScope, t.name, t.input)
+			ev.Origin.SynthesizedCallId = true
+		default:
 			tool.CallId = "call-" + id
 			ev.Origin.SynthesizedCallId = true
 		}
+		req.renamed = t.renamed
 		ev.Tool = tool
 	}
 	if spec.canonical == ahpv1.EventType_EVENT_TYPE_SESSION_END {
@@ -220,6 +249,39 @@ func Map(p Provider, body []byte, opts Options) (*Request, error) {
 		req.Capabilities = spec.capabilities(p)
 	}
 	return req, nil
+}
+
+// readClaude reads Claude Code's hook input (Codex's is the same): the fields of the package doc,
+// under the names keys gives (Factory and Copilot's VS Code format spell some in camelCase).
+func readClaude(p Provider, keys claudeKeys) func(*eventSpec, fieldMap) (*fields, error) {
+	return func(spec *eventSpec, rest fieldMap) (*fields, error) {
+		fl := &fields{session: &ahpv1.Session{
+			Id: rest.take(keys.session...), Cwd: rest.take(fieldCwd), Model: rest.take(fieldModel),
+		}}
+		if agentID, agentType := rest.take(fieldAgentID), rest.take(fieldAgentType); agentID != "" || agentType != "" {
+			fl.session.Agent = &ahpv1.Agent{Id: agentID, Type: agentType}
+		}
+		if !spec.tool {
+			return fl, nil
+		}
+		t := &fl.tool
+		t.name = rest.take(fieldToolName)
+		t.input, _ = rest.takeObject(fieldToolInput)
+		if p == Codex && t.name == "apply_patch" && t.input != nil {
+			if renamed := renameKey(t.input, "command", "patch"); renamed != nil {
+				t.input, t.renamed = renamed, [2]string{"command", "patch"}
+			}
+		}
+		if spec.canonical == ahpv1.EventType_EVENT_TYPE_TOOL_AFTER {
+			out := keys.output
+			if out == nil {
+				out = []string{fieldToolResponse}
+			}
+			t.output, t.hasOutput = rest.takeAny(out...)
+		}
+		t.callID = rest.take(keys.callID...)
+		return fl, nil
+	}
 }
 
 // decodeObject parses exactly one JSON object, numbers kept as json.Number so that integers keep

@@ -44,6 +44,9 @@ import (
 //	failurePolicy   fail-closed (default) or fail-open
 //	failure         make the backend fail: unavailable (connection refused), deadline_exceeded
 //	                (it never answers), not_started (the clients could not be made)
+//	eventOption     the --event option (for inputs that name no event)
+//	mcpServers      the runtime's configured MCP server names (Copilot's "<server>-<tool>")
+//	mcpEndpoints    the runtime's MCP servers by url or command line (Cursor)
 //
 // and an expected part, which `go test ./internal/adapter -run Golden -update` rewrites from what
 // the code does (review the diff before committing it):
@@ -54,6 +57,7 @@ import (
 //	decision        the decision the server gives for the event (without decision_id and
 //	                latency_us); the pure mapping renders it
 //	stdout          the hook output JSON, or null for none
+//	stdoutText      the hook output when it is not JSON (Windsurf's messages)
 //	stderr          the command hook's diagnostic line, if any
 //	exit            the command hook's exit status
 //	status          the HTTP form's status
@@ -63,20 +67,24 @@ var update = flag.Bool("update", false, "rewrite the expected part of the golden
 var goldenTime = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 
 type goldenCase struct {
-	Description   string          `json:"description"`
-	Input         json.RawMessage `json:"input,omitempty"`
-	InputText     string          `json:"inputText,omitempty"`
-	IncludeNative bool            `json:"includeNative,omitempty"`
-	FailurePolicy string          `json:"failurePolicy,omitempty"`
-	Failure       string          `json:"failure,omitempty"`
+	Description   string            `json:"description"`
+	Input         json.RawMessage   `json:"input,omitempty"`
+	InputText     string            `json:"inputText,omitempty"`
+	IncludeNative bool              `json:"includeNative,omitempty"`
+	FailurePolicy string            `json:"failurePolicy,omitempty"`
+	Failure       string            `json:"failure,omitempty"`
+	EventOption   string            `json:"eventOption,omitempty"`
+	MCPServers    []string          `json:"mcpServers,omitempty"`
+	MCPEndpoints  map[string]string `json:"mcpEndpoints,omitempty"`
 
-	Event    json.RawMessage `json:"event,omitempty"`
-	MapError string          `json:"mapError,omitempty"`
-	Decision json.RawMessage `json:"decision,omitempty"`
-	Stdout   json.RawMessage `json:"stdout"`
-	Stderr   string          `json:"stderr,omitempty"`
-	Exit     int             `json:"exit"`
-	Status   int             `json:"status"`
+	Event      json.RawMessage `json:"event,omitempty"`
+	MapError   string          `json:"mapError,omitempty"`
+	Decision   json.RawMessage `json:"decision,omitempty"`
+	Stdout     json.RawMessage `json:"stdout"`
+	StdoutText string          `json:"stdoutText,omitempty"`
+	Stderr     string          `json:"stderr,omitempty"`
+	Exit       int             `json:"exit"`
+	Status     int             `json:"status"`
 
 	provider Provider
 	name     string
@@ -88,6 +96,10 @@ func (c *goldenCase) body() []byte {
 		return []byte(c.InputText)
 	}
 	return c.Input
+}
+
+func (c *goldenCase) mcp() MCPConfig {
+	return MCPConfig{Servers: c.MCPServers, Endpoints: c.MCPEndpoints}
 }
 
 func (c *goldenCase) failurePolicy(t testing.TB) bridge.FailurePolicy {
@@ -102,11 +114,14 @@ func (c *goldenCase) failurePolicy(t testing.TB) bridge.FailurePolicy {
 }
 
 func (c *goldenCase) options() Options {
-	return Options{ID: "evt-" + c.name, Now: goldenTime, IncludeNative: c.IncludeNative}
+	return Options{ID: "evt-" + c.name, Now: goldenTime, IncludeNative: c.IncludeNative, Event: c.EventOption, MCP: c.mcp()}
 }
 
 // stdout is the expected hook output, compact, or nil for none.
 func (c *goldenCase) stdout(t testing.TB) []byte {
+	if c.StdoutText != "" {
+		return []byte(c.StdoutText)
+	}
 	if len(c.Stdout) == 0 || string(c.Stdout) == "null" {
 		return nil
 	}
@@ -224,12 +239,15 @@ func TestGoldenMapping(t *testing.T) {
 					t.Fatalf("decision: %v", err)
 				}
 			}
-			out, err := Render(req, d, notice)
+			out, err := RenderOutput(req, d, notice)
 			if err != nil {
-				t.Fatalf("Render: %v", err)
+				t.Fatalf("RenderOutput: %v", err)
 			}
-			if want := c.stdout(t); !bytes.Equal(out, want) {
-				t.Errorf("Render:\n got %s\nwant %s", out, want)
+			if want := c.stdout(t); !bytes.Equal(out.Stdout, want) {
+				t.Errorf("RenderOutput:\n got %s\nwant %s", out.Stdout, want)
+			}
+			if out.Exit != c.Exit || out.Stderr != c.Stderr {
+				t.Errorf("RenderOutput: exit %d, stderr %q; want %d, %q", out.Exit, out.Stderr, c.Exit, c.Stderr)
 			}
 		})
 	}
@@ -320,6 +338,8 @@ func (be *backend) adapterFor(t testing.TB, c *goldenCase) *Adapter {
 		Timeout:       10 * time.Second,
 		FailurePolicy: c.failurePolicy(t),
 		IncludeNative: c.IncludeNative,
+		Event:         c.EventOption,
+		MCP:           c.mcp(),
 		Now:           func() time.Time { return goldenTime },
 		// Unique ids: cases with equal content must not be answered as replays of each other.
 		NewID: func() string { return fmt.Sprintf("evt-%s-%d", c.name, be.ids.Add(1)) },
@@ -358,7 +378,7 @@ func TestGoldenRunner(t *testing.T) {
 			if want := c.stdout(t); !bytes.Equal(bytes.TrimSuffix(stdout, []byte("\n")), want) {
 				t.Errorf("stdout:\n got %s\nwant %s", stdout, want)
 			}
-			if len(stdout) > 0 && (!bytes.HasSuffix(stdout, []byte("}\n")) || bytes.Count(stdout, []byte("\n")) != 1) {
+			if len(stdout) > 0 && c.StdoutText == "" && (!bytes.HasSuffix(stdout, []byte("}\n")) || bytes.Count(stdout, []byte("\n")) != 1) {
 				t.Errorf("stdout is not one line of JSON: %q", stdout)
 			}
 			if exit != c.Exit {
@@ -377,6 +397,9 @@ func TestGoldenHTTP(t *testing.T) {
 	skipOnUpdate(t)
 	be := testBackend(t)
 	for _, c := range loadGolden(t) {
+		if !HasHTTPForm(c.provider) {
+			continue
+		}
 		t.Run(c.provider.String()+"/"+c.name, func(t *testing.T) {
 			status, body, contentType := be.post(t, c)
 			if status != c.Status {
@@ -425,11 +448,18 @@ func TestGoldenUpdate(t *testing.T) {
 		}
 		c.Decision = be.decision(t, c)
 		stdout, stderr, exit := be.run(t, c)
-		c.Stdout, c.Stderr, c.Exit = nil, stderr, exit
+		c.Stdout, c.StdoutText, c.Stderr, c.Exit = nil, "", stderr, exit
 		if out := bytes.TrimSuffix(stdout, []byte("\n")); len(out) > 0 {
-			c.Stdout = json.RawMessage(out)
+			if json.Valid(out) {
+				c.Stdout = json.RawMessage(out)
+			} else {
+				c.StdoutText = string(out)
+			}
 		}
-		c.Status, _, _ = be.post(t, c)
+		c.Status = 0
+		if HasHTTPForm(c.provider) {
+			c.Status, _, _ = be.post(t, c)
+		}
 		writeGolden(t, c)
 	}
 }
@@ -480,33 +510,47 @@ func (be *backend) post(t testing.TB, c *goldenCase) (int, []byte, string) {
 	return resp.StatusCode, body, resp.Header.Get("Content-Type")
 }
 
+// mainEvent is each runtime's before-tool event, whose cases must show every effect and both
+// failure policies.
+var mainEvent = map[Provider]string{
+	ClaudeCode: PreToolUse, Codex: PreToolUse, Cursor: cursorPreToolUse, Gemini: geminiBeforeTool,
+	Copilot: PreToolUse, Factory: PreToolUse, Windsurf: windsurfPreRunCommand, Cline: clinePreToolUse,
+}
+
 // TestGoldenCoverage checks that the corpus has what it promises: every adapted event of every
-// provider, every effect, both failure policies.
+// provider, every effect and both failure policies on its before-tool event, and every effect on
+// Claude Code's and Codex's PermissionRequest.
 func TestGoldenCoverage(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range loadGolden(t) {
-		var in struct {
-			Event string `json:"hook_event_name"`
+		ev := c.EventOption
+		var obj map[string]any
+		if json.Unmarshal(c.Input, &obj) == nil {
+			if name, _ := formats[c.provider].eventName(obj); name != "" {
+				ev = name
+			}
 		}
-		_ = json.Unmarshal(c.Input, &in)
-		seen[c.provider.String()+" "+in.Event] = true
+		seen[c.provider.String()+" "+ev] = true
 		for _, suffix := range []string{"deny", "ask", "modify", "allow", "none", "fail-open", "fail-closed"} {
 			if strings.HasSuffix(c.name, "-"+suffix) {
-				seen[c.provider.String()+" "+in.Event+" "+suffix] = true
+				seen[c.provider.String()+" "+ev+" "+suffix] = true
 			}
 		}
 	}
 	var missing []string
 	for _, p := range Providers() {
-		for _, ev := range AdaptedEvents() {
+		for _, ev := range AdaptedEvents(p) {
 			if !seen[p.String()+" "+ev] {
 				missing = append(missing, p.String()+" "+ev)
 			}
 		}
 		for _, eff := range []string{"deny", "ask", "modify", "allow", "none", "fail-open", "fail-closed"} {
-			if !seen[p.String()+" PreToolUse "+eff] {
-				missing = append(missing, p.String()+" PreToolUse "+eff)
+			if !seen[p.String()+" "+mainEvent[p]+" "+eff] {
+				missing = append(missing, p.String()+" "+mainEvent[p]+" "+eff)
 			}
+		}
+		if p != ClaudeCode && p != Codex {
+			continue
 		}
 		for _, eff := range []string{"deny", "ask", "modify", "allow", "none"} {
 			if !seen[p.String()+" PermissionRequest "+eff] {

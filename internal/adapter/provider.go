@@ -19,12 +19,31 @@ const (
 	// Claude Code's, with a stricter output parser: unknown output fields, permissionDecision
 	// "ask", and "allow" without updatedInput make the hook count as failed.
 	Codex
+	// Cursor's agent hooks (.cursor/hooks.json): camelCase event names, answers in "permission".
+	Cursor
+	// Gemini is Google's Gemini CLI (hooks in .gemini/settings.json): "decision" allow/deny, no ask.
+	Gemini
+	// Copilot is GitHub Copilot CLI and VS Code agent hooks (.github/hooks/*.json), in both of
+	// their payload formats: camelCase events (preToolUse) and the VS Code compatible PascalCase
+	// ones (PreToolUse), which answer like Claude Code.
+	Copilot
+	// Factory is Factory's Droid (.factory/hooks.json): Claude Code's events and answers, with
+	// camelCase input fields.
+	Factory
+	// Windsurf is Windsurf's Cascade hooks (.windsurf/hooks.json): a pre-hook can only block, by
+	// exiting with status 2.
+	Windsurf
+	// Cline runs one executable per hook (.clinerules/hooks/PreToolUse …) and reads {"cancel": …}.
+	Cline
 )
 
 // providerNames are the String forms, which ParseProvider accepts.
-var providerNames = [...]string{ClaudeCode: "claude-code", Codex: "codex"}
+var providerNames = [...]string{
+	ClaudeCode: "claude-code", Codex: "codex", Cursor: "cursor", Gemini: "gemini",
+	Copilot: "copilot", Factory: "factory", Windsurf: "windsurf", Cline: "cline",
+}
 
-// String returns "claude-code" or "codex".
+// String returns the provider's command-line name ("claude-code", "cursor", …).
 func (p Provider) String() string {
 	if p >= ClaudeCode && int(p) < len(providerNames) {
 		return providerNames[p]
@@ -40,11 +59,26 @@ func ParseProvider(s string) (Provider, error) {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("adapter: unknown provider %q (want claude-code or codex)", s)
+	return 0, fmt.Errorf("adapter: unknown provider %q (want %s)", s, ProviderList())
 }
 
 // Providers lists every provider, in a stable order.
-func Providers() []Provider { return []Provider{ClaudeCode, Codex} }
+func Providers() []Provider {
+	return []Provider{ClaudeCode, Codex, Cursor, Gemini, Copilot, Factory, Windsurf, Cline}
+}
+
+// ProviderList is the providers' names joined for messages: "claude-code, codex, …".
+func ProviderList() string {
+	names := make([]string, 0, len(providerNames))
+	for _, p := range Providers() {
+		names = append(names, providerNames[p])
+	}
+	return strings.Join(names, ", ")
+}
+
+// HasHTTPForm reports whether the runtime has http hooks, which Adapter.ServeHTTP serves (Claude
+// Code; Codex shares its JSON). The others only run command hooks.
+func HasHTTPForm(p Provider) bool { return p == ClaudeCode || p == Codex }
 
 // delivery says which RPC carries an event.
 type delivery uint8
@@ -65,6 +99,13 @@ type eventSpec struct {
 	tool bool
 	// caps are the effects each provider can act on for this event (intercepted events only).
 	caps map[Provider][]ahpv1.EffectKind
+	// toolName and kind name the tool of an event that is about one kind of tool and carries no
+	// tool name (Cursor's beforeShellExecution, Windsurf's pre_run_command, …).
+	toolName string
+	kind     ahpv1.ToolKind
+	// permission marks an event that fires when the runtime is about to ask the user anyway, where
+	// an ask is no decision (Claude Code's PermissionRequest).
+	permission bool
 }
 
 const (
@@ -74,6 +115,13 @@ const (
 	effModify   = ahpv1.EffectKind_EFFECT_KIND_MODIFY
 	effEscalate = ahpv1.EffectKind_EFFECT_KIND_ESCALATE
 	effMessage  = ahpv1.EffectKind_EFFECT_KIND_MESSAGE
+
+	// The canonical types and kinds the runtime tables use most.
+	evToolBefore = ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE
+	evToolAfter  = ahpv1.EventType_EVENT_TYPE_TOOL_AFTER
+	kindShell    = ahpv1.ToolKind_TOOL_KIND_SHELL
+	kindMCP      = ahpv1.ToolKind_TOOL_KIND_MCP
+	kindFileRead = ahpv1.ToolKind_TOOL_KIND_FILE_READ
 )
 
 // Native event names, as both runtimes spell them in hook_event_name.
@@ -106,7 +154,7 @@ var events = map[string]*eventSpec{
 		},
 	},
 	PermissionRequest: {
-		native: PermissionRequest, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_PERMISSION_REQUEST, delivery: intercept, tool: true,
+		native: PermissionRequest, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_PERMISSION_REQUEST, delivery: intercept, tool: true, permission: true,
 		caps: map[Provider][]ahpv1.EffectKind{
 			ClaudeCode: {effDeny, effAllow, effAsk, effEscalate, effModify, effMessage},
 			Codex:      {effDeny, effAllow, effAsk, effEscalate, effMessage},
@@ -127,6 +175,23 @@ var events = map[string]*eventSpec{
 	Stop: {native: Stop, canonical: ahpv1.EventType_EVENT_TYPE_TURN_FINISH_BEFORE, delivery: observe},
 }
 
+// capsFor gives one provider's effect list for an event of its own table.
+func capsFor(p Provider, effects ...ahpv1.EffectKind) map[Provider][]ahpv1.EffectKind {
+	return map[Provider][]ahpv1.EffectKind{p: effects}
+}
+
+func init() {
+	order := []string{PreToolUse, PermissionRequest, UserPromptSubmit, PostToolUse, SessionStart, SessionEnd, Stop}
+	for _, p := range []Provider{ClaudeCode, Codex} {
+		formats[p] = &format{
+			eventFields: []string{fieldEventName}, events: events, order: order,
+			toolNameField: fieldToolName, toolInputField: fieldToolInput,
+			read:  readClaude(p, claudeKeys{session: []string{fieldSessionID}, callID: []string{fieldToolUseID}}),
+			write: writeClaude,
+		}
+	}
+}
+
 // can reports whether provider p can act on effect k for this event.
 func (s *eventSpec) can(p Provider, k ahpv1.EffectKind) bool {
 	for _, e := range s.caps[p] {
@@ -142,15 +207,23 @@ func (s *eventSpec) capabilities(p Provider) *ahpv1.Capabilities {
 	return &ahpv1.Capabilities{Effects: append([]ahpv1.EffectKind(nil), s.caps[p]...)}
 }
 
-// Decides reports whether the adapter asks the policy for a decision about the native event
-// hookEvent (PreToolUse, PermissionRequest, UserPromptSubmit), as opposed to only recording it or
-// not adapting it at all.
-func Decides(hookEvent string) bool {
-	s := events[hookEvent]
+// Decides reports whether the adapter asks the policy for a decision about provider p's native
+// event hookEvent (PreToolUse, beforeShellExecution, …), as opposed to only recording it or not
+// adapting it at all.
+func Decides(p Provider, hookEvent string) bool {
+	f := formats[p]
+	if f == nil {
+		return false
+	}
+	s := f.events[hookEvent]
 	return s != nil && s.delivery == intercept
 }
 
-// AdaptedEvents lists the native event names the adapter maps, in a stable order.
-func AdaptedEvents() []string {
-	return []string{PreToolUse, PermissionRequest, UserPromptSubmit, PostToolUse, SessionStart, SessionEnd, Stop}
+// AdaptedEvents lists provider p's native event names the adapter maps, in a stable order.
+func AdaptedEvents(p Provider) []string {
+	f := formats[p]
+	if f == nil {
+		return nil
+	}
+	return append([]string(nil), f.order...)
 }

@@ -53,15 +53,15 @@ type answer struct {
 // cannot express — which the advertised capabilities normally rule out — never turns into more
 // than the policy said: an ask or a modify becomes a deny saying why, an allow becomes nothing.
 func Render(req *Request, d *ahpv1.Decision, notice string) ([]byte, error) {
-	if !req.Intercepted() || req.Event == nil {
-		return nil, errors.New("adapter: Render needs an intercepted request")
-	}
-	a := reduce(req, d)
-	if notice != "" {
-		a.messages = append([]string{notice}, a.messages...)
-	}
-	a = fitTo(req, a)
+	out, err := RenderOutput(req, d, notice)
+	return out.Stdout, err
+}
 
+var errNotIntercepted = errors.New("adapter: Render needs an intercepted request")
+
+// writeClaude writes Claude Code's hook output (Codex's, Factory's and Copilot's VS Code format
+// are the same JSON) for an answer narrowed to what the event can express.
+func writeClaude(req *Request, a answer) (Output, error) {
 	var err error
 	out := hookOutput{SystemMessage: strings.Join(a.messages, "\n")}
 	switch req.spec.native {
@@ -77,7 +77,7 @@ func Render(req *Request, d *ahpv1.Decision, notice string) ([]byte, error) {
 		case verdictModify:
 			s.PermissionDecision, s.PermissionDecisionReason = "allow", a.reason
 			if s.UpdatedInput, err = encodeInput(req, a.input); err != nil {
-				return nil, err
+				return Output{}, err
 			}
 		}
 		if s.PermissionDecision != "" {
@@ -93,7 +93,7 @@ func Render(req *Request, d *ahpv1.Decision, notice string) ([]byte, error) {
 		case verdictModify:
 			s.Decision = &permissionDecision{Behavior: "allow"}
 			if s.Decision.UpdatedInput, err = encodeInput(req, a.input); err != nil {
-				return nil, err
+				return Output{}, err
 			}
 		}
 		if s.Decision != nil {
@@ -104,10 +104,16 @@ func Render(req *Request, d *ahpv1.Decision, notice string) ([]byte, error) {
 			out.Decision, out.Reason = "block", a.reason
 		}
 	}
-	if out == (hookOutput{}) {
-		return nil, nil
+	return jsonOutput(out, out == (hookOutput{}))
+}
+
+// jsonOutput is the Output of a JSON answer on exit 0, or of no answer when empty.
+func jsonOutput(v any, empty bool) (Output, error) {
+	if empty {
+		return Output{}, nil
 	}
-	return marshal(out)
+	b, err := marshal(v)
+	return Output{Stdout: b}, err
 }
 
 // reduce picks the one verdict a hook can give: the first deny; else the first ask or escalate;
@@ -168,7 +174,7 @@ func fitTo(req *Request, a answer) answer {
 	s, p := req.spec, req.Provider
 	switch a.verdict {
 	case verdictAsk:
-		if s.native == PermissionRequest {
+		if s.permission {
 			a.messages = append(a.messages, "approval required: "+a.reason)
 			a.verdict, a.reason = verdictNone, ""
 		} else if !s.can(p, effAsk) {

@@ -63,6 +63,10 @@ type Config struct {
 	// Logger receives operational logs, never payload values (default: discarded). The command
 	// form logs to stderr, which both runtimes show to the user or keep in their debug logs.
 	Logger *slog.Logger
+	// Event names the hook event for inputs that do not (Options.Event).
+	Event string
+	// MCP is what the runtime's MCP configuration says about its servers (Options.MCP).
+	MCP MCPConfig
 	// Now and NewID give event times and ids (default time.Now and UUIDv7); tests fix them.
 	Now   func() time.Time
 	NewID func() string
@@ -77,8 +81,8 @@ type Adapter struct {
 
 // New checks cfg and fills in its defaults.
 func New(cfg Config) (*Adapter, error) {
-	if cfg.Provider != ClaudeCode && cfg.Provider != Codex {
-		return nil, fmt.Errorf("adapter: Config.Provider must be ClaudeCode or Codex, got %v", cfg.Provider)
+	if formats[cfg.Provider] == nil {
+		return nil, fmt.Errorf("adapter: Config.Provider must be one of %s, got %v", ProviderList(), cfg.Provider)
 	}
 	if cfg.StartErr == nil && (cfg.Clients.Intercept == nil || cfg.Clients.Observation == nil) {
 		return nil, errors.New("adapter: Config.Clients needs the Intercept and Observation clients (use bridge.NewUpstream or bridge.NewEmbedded)")
@@ -143,14 +147,14 @@ func (a *Adapter) Handle(ctx context.Context, body []byte) (res Result) {
 			res = Result{Exit: 1, Stderr: "ahp-jsonrpc-bridge hook: internal error", Status: http.StatusInternalServerError}
 		}
 	}()
-	req, err := Map(a.cfg.Provider, body, Options{ID: a.cfg.NewID(), Now: a.cfg.Now(), IncludeNative: a.cfg.IncludeNative})
+	req, err := Map(a.cfg.Provider, body, Options{ID: a.cfg.NewID(), Now: a.cfg.Now(), IncludeNative: a.cfg.IncludeNative, Event: a.cfg.Event, MCP: a.cfg.MCP})
 	if err != nil {
 		return a.unreadable(err)
 	}
 	log := a.log.With("hook_event", req.HookEvent)
 	if !req.Adapted() {
 		log.Warn("hook event not adapted; no opinion (register the hook only for the events in docs/adapters.md)")
-		return Result{Status: http.StatusNoContent}
+		return a.quiet()
 	}
 	log = log.With("event_type", names.EventTypeName(req.Event.GetType()), "event_id", req.Event.GetId())
 	if req.Intercepted() {
@@ -176,7 +180,7 @@ func (a *Adapter) intercept(ctx context.Context, req *Request, log *slog.Logger)
 	if d == nil {
 		return a.failed(req, bridge.FailureBadResponse.String(), errors.New("InterceptResponse has no decision"), log)
 	}
-	out, err := Render(req, d, "")
+	out, err := RenderOutput(req, d, "")
 	if err != nil {
 		return a.failed(req, bridge.FailureBadResponse.String(), fmt.Errorf("rendering the decision: %w", err), log)
 	}
@@ -205,7 +209,13 @@ func (a *Adapter) observe(ctx context.Context, req *Request, log *slog.Logger) R
 		}
 	}
 	log.Debug("recorded")
-	return Result{Status: http.StatusNoContent}
+	return a.quiet()
+}
+
+// quiet is the answer of a hook with nothing to say: no output, or the little the runtime needs
+// to read (Cline: {"cancel": false}).
+func (a *Adapter) quiet() Result {
+	return answered(Output{Stdout: formats[a.cfg.Provider].observed})
 }
 
 // failed answers an intercepted event with the failure policy: fail-closed, a denial with the
@@ -219,7 +229,7 @@ func (a *Adapter) failed(req *Request, failure string, err error, log *slog.Logg
 	} else {
 		log.Warn("no decision from the policy backend; answering with the failure policy", attrs...)
 	}
-	out, rerr := Render(req, d, a.notice(failure))
+	out, rerr := RenderOutput(req, d, a.notice(failure))
 	if rerr != nil { // cannot happen: a synthetic decision always renders
 		log.Error("rendering the failure policy's answer", "error", rerr.Error())
 		return Result{Exit: 1, Stderr: "ahp-jsonrpc-bridge hook: internal error", Status: http.StatusInternalServerError}
@@ -240,13 +250,17 @@ func (a *Adapter) unreadable(err error) Result {
 	if errors.As(err, &ie) {
 		name = ie.HookEvent
 	}
+	if name == "" {
+		name = a.cfg.Event
+	}
 	log := a.log.With("hook_event", name)
-	if spec := events[name]; spec != nil && spec.delivery == intercept {
+	spec := formats[a.cfg.Provider].events[name]
+	if spec != nil && spec.delivery == intercept {
 		req := &Request{Provider: a.cfg.Provider, HookEvent: name, spec: spec, Event: &ahpv1.Event{}}
 		return a.failed(req, failureBadInput, err, log)
 	}
 	exit := 1
-	if a.cfg.FailurePolicy == bridge.FailClosed && events[name] == nil {
+	if a.cfg.FailurePolicy == bridge.FailClosed && spec == nil {
 		exit = 2
 	}
 	return Result{
@@ -294,11 +308,11 @@ func Notice(failure string, p bridge.FailurePolicy) string {
 	return "AHP policy hook: " + what + " (" + failure + "); " + outcome
 }
 
-func answered(out []byte) Result {
-	if out == nil {
-		return Result{Status: http.StatusNoContent}
+func answered(out Output) Result {
+	if out.Stdout == nil {
+		return Result{Exit: out.Exit, Stderr: out.Stderr, Status: http.StatusNoContent}
 	}
-	return Result{Output: out, Status: http.StatusOK}
+	return Result{Output: out.Stdout, Exit: out.Exit, Stderr: out.Stderr, Status: http.StatusOK}
 }
 
 // classify names an RPC failure as bridge.Classify does, with "rejected" for an event the server
@@ -353,10 +367,24 @@ func UsageExit(stdin io.Reader) int {
 	if err != nil {
 		return 2
 	}
-	var in struct {
-		HookEventName string `json:"hook_event_name"`
+	var in map[string]any
+	if json.Unmarshal(body, &in) != nil {
+		return 2
 	}
-	if json.Unmarshal(body, &in) == nil && in.HookEventName != "" && !Decides(in.HookEventName) {
+	// The runtime is not known yet (the flags naming it may be what is wrong): a named event that
+	// no runtime decides is at most recorded.
+	known := false
+	for _, p := range Providers() {
+		name, _ := formats[p].eventName(in)
+		if name == "" {
+			continue
+		}
+		if Decides(p, name) {
+			return 2
+		}
+		known = true
+	}
+	if known {
 		return 1
 	}
 	return 2
