@@ -24,6 +24,7 @@ const Provider = "mcp"
 // MCP method names the relay looks at.
 const (
 	methodInitialize = "initialize"
+	methodDiscover   = "server/discover"
 	methodToolsCall  = "tools/call"
 	methodCancelled  = "notifications/cancelled"
 )

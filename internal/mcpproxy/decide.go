@@ -53,9 +53,6 @@ func (s *session) cancelDecision(params json.RawMessage) bool {
 	if json.Unmarshal(params, &in) != nil {
 		return false
 	}
-	if f, ok := in.RequestID.(float64); ok && f == float64(int64(f)) {
-		in.RequestID = int64(f)
-	}
 	id, err := jsonrpc.MakeID(in.RequestID)
 	if err != nil || !id.IsValid() {
 		return false

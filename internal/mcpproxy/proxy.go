@@ -262,7 +262,7 @@ func (s *session) clientRequest(ctx context.Context, req *jsonrpc.Request) {
 	case methodToolsCall:
 		s.startDecision(ctx, req, p)
 		return
-	case methodInitialize:
+	case methodInitialize, methodDiscover:
 		s.noteClient(req.Params)
 	}
 	s.forward(ctx, req)
@@ -361,7 +361,7 @@ func (s *session) serverResponse(ctx context.Context, resp *jsonrpc.Response) {
 	p := s.untrack(resp.ID)
 	switch {
 	case p == nil:
-	case p.method == methodInitialize:
+	case p.method == methodInitialize || p.method == methodDiscover:
 		s.noteServer(resp.Result)
 	case p.method == methodToolsCall && p.decided:
 		s.observe(p, resp)
@@ -399,14 +399,26 @@ func (s *session) replyClient(id jsonrpc.ID, code int64, msg string) {
 	}
 }
 
-// noteClient records the client's initialize claims for the events' payload.
+// noteClient records the client's claims for the events' payload: clientInfo and
+// protocolVersion of an initialize request, or the same under _meta of a server/discover
+// request (the stateless protocol of 2026-07-28).
 func (s *session) noteClient(params json.RawMessage) {
 	var in struct {
 		ClientInfo      map[string]any `json:"clientInfo"`
 		ProtocolVersion string         `json:"protocolVersion"`
+		Meta            struct {
+			ClientInfo      map[string]any `json:"io.modelcontextprotocol/clientInfo"`
+			ProtocolVersion string         `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
 	}
 	if json.Unmarshal(params, &in) != nil {
 		return
+	}
+	if in.ClientInfo == nil {
+		in.ClientInfo = in.Meta.ClientInfo
+	}
+	if in.ProtocolVersion == "" {
+		in.ProtocolVersion = in.Meta.ProtocolVersion
 	}
 	info, _ := structpb.NewValue(in.ClientInfo)
 	s.mu.Lock()
@@ -417,15 +429,21 @@ func (s *session) noteClient(params json.RawMessage) {
 	s.who.protocolVersion = limitString(in.ProtocolVersion, 64)
 }
 
-// noteServer records the server's initialize answer: its claims for the payload, and its name
-// when Config.ServerName does not fix one.
+// noteServer records the server's initialize or server/discover answer: its claims for the
+// payload, and its name when Config.ServerName does not fix one.
 func (s *session) noteServer(result json.RawMessage) {
 	var out struct {
 		ServerInfo      map[string]any `json:"serverInfo"`
 		ProtocolVersion string         `json:"protocolVersion"`
+		Meta            struct {
+			ServerInfo map[string]any `json:"io.modelcontextprotocol/serverInfo"`
+		} `json:"_meta"`
 	}
 	if json.Unmarshal(result, &out) != nil {
 		return
+	}
+	if out.ServerInfo == nil {
+		out.ServerInfo = out.Meta.ServerInfo
 	}
 	info, _ := structpb.NewValue(out.ServerInfo)
 	name, _ := out.ServerInfo["name"].(string)
@@ -437,9 +455,9 @@ func (s *session) noteServer(result json.RawMessage) {
 	if out.ProtocolVersion != "" {
 		s.who.protocolVersion = limitString(out.ProtocolVersion, 64)
 	}
-	if s.p.cfg.ServerName == "" && strings.TrimSpace(name) != "" {
+	if s.p.cfg.ServerName == "" && strings.TrimSpace(name) != "" && s.who.server != name {
 		s.who.server = limitString(name, 256)
-		s.log.Info("MCP server named by its initialize answer", "mcp_server", s.who.server)
+		s.log.Info("MCP server named by its own answer", "mcp_server", s.who.server)
 	}
 }
 

@@ -161,18 +161,10 @@ func tooLarge(prefix []byte, limit int) *TooLargeError {
 		}
 		switch key {
 		case "id":
+			// MakeID takes what encoding/json gives: float64 or string.
 			var v any
-			d := json.NewDecoder(bytes.NewReader(raw))
-			d.UseNumber()
-			if d.Decode(&v) != nil {
+			if json.Unmarshal(raw, &v) != nil {
 				continue
-			}
-			if n, ok := v.(json.Number); ok {
-				i, err := n.Int64()
-				if err != nil {
-					continue
-				}
-				v = i
 			}
 			if id, err := jsonrpc.MakeID(v); err == nil && id.IsValid() {
 				e.ID, e.HasID = id, true
