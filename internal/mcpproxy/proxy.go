@@ -178,6 +178,7 @@ func (p *Proxy) Serve(ctx context.Context, client, server Conn) error {
 	s.obs = newObserver(p.cfg.Clients.Observation, p.cfg.StartErr == nil, p.cfg.Timeout, p.cfg.ObserveQueueBytes, s.log)
 	go s.obs.run()
 
+	stopped := ctx.Done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fromServer := make(chan error, 1)
@@ -186,6 +187,12 @@ func (p *Proxy) Serve(ctx context.Context, client, server Conn) error {
 	go func() { fromClient <- s.readClient(ctx) }()
 
 	var result error
+	clientGone := func() {
+		cancel()
+		_ = server.Close()
+		<-fromServer
+		s.wg.Wait()
+	}
 	select {
 	case err := <-fromClient:
 		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
@@ -193,10 +200,12 @@ func (p *Proxy) Serve(ctx context.Context, client, server Conn) error {
 		} else {
 			s.log.Info("the MCP client ended the session; stopping the server")
 		}
-		cancel()
-		_ = server.Close()
-		<-fromServer
-		s.wg.Wait()
+		clientGone()
+	case <-stopped:
+		// A stop (SIGTERM): a read of the client blocked on a terminal or os.Stdin cannot be
+		// interrupted, so the session ends without waiting for it.
+		s.log.Info("stopping: ending the session and stopping the server")
+		clientGone()
 	case err := <-fromServer:
 		result = err
 		s.log.Warn("the MCP server is gone; answering the requests in flight and ending the session", "error", err.Error())

@@ -1,140 +1,22 @@
 package mcpproxy_test
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"os"
-	"strings"
-	"sync"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ahp-gateway/ahp/internal/mcpproxy/mcptest"
 )
 
-// The tests' MCP server is this test binary run again with testServerEnv set: a real MCP server
-// on the official SDK, over stdio, with a few tools. Every tools/call it receives is appended to
-// the file named by testLogEnv (one JSON line: tool and arguments), so a test can tell what
-// reached it.
+// The tests' MCP server is this test binary run again with mcptest.ServerEnv set.
 const (
-	testServerEnv = "AHP_MCPPROXY_TEST_SERVER"
-	testLogEnv    = "AHP_MCPPROXY_TEST_LOG"
-	testServer    = "testserver"
+	testServerEnv = mcptest.ServerEnv
+	testLogEnv    = mcptest.LogEnv
+	testServer    = mcptest.Name
 )
 
 func TestMain(m *testing.M) {
 	if os.Getenv(testServerEnv) == "1" {
-		os.Exit(runTestServer())
+		os.Exit(mcptest.Run())
 	}
 	os.Exit(m.Run())
-}
-
-type echoArgs struct {
-	Text string `json:"text"`
-}
-
-type writeArgs struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
-}
-
-type progressArgs struct {
-	Steps int `json:"steps"`
-}
-
-type bigArgs struct {
-	Bytes int `json:"bytes"`
-}
-
-type noArgs struct{}
-
-var logMu sync.Mutex
-
-// record appends one received call to the log file.
-func recordCall(tool string, args any) {
-	logMu.Lock()
-	defer logMu.Unlock()
-	f, err := os.OpenFile(os.Getenv(testLogEnv), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		panic(err)
-	}
-	defer f.Close()
-	line, _ := json.Marshal(map[string]any{"tool": tool, "args": args})
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		panic(err)
-	}
-}
-
-func text(s string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
-}
-
-func runTestServer() int {
-	s := mcp.NewServer(&mcp.Implementation{Name: testServer, Version: "v0.0.1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes its text"},
-		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
-			recordCall("echo", a)
-			return text("echo: " + a.Text), nil, nil
-		})
-	mcp.AddTool(s, &mcp.Tool{Name: "write_file", Description: "writes a file"},
-		func(_ context.Context, _ *mcp.CallToolRequest, a writeArgs) (*mcp.CallToolResult, any, error) {
-			recordCall("write_file", a)
-			if err := os.WriteFile(a.Path, []byte(a.Content), 0o600); err != nil {
-				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "write failed"}}}, nil, nil
-			}
-			return text(fmt.Sprintf("wrote %d bytes", len(a.Content))), nil, nil
-		})
-	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "reports progress, then answers"},
-		func(ctx context.Context, req *mcp.CallToolRequest, a progressArgs) (*mcp.CallToolResult, any, error) {
-			recordCall("progress", a)
-			token := req.Params.GetProgressToken()
-			for i := 1; i <= a.Steps && token != nil; i++ {
-				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: float64(a.Steps)}); err != nil {
-					return nil, nil, err
-				}
-			}
-			return text("done"), nil, nil
-		})
-	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "asks the client for its roots"},
-		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-			recordCall("roots", nil)
-			res, err := req.Session.ListRoots(ctx, nil)
-			if err != nil {
-				return nil, nil, err
-			}
-			var uris []string
-			for _, r := range res.Roots {
-				uris = append(uris, r.URI)
-			}
-			return text(strings.Join(uris, ",")), nil, nil
-		})
-	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "answers with a long text"},
-		func(_ context.Context, _ *mcp.CallToolRequest, a bigArgs) (*mcp.CallToolResult, any, error) {
-			recordCall("big", a)
-			return text(strings.Repeat("x", a.Bytes)), nil, nil
-		})
-	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "reports a tool error"},
-		func(_ context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-			recordCall("fail", nil)
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it failed"}}}, nil, nil
-		})
-	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exits the server"},
-		func(_ context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-			recordCall("crash", nil)
-			os.Exit(3)
-			return nil, nil, nil
-		})
-	s.AddResource(&mcp.Resource{URI: "note://hello", Name: "hello", MIMEType: "text/plain"},
-		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "hello from the resource"}}}, nil
-		})
-	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "a greeting"},
-		func(_ context.Context, _ *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hello"}}}}, nil
-		})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		fmt.Fprintln(os.Stderr, "test MCP server:", err)
-		return 1
-	}
-	return 0
 }
