@@ -126,6 +126,8 @@ type rigOptions struct {
 	clientOpts *mcp.ClientOptions
 	// protocol is the MCP protocol version the client asks for (default: the SDK's latest).
 	protocol string
+	// command is the MCP server to run (default: this binary as the mcptest server).
+	command []string
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -145,6 +147,9 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), testServerEnv+"=1", testLogEnv+"="+r.logPath)
+	if o.command != nil {
+		cmd = exec.Command(o.command[0], o.command[1:]...)
+	}
 	cmd.Stderr = r.stderr
 	if r.proc, err = mcpproxy.StartProcess(cmd, o.limit, 0); err != nil {
 		t.Fatal(err)
