@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 
@@ -109,12 +110,25 @@ func runMCPProxy(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// The server starts first, so that its start-up (npx, uvx, a JVM) overlaps the decision
+	// core's, and garbage collection waits until both are up: this is the client's wait for its
+	// first answer.
+	gc := debug.SetGCPercent(-1)
+	cmd := exec.Command(cfg.command[0], cfg.command[1:]...)
+	cmd.Stderr = stderr
+	server, err := mcpproxy.StartProcess(cmd, cfg.maxMessageBytes, cfg.shutdownTimeout)
+	if err != nil {
+		debug.SetGCPercent(gc)
+		log.Error("cannot start the MCP server", "error", err)
+		return 1
+	}
 	clients, closer, startErr := cfg.clients(log, getenv, true)
 	if startErr != nil {
 		log.Error("cannot start the policy backend; every tool call meets the failure policy", "error", startErr, "failure_policy", cfg.failurePolicy.String())
 	} else {
 		defer closeBackend(log, closer)
 	}
+	debug.SetGCPercent(gc)
 	proxy, err := mcpproxy.New(mcpproxy.Config{
 		Clients: clients, StartErr: startErr,
 		ServerName:      cfg.serverName,
@@ -126,13 +140,7 @@ func runMCPProxy(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	})
 	if err != nil {
 		log.Error("cannot start the MCP gateway", "error", err)
-		return 1
-	}
-	cmd := exec.Command(cfg.command[0], cfg.command[1:]...)
-	cmd.Stderr = stderr
-	server, err := mcpproxy.StartProcess(cmd, cfg.maxMessageBytes, cfg.shutdownTimeout)
-	if err != nil {
-		log.Error("cannot start the MCP server", "error", err)
+		_ = server.Close()
 		return 1
 	}
 	mode := "embedded"

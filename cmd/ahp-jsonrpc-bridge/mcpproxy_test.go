@@ -168,3 +168,40 @@ func TestMCPProxyUsage(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMCPProxyStartAndAnswer is what an MCP client pays to start a server and get its first
+// tool answer: launch, handshake (server/discover, the SDK's default), one allowed tools/call —
+// directly (the test MCP server alone) and through `mcp-proxy` in embedded mode (default policy),
+// which adds a process and the decision core's start. ns/op runs to the answer.
+func BenchmarkMCPProxyStartAndAnswer(b *testing.B) {
+	bin := needBinary(b)
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"direct", nil},
+		{"proxy-embedded", []string{bin, "mcp-proxy", "-log-level", "warn", "--"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			log := filepath.Join(b.TempDir(), "calls.log")
+			for b.Loop() {
+				argv := append(append([]string(nil), c.args...), os.Args[0])
+				cmd := exec.Command(argv[0], argv[1:]...)
+				cmd.Env = append(childEnv(), mcptest.ServerEnv+"=1", mcptest.LogEnv+"="+log)
+				ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+				s, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+				if err != nil || res.IsError {
+					b.Fatalf("call: %v %v", res, err)
+				}
+				b.StopTimer()
+				s.Close()
+				cancel()
+				b.StartTimer()
+			}
+		})
+	}
+}

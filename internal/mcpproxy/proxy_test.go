@@ -49,7 +49,7 @@ const testRules = `  - id: deny-forbidden-write
 `
 
 // writePolicy writes the tests' policy file.
-func writePolicy(t *testing.T) string {
+func writePolicy(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	if err := os.WriteFile(path, []byte(testkit.PolicyYAML("mcp-test", testRules)), 0o600); err != nil {
@@ -59,7 +59,7 @@ func writePolicy(t *testing.T) string {
 }
 
 // embedded starts the decision core in-process with the tests' policy.
-func embedded(t *testing.T) bridge.Clients {
+func embedded(t testing.TB) bridge.Clients {
 	t.Helper()
 	clients, closer, err := bridge.NewEmbedded(server.Config{PolicyFile: writePolicy(t), PolicyPollInterval: -1, Logger: testkit.Discard()})
 	if err != nil {
@@ -108,7 +108,7 @@ func (r *recorder) Observe(ctx context.Context, req *connect.Request[ahpv1.Obser
 
 // rig is one proxied session: the SDK client on one side, the test server process on the other.
 type rig struct {
-	t       *testing.T
+	t       testing.TB
 	session *mcp.ClientSession
 	proc    *mcpproxy.Process
 	served  chan error
@@ -130,7 +130,7 @@ type rigOptions struct {
 	command []string
 }
 
-func newRig(t *testing.T, o rigOptions) *rig {
+func newRig(t testing.TB, o rigOptions) *rig {
 	t.Helper()
 	if o.limit == 0 {
 		o.limit = mcpproxy.DefaultMaxMessageBytes
