@@ -172,15 +172,18 @@ func TestMCPProxyUsage(t *testing.T) {
 // BenchmarkMCPProxyStartAndAnswer is what an MCP client pays to start a server and get its first
 // tool answer: launch, handshake (server/discover, the SDK's default), one allowed tools/call —
 // directly (the test MCP server alone) and through `mcp-proxy` in embedded mode (default policy),
-// which adds a process and the decision core's start. ns/op runs to the answer.
+// which adds a process and the decision core's start, and against an ahp-server on loopback.
+// ns/op runs to the answer.
 func BenchmarkMCPProxyStartAndAnswer(b *testing.B) {
 	bin := needBinary(b)
+	up := startUpstream(b)
 	for _, c := range []struct {
 		name string
 		args []string
 	}{
 		{"direct", nil},
 		{"proxy-embedded", []string{bin, "mcp-proxy", "-log-level", "warn", "--"}},
+		{"proxy-upstream", []string{bin, "mcp-proxy", "-log-level", "warn", "-upstream", up, "-failure-policy", "fail-closed", "--"}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			log := filepath.Join(b.TempDir(), "calls.log")
