@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -71,17 +72,45 @@ func (s *session) cancelDecision(params json.RawMessage) bool {
 	return true
 }
 
+// decideCall asks the policy about one call of the session who and reduces the answer to an
+// outcome. A non-nil error means no decision arrived: the outcome is then the failure policy's
+// (unless the caller knows the call was cancelled and drops it).
+func (p *Proxy) decideCall(ctx context.Context, who identity, call *toolCall, id jsonrpc.ID, log *slog.Logger) (*ahpv1.Tool, outcome, string, error) {
+	cfg := &p.cfg
+	tool := who.newTool(call, id)
+	ev := who.newEvent(cfg.NewID(), ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE, cfg.Now(), tool)
+	d, failure, err := p.intercept(ctx, ev)
+	if err != nil {
+		decisionID := cfg.NewID()
+		if ctx.Err() == nil {
+			log.Warn("no decision from the policy backend; answering with the failure policy",
+				"tool", tool.GetName(), "event_id", ev.GetId(), "failure", failure, "failure_policy", cfg.FailurePolicy.String(),
+				"decision_id", decisionID, "error", err.Error())
+		}
+		return tool, p.failed(failure), decisionID, err
+	}
+	log.Debug("decided", "tool", tool.GetName(), "event_id", ev.GetId(), "decision_id", d.GetDecisionId(),
+		"verdict", d.GetVerdict().String(), "rule_ids", d.GetMatchedRuleIds())
+	return tool, reduce(d, call.arguments), d.GetDecisionId(), nil
+}
+
+// rewritten is the request a rewrite outcome sends: the call with the new arguments, within the
+// message size limit.
+func (p *Proxy) rewritten(req *jsonrpc.Request, call *toolCall, o outcome) (*jsonrpc.Request, error) {
+	params, err := call.withArguments(o.input)
+	if err == nil && len(params) > p.cfg.MaxMessageBytes {
+		err = fmt.Errorf("the rewritten tools/call is over the %d-byte limit", p.cfg.MaxMessageBytes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &jsonrpc.Request{ID: req.ID, Method: req.Method, Params: params}, nil
+}
+
 // decide asks the policy about one call and carries the answer out.
 func (s *session) decide(ctx context.Context, req *jsonrpc.Request, call *toolCall, p *pending) {
-	cfg := &s.p.cfg
-	who := s.identity()
-	tool := who.newTool(call, req.ID)
-	ev := who.newEvent(cfg.NewID(), ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE, cfg.Now(), tool)
-	log := s.log.With("tool", tool.GetName(), "event_id", ev.GetId())
-
-	var o outcome
-	var decisionID string
-	d, failure, err := s.intercept(ctx, ev)
+	tool, o, decisionID, err := s.p.decideCall(ctx, s.identity(), call, req.ID, s.log)
+	log := s.log.With("tool", tool.GetName())
 	if err != nil {
 		s.mu.Lock()
 		cancelled := p.cancelled
@@ -90,14 +119,6 @@ func (s *session) decide(ctx context.Context, req *jsonrpc.Request, call *toolCa
 			log.Debug("the client cancelled the call while it was being decided")
 			return
 		}
-		decisionID = cfg.NewID()
-		o = s.failed(failure)
-		log.Warn("no decision from the policy backend; answering with the failure policy",
-			"failure", failure, "failure_policy", cfg.FailurePolicy.String(), "decision_id", decisionID, "error", err.Error())
-	} else {
-		decisionID = d.GetDecisionId()
-		o = reduce(d, call.arguments)
-		log.Debug("decided", "decision_id", decisionID, "verdict", d.GetVerdict().String(), "rule_ids", d.GetMatchedRuleIds())
 	}
 
 	out := req
@@ -109,18 +130,13 @@ func (s *session) decide(ctx context.Context, req *jsonrpc.Request, call *toolCa
 		}
 		return
 	case rewrite:
-		params, err := call.withArguments(o.input)
-		if err == nil && len(params) > cfg.MaxMessageBytes {
-			err = fmt.Errorf("the rewritten tools/call is over the %d-byte limit", cfg.MaxMessageBytes)
-		}
-		if err != nil {
+		if out, err = s.p.rewritten(req, call, o); err != nil {
 			if s.untrack(req.ID) != nil {
 				log.Warn("the policy's change cannot be applied; refusing the call", "error", err.Error())
 				s.writeClient(&jsonrpc.Response{ID: req.ID, Result: refusal("input must be changed, and the change cannot be applied: "+err.Error(), o.messages, decisionID)})
 			}
 			return
 		}
-		out = &jsonrpc.Request{ID: req.ID, Method: req.Method, Params: params}
 		tool.Input = o.input
 		log.Info("tool call arguments rewritten by the policy", "decision_id", decisionID)
 	}
@@ -137,9 +153,9 @@ func (s *session) decide(ctx context.Context, req *jsonrpc.Request, call *toolCa
 
 // failed is the failure policy's outcome: fail-closed refuses with the bridge's synthetic
 // reason, fail-open forwards; both say so to the model.
-func (s *session) failed(failure string) outcome {
+func (p *Proxy) failed(failure string) outcome {
 	note := "AHP MCP gateway: no decision from the policy backend (" + failure + "); "
-	if s.p.cfg.FailurePolicy == bridge.FailOpen {
+	if p.cfg.FailurePolicy == bridge.FailOpen {
 		return outcome{verdict: forward, messages: []string{note + "fail-open: not checked by the policy."}}
 	}
 	return outcome{verdict: refuse, reason: bridge.SyntheticDenyReason, messages: []string{note + "fail-closed: refused."}}

@@ -25,9 +25,13 @@ const observeQueueLen = 1024
 // JSON-RPC error or a result with isError. The event is built here, redacted and queued; it never
 // delays the answer.
 func (s *session) observe(p *pending, resp *jsonrpc.Response) {
-	cfg := &s.p.cfg
-	who := s.identity()
-	tool := proto.Clone(p.tool).(*ahpv1.Tool)
+	s.obs.enqueue(s.p.resultEvent(s.identity(), p.tool, resp))
+}
+
+// resultEvent is the observation of the answer resp to the call of tool.
+func (p *Proxy) resultEvent(who identity, callTool *ahpv1.Tool, resp *jsonrpc.Response) *ahpv1.Event {
+	cfg := &p.cfg
+	tool := proto.Clone(callTool).(*ahpv1.Tool)
 	typ := ahpv1.EventType_EVENT_TYPE_TOOL_AFTER
 	switch {
 	case resp.Error != nil:
@@ -58,7 +62,7 @@ func (s *session) observe(p *pending, resp *jsonrpc.Response) {
 	if ev.GetTool().GetError() != nil && ev.GetTool().GetError().GetMessage() == "" {
 		ev.Tool.Error.Message = "the tool reported an error"
 	}
-	s.obs.enqueue(ev)
+	return ev
 }
 
 // isErrorResult reads only whether a result says isError, without building its values.

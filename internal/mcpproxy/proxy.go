@@ -499,8 +499,8 @@ func classify(ctx context.Context, err error) string {
 }
 
 // intercept asks the policy about ev.
-func (s *session) intercept(ctx context.Context, ev *ahpv1.Event) (*ahpv1.Decision, string, error) {
-	cfg := &s.p.cfg
+func (p *Proxy) intercept(ctx context.Context, ev *ahpv1.Event) (*ahpv1.Decision, string, error) {
+	cfg := &p.cfg
 	if cfg.StartErr != nil {
 		return nil, failureNotStarted, cfg.StartErr
 	}
