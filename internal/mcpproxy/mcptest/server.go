@@ -48,11 +48,11 @@ type noArgs struct{}
 
 var logMu sync.Mutex
 
-// record appends one received call to the log file.
-func recordCall(tool string, args any) {
+// recordCall appends one received call to the log file.
+func recordCall(logPath, tool string, args any) {
 	logMu.Lock()
 	defer logMu.Unlock()
-	f, err := os.OpenFile(os.Getenv(LogEnv), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		panic(err)
 	}
@@ -70,6 +70,17 @@ func text(s string) *mcp.CallToolResult {
 // Run serves the test MCP server on stdin/stdout until the client goes away, recording every call
 // in the file named by LogEnv, and returns the process's exit status.
 func Run() int {
+	if err := New(os.Getenv(LogEnv)).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "test MCP server:", err)
+		return 1
+	}
+	return 0
+}
+
+// New returns the test MCP server, recording every call in the file at logPath (for a server
+// served in-process, e.g. over Streamable HTTP; its crash tool still exits the process).
+func New(logPath string) *mcp.Server {
+	recordCall := func(tool string, args any) { recordCall(logPath, tool, args) }
 	s := mcp.NewServer(&mcp.Implementation{Name: Name, Version: "v0.0.1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes its text"},
 		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
@@ -132,9 +143,5 @@ func Run() int {
 		func(_ context.Context, _ *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hello"}}}}, nil
 		})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		fmt.Fprintln(os.Stderr, "test MCP server:", err)
-		return 1
-	}
-	return 0
+	return s
 }
