@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -12,13 +13,17 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli"
 	"github.com/ahp-gateway/ahp/internal/mcpproxy"
+	"github.com/ahp-gateway/ahp/internal/transport"
 )
 
 // mcpProxyConfig is the parsed and checked command line of `mcp-proxy`.
 type mcpProxyConfig struct {
 	command    []string
+	listen     string // with target: the Streamable HTTP form
+	target     string
 	serverName string
 	upstreamConfig
 	maxOutputBytes int
@@ -26,6 +31,7 @@ type mcpProxyConfig struct {
 }
 
 const mcpProxyUsageHead = `Usage: ahp-jsonrpc-bridge mcp-proxy [flags] -- COMMAND [ARGS...]
+       ahp-jsonrpc-bridge mcp-proxy --listen ADDR --target URL [flags]
 
 The MCP gateway. An MCP client (Claude Code, Cursor, VS Code, any client of the Model Context
 Protocol) launches this command instead of an MCP server; it launches the real server, COMMAND
@@ -47,7 +53,11 @@ initialize or server/discover, tools/list, resources, prompts, notifications, pr
 cancellation, the server's own requests — passes through untouched. When no decision can be had,
 --failure-policy answers: fail-closed refuses the call, fail-open forwards it.
 
-Stdout carries the MCP session only; logs and the server's stderr go to stderr. The exit status
+With --listen and --target the same is done for an MCP server reached over the Streamable HTTP
+transport: clients connect to ADDR, every request goes on to URL, and POSTs carrying a tools/call
+are decided first. Headers, sessions and event streams pass through.
+
+On stdio, stdout carries the MCP session only; logs and the server's stderr go to stderr. The exit status
 is 0 when the client ended the session, 1 when the server went away or could not start, 2 for
 bad usage. See docs/mcp-gateway.md. Every flag can also be set with the environment variable
 shown.
@@ -64,8 +74,10 @@ func parseMCPProxyFlags(args []string, stderr io.Writer, getenv func(string) str
 		policyPoll:      "embedded mode: `interval` at which the policy file is checked for changes; 0 disables",
 		maxBytes:        "size limit of one MCP message in either direction in `bytes`; a longer one is refused and the session goes on",
 		maxBytesDefault: mcpproxy.DefaultMaxMessageBytes,
-		shutdown:        "`duration` the server gets to exit once its stdin is closed, before SIGTERM (and again before SIGKILL)",
+		shutdown:        "`duration` a stop waits: for the launched MCP server to exit once its stdin is closed, before SIGTERM (and again before SIGKILL); with -listen, for the requests in flight",
 	})
+	listen := fs.String("listen", "", "serve MCP's Streamable HTTP transport on this `address` (e.g. 127.0.0.1:8790) for a server at -target, instead of launching COMMAND", "AHP_MCP_LISTEN")
+	target := fs.String("target", "", "with -listen: the MCP server's Streamable HTTP endpoint `URL` (http:// or https://)", "AHP_MCP_TARGET")
 	maxOutput := fs.String("max-output-bytes", strconv.Itoa(mcpproxy.DefaultMaxOutputBytes), "size limit in `bytes` of a tool result carried by its tool.after observation; a longer one is recorded by its size only", "AHP_MCP_MAX_OUTPUT_BYTES")
 	logLevel := fs.String("log-level", "info", "log `level`: debug, info, warn or error", "AHP_BRIDGE_LOG_LEVEL")
 	logFormat := fs.String("log-format", "text", "log `format` on stderr: text or json", "AHP_BRIDGE_LOG_FORMAT")
@@ -77,8 +89,13 @@ func parseMCPProxyFlags(args []string, stderr io.Writer, getenv func(string) str
 	if status, ok := fs.Parse(args); !ok {
 		return nil, status
 	}
-	cfg := &mcpProxyConfig{command: fs.Args(), serverName: *serverName}
-	if len(cfg.command) == 0 {
+	cfg := &mcpProxyConfig{command: fs.Args(), serverName: *serverName, listen: *listen, target: *target}
+	switch {
+	case (cfg.listen == "") != (cfg.target == ""):
+		return nil, fs.Failf("-listen and -target go together: the address to serve and the MCP server's URL")
+	case cfg.listen != "" && len(cfg.command) > 0:
+		return nil, fs.Failf("give either -listen/-target (an HTTP MCP server) or a COMMAND after -- (a stdio one), not both")
+	case cfg.listen == "" && len(cfg.command) == 0:
 		return nil, fs.Failf("name the MCP server to launch after --, e.g. mcp-proxy -- npx -y @modelcontextprotocol/server-filesystem /tmp")
 	}
 	if len(cfg.serverName) > 256 {
@@ -109,6 +126,9 @@ func runMCPProxy(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	log := cfg.log
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cfg.listen != "" {
+		return serveMCPProxyHTTP(ctx, cfg, log, getenv)
+	}
 
 	// The server starts first, so that its start-up (npx, uvx, a JVM) overlaps the decision
 	// core's, and garbage collection waits until both are up: this is the client's wait for its
@@ -129,15 +149,7 @@ func runMCPProxy(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		defer closeBackend(log, closer)
 	}
 	debug.SetGCPercent(gc)
-	proxy, err := mcpproxy.New(mcpproxy.Config{
-		Clients: clients, StartErr: startErr,
-		ServerName:      cfg.serverName,
-		Timeout:         cfg.timeout,
-		FailurePolicy:   cfg.failurePolicy,
-		MaxMessageBytes: cfg.maxMessageBytes,
-		MaxOutputBytes:  cfg.maxOutputBytes,
-		Logger:          log,
-	})
+	proxy, err := cfg.proxy(clients, startErr)
 	if err != nil {
 		log.Error("cannot start the MCP gateway", "error", err)
 		_ = server.Close()
@@ -160,4 +172,65 @@ func runMCPProxy(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		log.Error("MCP session failed", "error", err)
 	}
 	return 1
+}
+
+// proxy builds the gateway over clients; startErr is why there are none (see mcpproxy.Config).
+func (cfg *mcpProxyConfig) proxy(clients bridge.Clients, startErr error) (*mcpproxy.Proxy, error) {
+	return mcpproxy.New(mcpproxy.Config{
+		Clients: clients, StartErr: startErr,
+		ServerName:      cfg.serverName,
+		Timeout:         cfg.timeout,
+		FailurePolicy:   cfg.failurePolicy,
+		MaxMessageBytes: cfg.maxMessageBytes,
+		MaxOutputBytes:  cfg.maxOutputBytes,
+		Logger:          cfg.log,
+	})
+}
+
+// serveMCPProxyHTTP serves the Streamable HTTP form until ctx is done. Like the hook's HTTP form,
+// a long-running server whose backend does not start refuses to start.
+func serveMCPProxyHTTP(ctx context.Context, cfg *mcpProxyConfig, log *slog.Logger, getenv func(string) string) int {
+	clients, closer, err := cfg.clients(log, getenv, true)
+	if err != nil {
+		log.Error("cannot start the policy backend", "error", err)
+		return 1
+	}
+	defer closeBackend(log, closer)
+	proxy, err := cfg.proxy(clients, nil)
+	if err != nil {
+		log.Error("cannot start the MCP gateway", "error", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		log.Error("cannot listen for HTTP", "error", err)
+		return 1
+	}
+	loopback := false
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+		loopback = tcp.IP.IsLoopback()
+	}
+	h, err := proxy.NewHTTP(cfg.target, mcpproxy.HTTPOptions{LoopbackHostsOnly: loopback})
+	if err != nil {
+		_ = ln.Close()
+		log.Error("cannot start the MCP gateway", "error", err)
+		return 1
+	}
+	defer h.Close()
+	mode := "embedded"
+	if cfg.upstream != "" {
+		mode = "upstream"
+	}
+	log.Info("listening", "transport", "mcp-streamable-http", "addr", ln.Addr().String(), "mode", mode, "failure_policy", cfg.failurePolicy.String())
+	if !loopback {
+		// The gateway authenticates nobody itself; the client's Authorization header goes on to
+		// the MCP server, which is where MCP puts authorization.
+		log.Warn("listening on a non-loopback address: anyone who reaches it reaches the MCP server through it", "addr", ln.Addr().String())
+	}
+	if err := transport.ServeHTTP(ctx, mcpproxy.HTTPServer(h), ln, cfg.shutdownTimeout); err != nil {
+		log.Error("HTTP server stopped", "error", err)
+		return 1
+	}
+	log.Info("stopped")
+	return 0
 }

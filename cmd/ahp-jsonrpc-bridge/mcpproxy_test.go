@@ -6,10 +6,12 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -149,6 +151,45 @@ func TestMCPProxyProcessFailClosedWhenUpstreamIsDown(t *testing.T) {
 	}
 }
 
+func TestMCPProxyProcessHTTP(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv := mcptest.New(filepath.Join(dir, "calls.log"))
+	target := testkit.StartLoopback(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte(mcpPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, "mcp-proxy", "-listen", "127.0.0.1:0", "-target", target, "-policy", policy, "-server-name", "files")
+	line := p.stderr.Wait(t, func(l string) bool { return strings.Contains(l, "msg=listening") })
+	_, addr, _ := strings.Cut(line, "addr=")
+	addr, _, _ = strings.Cut(addr, " ")
+
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "http-process-test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v; stderr:\n%s", err, p.stderr.String())
+	}
+	if text, isErr := callText(t, s, "echo", map[string]any{"text": "hi"}); isErr || text != "echo: hi" {
+		t.Errorf("allowed call: %q (isError %v)", text, isErr)
+	}
+	secret := filepath.Join(dir, "k.secret")
+	if text, isErr := callText(t, s, "write_file", map[string]any{"path": secret, "content": "x"}); !isErr || text != "No writing secrets." {
+		t.Errorf("denied call: %q (isError %v)", text, isErr)
+	}
+	if _, err := os.Stat(secret); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the denied write happened: %v", err)
+	}
+	s.Close()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v; stderr:\n%s", err, p.stderr.String())
+	}
+}
+
 func TestMCPProxyUsage(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -158,6 +199,8 @@ func TestMCPProxyUsage(t *testing.T) {
 		{[]string{"mcp-proxy"}, "name the MCP server to launch after --"},
 		{[]string{"mcp-proxy", "-upstream", "http://127.0.0.1:1", "--", "true"}, "-failure-policy fail-open|fail-closed is required with -upstream"},
 		{[]string{"mcp-proxy", "-max-output-bytes", "12", "--", "true"}, "-max-output-bytes: want a number of bytes"},
+		{[]string{"mcp-proxy", "-listen", "127.0.0.1:0"}, "-listen and -target go together"},
+		{[]string{"mcp-proxy", "-listen", "127.0.0.1:0", "-target", "http://127.0.0.1:1/mcp", "--", "true"}, "not both"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), c.args, strings.NewReader(""), &stdout, &stderr, noEnv); code != 2 {
