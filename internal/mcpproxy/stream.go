@@ -1,7 +1,6 @@
 package mcpproxy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/ahp-gateway/ahp/internal/transport/ndjson"
 )
 
 // Conn is one side of the relay: a JSON-RPC connection carrying MCP messages. The SDK's
@@ -47,20 +48,17 @@ type MalformedError struct{ Err error }
 func (e *MalformedError) Error() string { return "not a JSON-RPC message: " + e.Err.Error() }
 func (e *MalformedError) Unwrap() error { return e.Err }
 
-// peekBytes is how much of a refused message is kept to find its id.
-const peekBytes = 4 << 10
-
-// stream is the MCP stdio framing: one JSON-RPC message per line, no embedded newlines (the
-// MCP stdio transport's rule), decoded and encoded by the SDK's jsonrpc package. Unlike the SDK's
-// own stdio connection, a line over the limit is refused and skipped instead of ending the
-// stream, so that one huge message does not take the session down.
+// stream is the MCP stdio framing: one JSON-RPC message per line (the MCP stdio transport's
+// rule), split and written by the project's NDJSON framing (internal/transport/ndjson) and decoded
+// and encoded by the SDK's jsonrpc package. Unlike the SDK's own stdio connection, a line over the
+// limit is refused and skipped instead of ending the stream, so that one huge message does not take
+// the session down.
 type stream struct {
-	r     *bufio.Reader
+	r     *ndjson.Reader
 	limit int
 	rmu   sync.Mutex
 
-	w   io.Writer
-	wmu sync.Mutex
+	w *ndjson.Writer
 
 	closeOnce sync.Once
 	close     func() error
@@ -70,7 +68,7 @@ type stream struct {
 // NewStream frames MCP messages over r and w, each inbound message at most limit bytes. close,
 // when not nil, is called once by Close (e.g. to close the pipes).
 func NewStream(r io.Reader, w io.Writer, limit int, close func() error) Conn {
-	return &stream{r: bufio.NewReaderSize(r, 64<<10), limit: limit, w: w, close: close, closed: make(chan struct{})}
+	return &stream{r: ndjson.NewReader(r, limit), limit: limit, w: ndjson.NewWriter(w), close: close, closed: make(chan struct{})}
 }
 
 // Read returns the next message. It blocks in the underlying reader; Close unblocks it only if
@@ -78,67 +76,31 @@ func NewStream(r io.Reader, w io.Writer, limit int, close func() error) Conn {
 func (s *stream) Read(ctx context.Context) (jsonrpc.Message, error) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		line, err := s.readLine()
-		if err != nil {
-			return nil, err
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		msg, err := jsonrpc.DecodeMessage(line)
-		if err != nil {
-			return nil, &MalformedError{Err: err}
-		}
-		return msg, nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
+	line, err := s.r.Next()
+	if err != nil {
+		var over *ndjson.OversizeError
+		if errors.As(err, &over) {
+			return nil, tooLarge(over.Head[:min(len(over.Head), peekBytes)], s.limit)
+		}
+		select {
+		case <-s.closed:
+			return nil, io.EOF
+		default:
+		}
+		return nil, err
+	}
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		return nil, &MalformedError{Err: err}
+	}
+	return msg, nil
 }
 
-// readLine reads one line without its newline. A line over the limit is consumed to its end and
-// reported as a *TooLargeError; its first bytes are kept to find the id.
-func (s *stream) readLine() ([]byte, error) {
-	var line []byte
-	over := false
-	for {
-		chunk, err := s.r.ReadSlice('\n')
-		if !over {
-			if len(line)+len(chunk) > s.limit+1 { // +1: the newline does not count
-				over = true
-				keep := min(peekBytes-len(line), len(chunk))
-				if keep > 0 {
-					line = append(line, chunk[:keep]...)
-				}
-			} else {
-				line = append(line, chunk...)
-			}
-		}
-		switch {
-		case err == nil:
-			if over {
-				return nil, tooLarge(line, s.limit)
-			}
-			return line, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			if over && len(line) < peekBytes {
-				line = append(line, chunk[:min(peekBytes-len(line), len(chunk))]...)
-			}
-			continue
-		case errors.Is(err, io.EOF) && len(line) > 0 && !over:
-			return line, nil // a last message without its newline
-		default:
-			select {
-			case <-s.closed:
-				return nil, io.EOF
-			default:
-			}
-			return nil, err
-		}
-	}
-}
+// peekBytes is how much of a refused message is read to find its id.
+const peekBytes = 4 << 10
 
 // tooLarge reads what it can of a refused message's start: its id, and whether it has a method.
 // Members are read in order until the prefix ends; an id after a long params or result is not
@@ -182,16 +144,12 @@ func (s *stream) Write(_ context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	data = append(data, '\n')
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	select {
 	case <-s.closed:
 		return io.ErrClosedPipe
 	default:
 	}
-	_, err = s.w.Write(data)
-	return err
+	return s.w.WriteMessage(data)
 }
 
 // Close closes the stream once.
