@@ -45,8 +45,10 @@ func (s *session) startDecision(ctx context.Context, req *jsonrpc.Request, p *pe
 }
 
 // cancelDecision handles the client's notifications/cancelled: a call still being decided is
-// dropped (never forwarded, never answered) and true returned; anything else is the server's
-// business and false returned.
+// dropped (never forwarded, never answered) and true returned. A request the server already has
+// is no longer waited for (the protocol lets the server drop it without an answer; one that still
+// comes is passed on, and the client ignores it), and false returned: the notification is the
+// server's business.
 func (s *session) cancelDecision(params json.RawMessage) bool {
 	var in struct {
 		RequestID any `json:"requestId"`
@@ -61,7 +63,11 @@ func (s *session) cancelDecision(params json.RawMessage) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.pending[id]
-	if p == nil || p.method != methodToolsCall || p.decided {
+	if p == nil {
+		return false
+	}
+	if p.method != methodToolsCall || p.decided {
+		delete(s.pending, id)
 		return false
 	}
 	p.cancelled = true

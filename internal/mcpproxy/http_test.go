@@ -116,7 +116,7 @@ func TestHTTPGateway(t *testing.T) {
 					t.Errorf("progress %v, want %v", got, want)
 				}
 			}
-			if tools, err := r.session.ListTools(ctx, nil); err != nil || len(tools.Tools) != 7 {
+			if tools, err := r.session.ListTools(ctx, nil); err != nil || len(tools.Tools) != 8 {
 				t.Errorf("tools/list: %v %v", tools, err)
 			}
 			got := r.received()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -128,6 +129,8 @@ type rigOptions struct {
 	protocol string
 	// command is the MCP server to run (default: this binary as the mcptest server).
 	command []string
+	// maxInFlight is Config.MaxInFlight.
+	maxInFlight int
 }
 
 func newRig(t testing.TB, o rigOptions) *rig {
@@ -139,7 +142,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	r.logPath = filepath.Join(r.dir, "calls.log")
 	proxy, err := mcpproxy.New(mcpproxy.Config{
 		Clients: o.clients, StartErr: o.startErr, FailurePolicy: o.failure, ServerName: o.serverName,
-		MaxMessageBytes: o.limit,
+		MaxMessageBytes: o.limit, MaxInFlight: o.maxInFlight,
 		Logger:          slog.New(slog.NewTextHandler(testkit.LockedWriter(r.stderr), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
@@ -350,7 +353,7 @@ func testPassThrough(t *testing.T, protocol string) {
 		t.Errorf("serverInfo %+v", info)
 	}
 	tools, err := r.session.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 7 {
+	if err != nil || len(tools.Tools) != 8 {
 		t.Fatalf("tools/list: %v, %v", tools, err)
 	}
 	rr, err := r.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "note://hello"})
@@ -414,6 +417,33 @@ func TestCancelledWhileDecidingIsNeverForwarded(t *testing.T) {
 		t.Errorf("server received %v, want only the later call", got)
 	}
 	r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, "cancelled the call while it was being decided") })
+}
+
+// TestCancelledForwardedCallsFreeTheirSlot cancels more forwarded calls than the in-flight limit
+// holds: each cancellation frees its slot, so later calls still go through.
+func TestCancelledForwardedCallsFreeTheirSlot(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 8)
+	r := newRig(t, rigOptions{clients: embedded(t), maxInFlight: 4, clientOpts: &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { started <- struct{}{} },
+	}})
+	for i := range 6 {
+		ctx, cancel := context.WithCancel(context.Background())
+		params := &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{}}
+		params.SetProgressToken(fmt.Sprint("w", i))
+		errc := make(chan error, 1)
+		go func() {
+			_, err := r.session.CallTool(ctx, params)
+			errc <- err
+		}()
+		// The server reports progress once it has the call.
+		testkit.Receive(t, started, "the call did not reach the server")
+		cancel()
+		testkit.Receive(t, errc, "the cancelled call did not return")
+	}
+	if res := r.mustCall("echo", map[string]any{"text": "still room"}); res.IsError {
+		t.Errorf("after the cancellations: %q", texts(res))
+	}
 }
 
 // mustCallAsync calls a tool and delivers the result on a channel.

@@ -1,7 +1,7 @@
 // Package mcptest is a real MCP server, on the official MCP Go SDK, for the MCP gateway's tests:
 // a test binary runs itself as the server (Run, when ServerEnv is set) behind the proxy. It has
 // the tools echo {text}, write_file {path, content}, progress {steps} (progress notifications,
-// then an answer), roots (asks the client for its roots), big {bytes} (a long answer), fail (a
+// then an answer), wait (one progress notification, then no answer until cancelled), roots (asks the client for its roots), big {bytes} (a long answer), fail (a
 // tool error result) and crash (exits with status 3), a resource note://hello and a prompt greet.
 // Every tools/call it receives is appended to the file named by LogEnv as one JSON line
 // {"tool", "args"}, so a test can tell exactly what reached the server. For tests only.
@@ -105,6 +105,17 @@ func New(logPath string) *mcp.Server {
 				}
 			}
 			return text("done"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "wait", Description: "reports progress once, then waits until cancelled"},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+			recordCall("wait", nil)
+			if token := req.Params.GetProgressToken(); token != nil {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1}); err != nil {
+					return nil, nil, err
+				}
+			}
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "asks the client for its roots"},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
