@@ -143,7 +143,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	proxy, err := mcpproxy.New(mcpproxy.Config{
 		Clients: o.clients, StartErr: o.startErr, FailurePolicy: o.failure, ServerName: o.serverName,
 		MaxMessageBytes: o.limit, MaxInFlight: o.maxInFlight,
-		Logger:          slog.New(slog.NewTextHandler(testkit.LockedWriter(r.stderr), &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger: slog.New(slog.NewTextHandler(testkit.LockedWriter(r.stderr), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		t.Fatal(err)
