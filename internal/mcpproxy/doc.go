@@ -34,4 +34,9 @@
 // When the server goes away (it exits or its connection fails) every request still waiting is
 // answered with a JSON-RPC error saying so, and the session ends; when the client goes away the
 // server is stopped.
+//
+// Proxy.Serve relays one session between two Conns: NewStream frames stdio (the client's side,
+// and StartProcess's server process). Proxy.NewHTTP is the same gateway for a server reached with
+// the Streamable HTTP transport, as an http.Handler in front of it. docs/mcp-gateway.md is the
+// user's guide.
 package mcpproxy

@@ -64,8 +64,9 @@ type Config struct {
 	Timeout time.Duration
 	// FailurePolicy applies when no decision arrives (default bridge.FailClosed).
 	FailurePolicy bridge.FailurePolicy
-	// MaxMessageBytes bounds a tools/call whose arguments the policy rewrote (the streams bound
-	// what arrives); default DefaultMaxMessageBytes.
+	// MaxMessageBytes bounds a tools/call whose arguments the policy rewrote, and in the HTTP form
+	// a POST body and what is kept of an answer while it is read for its observation (on stdio the
+	// streams bound what arrives); default DefaultMaxMessageBytes.
 	MaxMessageBytes int
 	// MaxInFlight, MaxDeciding, MaxOutputBytes and ObserveQueueBytes: see the defaults.
 	MaxInFlight       int
