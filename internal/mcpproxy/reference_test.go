@@ -3,9 +3,11 @@ package mcpproxy_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 	"github.com/ahp-gateway/ahp/internal/mcpproxy"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/testkit"
@@ -202,4 +205,78 @@ func TestReferenceEverythingServer(t *testing.T) {
 		t.Errorf("Serve: %v", err)
 	}
 	testkit.Receive(t, r.proc.Done(), "the server was not stopped")
+}
+
+func TestReferenceEverythingServerOverHTTP(t *testing.T) {
+	t.Parallel()
+	bin := referenceServer(t, "mcp-server-everything")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close() // the server takes the port; nothing else on loopback is expected to grab it first
+	cmd := exec.Command(bin, "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT="+port)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out := &clitest.Output{}
+	cmd.Stderr, cmd.Stdout = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	out.Wait(t, func(l string) bool { return strings.Contains(l, "listening on port") })
+
+	proxy, err := mcpproxy.New(mcpproxy.Config{Clients: referenceClients(t), ServerName: "everything", Logger: testkit.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := proxy.NewHTTP("http://127.0.0.1:"+port+"/mcp", mcpproxy.HTTPOptions{LoopbackHostsOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.CloseAtEnd(t, "HTTP gateway", h.Close)
+	gateway := testkit.StartLoopback(t, h)
+
+	progress := make(chan float64, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "reference-http"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progress <- req.Params.Progress },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.WaitTimeout)
+	defer cancel()
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gateway + "/mcp"}, nil)
+	if err != nil {
+		t.Fatalf("connecting through the HTTP gateway: %v; server output:\n%s", err, out.String())
+	}
+	defer s.Close()
+	if tools, err := s.ListTools(ctx, nil); err != nil || len(tools.Tools) < 5 {
+		t.Fatalf("tools/list: %v, %v", tools, err)
+	}
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res
+	}
+	if res := call("echo", map[string]any{"message": "a secret"}); !res.IsError || texts(res)[0] != "Not echoing secrets." {
+		t.Errorf("denied echo: %q", texts(res))
+	}
+	if res := call("echo", map[string]any{"message": "hello"}); res.IsError || !strings.Contains(strings.Join(texts(res), ""), "hello") {
+		t.Errorf("allowed echo: %q", texts(res))
+	}
+	params := &mcp.CallToolParams{Name: "trigger-long-running-operation", Arguments: map[string]any{"duration": 0.03, "steps": 3}}
+	params.SetProgressToken("op-http")
+	if _, err := s.CallTool(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	for want := 1.0; want <= 3; want++ {
+		if got := testkit.Receive(t, progress, "progress not relayed over HTTP"); got != want {
+			t.Errorf("progress %v, want %v", got, want)
+		}
+	}
 }
