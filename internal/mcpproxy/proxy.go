@@ -230,8 +230,11 @@ func (s *session) readClient(ctx context.Context) error {
 			switch {
 			case errors.As(err, &tl):
 				s.log.Warn("refused a message from the MCP client over the size limit", "limit_bytes", tl.Limit, "has_id", tl.HasID)
-				if tl.HasID && tl.Request {
+				switch {
+				case tl.HasID && tl.Request:
 					s.replyClient(tl.ID, jsonrpc.CodeInvalidRequest, tl.Error())
+				case tl.HasID: // the client's answer to a request of the server: the server gets an error instead
+					s.writeServer(ctx, &jsonrpc.Response{ID: tl.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the MCP client's answer was over the gateway's size limit (" + fmt.Sprint(tl.Limit) + " bytes)"}})
 				}
 				continue
 			case errors.As(err, &mf):
@@ -258,9 +261,13 @@ func (s *session) clientRequest(ctx context.Context, req *jsonrpc.Request) {
 		return
 	}
 	if id, ok := req.ID.Raw().(string); ok && len(id) > maxIDBytes {
-		s.log.Warn("refused a request whose id is too long", "method", req.Method, "limit_bytes", maxIDBytes)
-		// The id cannot be kept, so the answer cannot name it either; the client's own timeout
-		// ends the call. The id is not echoed in an error for the same reason.
+		if req.Method == methodToolsCall {
+			// A call is decided only while its id is kept; this one is dropped, never forwarded
+			// undecided, and the client's own timeout ends it (an answer would echo the id).
+			s.log.Warn("refused a tools/call whose id is too long", "limit_bytes", maxIDBytes)
+			return
+		}
+		s.writeServer(ctx, req) // passed on without being tracked
 		return
 	}
 	p := &pending{method: req.Method}
