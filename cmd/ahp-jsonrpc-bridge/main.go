@@ -7,6 +7,7 @@
 //	ahp-jsonrpc-bridge --http 127.0.0.1:8787     HTTP: POST /hooks and POST /ahp
 //	ahp-jsonrpc-bridge --upstream http://127.0.0.1:8080 --failure-policy fail-closed
 //	ahp-jsonrpc-bridge version
+//	ahp-jsonrpc-bridge mcp-proxy -- COMMAND ARGS…   the MCP gateway (mcpproxy.go)
 //
 // This file only parses flags and wires the parts: framing lives in internal/transport, the
 // dialects in internal/bridge, the decision core in internal/server.
@@ -50,6 +51,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if len(args) > 0 && args[0] == "hook" {
 		return runHook(ctx, args[1:], stdin, stdout, stderr, getenv)
+	}
+	if len(args) > 0 && args[0] == "mcp-proxy" {
+		return runMCPProxy(ctx, args[1:], stdin, stdout, stderr, getenv)
 	}
 	cfg, code := parseFlags(args, stderr, getenv)
 	if cfg == nil {
