@@ -59,7 +59,7 @@ are decided first. Headers, sessions and event streams pass through.
 
 On stdio, stdout carries the MCP session only; logs and the server's stderr go to stderr. The exit status
 is 0 when the client ended the session, 1 when the server went away or could not start, 2 for
-bad usage. See docs/mcp-gateway.md. Every flag can also be set with the environment variable
+bad usage. See docs/mcp.md. Every flag can also be set with the environment variable
 shown.
 
 Flags:

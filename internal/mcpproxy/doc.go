@@ -37,6 +37,6 @@
 //
 // Proxy.Serve relays one session between two Conns: NewStream frames stdio (the client's side,
 // and StartProcess's server process). Proxy.NewHTTP is the same gateway for a server reached with
-// the Streamable HTTP transport, as an http.Handler in front of it. docs/mcp-gateway.md is the
+// the Streamable HTTP transport, as an http.Handler in front of it. docs/mcp.md is the
 // user's guide.
 package mcpproxy
