@@ -25,11 +25,16 @@ import (
 // `npm ci` at the repository root installs them, as .ci/run does).
 
 // referenceServer finds node_modules/.bin/NAME above the package directory, or in
-// $AHP_MCP_REFERENCE_BIN, and skips the test when it is not installed.
+// $AHP_MCP_REFERENCE_BIN, and skips the test when it is not installed — or fails it when
+// AHP_MCP_REFERENCE_OPTIONAL=0 (CI installs them, so a missing server must not pass as a skip).
 func referenceServer(t *testing.T, name string) string {
 	t.Helper()
+	skip := t.Skipf
+	if os.Getenv("AHP_MCP_REFERENCE_OPTIONAL") == "0" {
+		skip = t.Fatalf
+	}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("skipping: node is not installed (the reference MCP servers run on Node.js)")
+		skip("skipping: node is not installed (the reference MCP servers run on Node.js)")
 	}
 	var dirs []string
 	if d := os.Getenv("AHP_MCP_REFERENCE_BIN"); d != "" {
@@ -50,7 +55,7 @@ func referenceServer(t *testing.T, name string) string {
 			return p
 		}
 	}
-	t.Skipf("skipping: %s is not installed (run `npm ci` at the repository root, or set AHP_MCP_REFERENCE_BIN)", name)
+	skip("skipping: %s is not installed (run `npm ci` at the repository root, or set AHP_MCP_REFERENCE_BIN)", name)
 	return ""
 }
 
