@@ -52,13 +52,13 @@ type Options struct {
 // ReloadResult is the outcome of one policy reload attempt.
 type ReloadResult struct {
 	// Time is when the reload was tried.
-	Time time.Time
+	Time time.Time `json:"time"`
 	// OK is true when the reload left a valid policy in force (replaced, or restored).
-	OK bool
+	OK bool `json:"ok"`
 	// Error is why it failed (empty when OK).
-	Error string
+	Error string `json:"error,omitempty"`
 	// Digest is the digest of the policy in force after the attempt.
-	Digest string
+	Digest string `json:"digest"`
 }
 
 // ReloadStatus sums up policy reloads since the server started.

@@ -1,6 +1,6 @@
 // The console's entry point: signing in, the router and the page frame.
 
-import { h, setEventTypeNames, timeZone } from "./format.js";
+import { fill, h, setEventTypeNames, timeZone } from "./format.js";
 import { getJSON, token, setToken } from "./api.js";
 import { store } from "./store.js";
 import * as live from "./pages/live.js";
@@ -75,7 +75,7 @@ function signIn(err) {
     setToken(input.value.trim());
     boot();
   });
-  main.replaceChildren(h("section", { class: "signin panel" },
+  fill(main, h("section", { class: "signin panel" },
     h("h1", {}, "Sign in"),
     msg ? h("div", { class: "error", role: "alert", id: "signin-error" }, msg) : null,
     form));
@@ -90,7 +90,7 @@ async function boot() {
   } catch (e) {
     if (e.unauthenticated || (e.forbidden && e.message.includes("scope"))) return signIn(e);
     nav.hidden = true;
-    main.replaceChildren(h("div", { class: "error", role: "alert", id: "boot-error" }, "The console cannot start: " + e.message));
+    fill(main, h("div", { class: "error", role: "alert", id: "boot-error" }, "The console cannot start: " + e.message));
     return;
   }
   ctx.info = info;

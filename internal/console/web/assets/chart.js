@@ -49,8 +49,11 @@ export function render(root, rates) {
   data.forEach((b, i) => {
     if (b.denyShare !== null) pts.push((PAD_L + i * bw + bw / 2).toFixed(1) + "," + (PAD_T + plotH - b.denyShare * plotH).toFixed(1));
   });
-  if (pts.length === 1) pts.push(pts[0]);
-  if (pts.length) nodes.push(svg("polyline", { class: "deny", points: pts.join(" ") }));
+  if (pts.length > 1) nodes.push(svg("polyline", { class: "deny", points: pts.join(" ") }));
+  for (const p of pts) {
+    const [cx, cy] = p.split(",");
+    nodes.push(svg("circle", { class: "deny-dot", cx, cy, r: 2.5 }));
+  }
   root.replaceChildren(...nodes);
   const last = data.slice(-12); // the last minute
   const dec = last.reduce((s, b) => s + b.rate * BUCKET, 0);

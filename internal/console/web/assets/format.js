@@ -127,3 +127,10 @@ export function itemKey(item) {
 }
 
 export function plural(n, one, many) { return n + " " + (n === 1 ? one : many || one + "s"); }
+
+// fill replaces root's children with nodes and text, skipping null, undefined and false and
+// flattening arrays (replaceChildren itself would print "null").
+export function fill(root, ...children) {
+  root.replaceChildren();
+  append(root, children);
+}

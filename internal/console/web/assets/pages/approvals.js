@@ -1,11 +1,11 @@
 // Approvals: held ask/escalate decisions waiting for a person. The page has data only on a server
 // that keeps approvals (info.features.approvals); until then it says what is missing.
 
-import { h } from "../format.js";
+import { fill, h } from "../format.js";
 
 export function mount(root, ctx) {
   if (!ctx.info.features || !ctx.info.features.approvals) {
-    root.replaceChildren(h("h1", {}, "Approvals"), h("div", { class: "empty", id: "approvals-empty" },
+    fill(root, h("h1", {}, "Approvals"), h("div", { class: "empty", id: "approvals-empty" },
       h("strong", {}, "Approvals are not configured on this server."),
       h("p", {}, "Rules with an ask or escalate effect get their fallback (a denial by default) instead of waiting for a person. " +
         "When this server holds approvals, pending ones appear here to approve or deny."),
@@ -13,5 +13,5 @@ export function mount(root, ctx) {
     return;
   }
   // A server that announces approvals provides this page's data; this build has no client for it.
-  root.replaceChildren(h("h1", {}, "Approvals"), h("div", { class: "notice" }, "This server keeps approvals, but this console build cannot show them yet."));
+  fill(root, h("h1", {}, "Approvals"), h("div", { class: "notice" }, "This server keeps approvals, but this console build cannot show them yet."));
 }

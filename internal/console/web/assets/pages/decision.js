@@ -1,12 +1,12 @@
 // Decision detail: the redacted event, the effects sent, fallbacks, matched rules (dry-run ones
 // marked), the policy in force, timing, and for a synthetic decision why it was synthetic.
 
-import { h, verdict, verdictBadge, eventType, timeEl, agentOf, sessionOf, toolOf, effectKind, effectText, ago } from "../format.js";
+import { fill, h, verdict, verdictBadge, eventType, timeEl, agentOf, sessionOf, toolOf, effectKind, effectText, ago } from "../format.js";
 import { getJSON } from "../api.js";
 import { store } from "../store.js";
 
 export async function mount(root, ctx, id) {
-  root.replaceChildren(h("h1", {}, "Decision"), h("p", { class: "muted", role: "status" }, "Loading…"));
+  fill(root, h("h1", {}, "Decision"), h("p", { class: "muted", role: "status" }, "Loading…"));
   let item = null, policy = null, note = null;
   try {
     const r = await getJSON("api/decisions/" + encodeURIComponent(id));
@@ -16,7 +16,7 @@ export async function mount(root, ctx, id) {
     if (e.unauthenticated || e.forbidden) return ctx.refused(e);
     item = store.find(id) || null;
     if (!item) {
-      root.replaceChildren(h("h1", {}, "Decision"), h("div", { class: "empty" },
+      fill(root, h("h1", {}, "Decision"), h("div", { class: "empty" },
         h("strong", {}, "This decision is not remembered any more."),
         "The console keeps only the most recent decisions (" + e.message + "). Find it in the audit log by its id ",
         h("code", {}, id), ", or go back to ", h("a", { href: "#/live" }, "Live"), "."));
@@ -34,7 +34,7 @@ function render(root, item, policy, note) {
   const dry = new Map((d.dryRuns || []).map((x) => [x.ruleId, x.wouldBe]));
   const kv = (pairs) => h("dl", { class: "kv" }, pairs.filter(([, val]) => val !== undefined && val !== null && val !== "").map(([k, val]) => [h("dt", {}, k), h("dd", {}, val)]));
   const origin = ev.origin || {};
-  root.replaceChildren(
+  fill(root, 
     h("h1", {}, "Decision ", verdictBadge(v), d.synthetic ? [" ", h("span", { class: "badge v-synthetic" }, "synthetic")] : null),
     note ? h("div", { class: "notice" }, note) : null,
     d.synthetic ? h("div", { class: "error", id: "synthetic-reason" },

@@ -1,6 +1,6 @@
 // Live: decisions and observations as they happen, filtered, with counters and a rate chart.
 
-import { h, svg, verdict, verdictBadge, eventType, allEventTypes, timeEl, agentOf, sessionOf, toolOf, itemKey, plural, timeZone } from "../format.js";
+import { fill, h, svg, verdict, verdictBadge, eventType, allEventTypes, timeEl, agentOf, sessionOf, toolOf, itemKey, plural, timeZone } from "../format.js";
 import { store } from "../store.js";
 import * as chart from "../chart.js";
 
@@ -59,12 +59,12 @@ export function mount(root, ctx) {
   const clearBtn = h("button", { type: "button", id: "clear-filters" }, "Clear filters");
   const stateEl = h("span", { class: "state", id: "stream-state", role: "status" });
   const countersEl = h("dl", { class: "counters", id: "counters" });
-  const chartEl = svg("svg", { class: "chart", viewBox: chart.viewBox(), role: "img", preserveAspectRatio: "none", id: "rate-chart" });
+  const chartEl = svg("svg", { class: "chart", viewBox: chart.viewBox(), role: "img", id: "rate-chart" });
   const tbody = h("tbody", { id: "live-rows" });
   const summary = h("p", { class: "muted", id: "live-summary", "aria-live": "polite" });
   const emptyEl = h("div", { id: "live-empty" });
 
-  root.replaceChildren(
+  fill(root, 
     h("h1", {}, "Live"),
     h("section", { class: "panel", "aria-label": "Filters" },
       h("div", { class: "filters" },
@@ -151,7 +151,7 @@ export function mount(root, ctx) {
     chart.render(chartEl, store.rates);
     summary.textContent = items.length ? (matching > shown.length ? "Showing the newest " + shown.length + " of " + matching + " matching items." : plural(matching, "matching item") + ".") +
       " The console keeps the newest " + store.items.length + " of what it received." : "";
-    emptyEl.replaceChildren();
+    fill(emptyEl);
     if (!items.length) emptyEl.append(emptyState());
     else if (!matching) emptyEl.append(h("div", { class: "empty" }, h("strong", {}, "Nothing matches the filters."), "Change or ", h("button", { type: "button", on: { click: () => clearBtn.click() } }, "clear the filters"), "."));
   }

@@ -1,17 +1,17 @@
 // Policy: the running policy's source, revision and digest, each rule's hit and dry-run counts,
 // and the last reload result.
 
-import { h, timeEl, ago } from "../format.js";
+import { fill, h, timeEl, ago } from "../format.js";
 import { getJSON } from "../api.js";
 
 export async function mount(root, ctx, focusRule) {
-  root.replaceChildren(h("h1", {}, "Policy"), h("p", { class: "muted", role: "status" }, "Loading…"));
+  fill(root, h("h1", {}, "Policy"), h("p", { class: "muted", role: "status" }, "Loading…"));
   let p;
   try {
     p = await getJSON("api/policy");
   } catch (e) {
     if (e.unauthenticated || e.forbidden) return ctx.refused(e);
-    root.replaceChildren(h("h1", {}, "Policy"), h("div", { class: "error", role: "alert" }, "Could not load the policy: " + e.message));
+    fill(root, h("h1", {}, "Policy"), h("div", { class: "error", role: "alert" }, "Could not load the policy: " + e.message));
     return;
   }
   const rel = p.reload || {};
@@ -19,7 +19,7 @@ export async function mount(root, ctx, focusRule) {
   const reloadText = !rel.from_file ? "The built-in policy is in force; it is never reloaded. Start the server with -policy FILE to edit rules without a restart." :
     !last ? "No reload yet: the policy file has not changed since the server started (" + rel.reloads + " reloads, " + rel.failures + " failures)." : null;
   const counts = ctx.info.features && ctx.info.features.rule_counts;
-  root.replaceChildren(
+  fill(root, 
     h("h1", {}, "Policy ", h("span", { class: "muted" }, p.name)),
     h("section", { class: "panel" }, h("dl", { class: "kv" },
       h("dt", {}, "Source"), h("dd", { class: "mono" }, p.source),

@@ -1,16 +1,16 @@
 // Sessions: recent sessions with their counters and last events.
 
-import { h, timeEl, ago, verdictBadge, plural } from "../format.js";
+import { fill, h, timeEl, ago, verdictBadge, plural } from "../format.js";
 import { getJSON } from "../api.js";
 
 export async function mount(root, ctx) {
-  root.replaceChildren(h("h1", {}, "Sessions"), h("p", { class: "muted", role: "status" }, "Loading…"));
+  fill(root, h("h1", {}, "Sessions"), h("p", { class: "muted", role: "status" }, "Loading…"));
   let r;
   try {
     r = await getJSON("api/sessions");
   } catch (e) {
     if (e.unauthenticated || e.forbidden) return ctx.refused(e);
-    root.replaceChildren(h("h1", {}, "Sessions"), h("div", { class: "error", role: "alert" }, "Could not load sessions: " + e.message));
+    fill(root, h("h1", {}, "Sessions"), h("div", { class: "error", role: "alert" }, "Could not load sessions: " + e.message));
     return;
   }
   const t = r.tracker || {};
@@ -18,13 +18,13 @@ export async function mount(root, ctx) {
     (t.gaps ? "; the console fell behind " + plural(t.gaps, "time") + " and missed what was published meanwhile" : "") + ".");
   const refresh = h("button", { type: "button", on: { click: () => mount(root, ctx) } }, "Refresh");
   if (!r.sessions.length) {
-    root.replaceChildren(h("h1", {}, "Sessions"), note, h("div", { class: "empty" },
+    fill(root, h("h1", {}, "Sessions"), note, h("div", { class: "empty" },
       h("strong", {}, "No sessions yet."),
       "A session appears once an event naming its session id reaches the server (Agent Hooks session.id, Agent Harness session_id). ",
       refresh));
     return;
   }
-  root.replaceChildren(
+  fill(root, 
     h("h1", {}, "Sessions"),
     h("div", { class: "toolbar" }, refresh, note),
     h("div", { class: "panel scroll" }, h("table", { id: "sessions" },
