@@ -154,6 +154,35 @@ func newWatchGroup(n, connections int, url string, opts []connect.ClientOption, 
 	return g
 }
 
+// subscribeAsConsole makes the watchers subscribe as the web console does (docs/console.md): the
+// Connect protocol with JSON, over HTTP/1.1 with one connection each (what a browser has for an
+// http:// page), answers uncompressed, and the Origin header a browser sends from the console's
+// page (so the console's Origin check runs too). They decode the whole JSON message, as the
+// page does.
+func (g *watchGroup) subscribeAsConsole(url string) {
+	n := len(g.clients)
+	g.conns, g.clients = g.conns[:0], g.clients[:0]
+	for range n {
+		hc := &http.Client{Transport: originHeader{origin: url, next: &http.Transport{}}}
+		g.conns = append(g.conns, hc)
+		g.clients = append(g.clients, ahpv1connect.NewObservationServiceClient(hc, url,
+			connect.WithProtoJSON(), connect.WithAcceptCompression("gzip", nil, nil)))
+	}
+}
+
+// originHeader sets Origin on every request, as a browser does on a fetch POST.
+type originHeader struct {
+	origin string
+	next   http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (o originHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Origin", o.origin)
+	return o.next.RoundTrip(r)
+}
+
 // items names what the watchers receive from the mode's requests.
 func (g *watchGroup) items() string {
 	if g.decisions {

@@ -55,7 +55,7 @@ func (c *Console) info(w http.ResponseWriter, r *http.Request) {
 		Version:    c.deps.Version,
 		Auth:       c.authOn,
 		ServerTime: time.Now(),
-		Features:   Features{RuleCounts: c.deps.Metrics != nil},
+		Features:   Features{Approvals: c.deps.Approvals, RuleCounts: c.deps.Metrics != nil},
 		Tracker:    c.tracker.Stats(),
 		EventTypes: eventTypeNames(),
 	}
@@ -121,6 +121,11 @@ func (c *Console) policy(w http.ResponseWriter, _ *http.Request) {
 	}
 	if c.deps.Reloads != nil {
 		st := c.deps.Reloads()
+		if st.Last != nil && st.Last.Error != "" {
+			last := *st.Last
+			last.Error, _ = c.policyText([]byte(last.Error)) // it may quote the file
+			st.Last = &last
+		}
 		resp.Reload = reloadInfo{Reloads: st.Reloads, Failures: st.Failures, Last: st.Last, FromFile: st.FromFile}
 	}
 	writeJSON(w, resp)

@@ -87,6 +87,9 @@ type Deps struct {
 	Redactor *redact.Redactor
 	// Version is the server's version.
 	Version string
+	// Approvals is true when the server holds approvals: the page's Approvals entry then shows
+	// them (through the approval service's own API) instead of saying they are not configured.
+	Approvals bool
 	// Logger receives the console's logs (default slog.Default()).
 	Logger *slog.Logger
 }
