@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,5 +112,42 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	if strings.Contains(c.Stderr.String(), watchToken) || strings.Contains(c.Stderr.String(), agentToken) {
 		t.Error("a token reached the server's log")
+	}
+}
+
+// The console is on by default; -ui=false or AHP_UI=false turns it off, and /ui/ is then an
+// unknown path like any other.
+func TestUIFlagTurnsTheConsoleOff(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want int
+	}{
+		{"default", nil, nil, http.StatusOK},
+		{"-ui=false", []string{"-ui=false"}, nil, http.StatusNotFound},
+		{"AHP_UI=false", nil, map[string]string{"AHP_UI": "false"}, http.StatusNotFound},
+		{"AHP_UI=false, -ui", []string{"-ui"}, map[string]string{"AHP_UI": "false"}, http.StatusOK},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := clitest.Start(t, func(ctx context.Context, stdout, stderr io.Writer) int {
+				return run(ctx, append([]string{"-addr", "127.0.0.1:0"}, tc.args...), stdout, stderr, clitest.Env(tc.env))
+			})
+			url := listenURL(t, c)
+			resp, err := http.Get(url + "/ui/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("GET /ui/: status %d, want %d", resp.StatusCode, tc.want)
+			}
+			if code := c.Stop(t); code != 0 {
+				t.Fatalf("exit code %d; stderr: %s", code, c.Stderr.String())
+			}
+		})
 	}
 }
