@@ -123,6 +123,7 @@ type watchGroup struct {
 	prefix    string // event ids of the run: prefix + decimal sequence number
 	expect    *Expectation
 	timeout   time.Duration // to subscribe, and for the watchers to catch up after a phase
+	asConsole bool          // subscribeAsConsole was called
 }
 
 // newWatchGroup prepares n watchers of the ahp-server at url, on connections HTTP/2 connections
@@ -160,6 +161,7 @@ func newWatchGroup(n, connections int, url string, opts []connect.ClientOption, 
 // page (so the console's Origin check runs too). They decode the whole JSON message, as the
 // page does.
 func (g *watchGroup) subscribeAsConsole(url string) {
+	g.asConsole = true
 	n := len(g.clients)
 	g.conns, g.clients = g.conns[:0], g.clients[:0]
 	for range n {
@@ -383,7 +385,7 @@ func (p *watchPhase) finish(st *Stats) {
 			}
 		}
 	}
-	ws := &WatchStats{Watchers: len(p.watchers), Connections: len(g.conns), Expected: expected}
+	ws := &WatchStats{Watchers: len(p.watchers), Connections: len(g.conns), AsConsole: g.asConsole, Expected: expected}
 	start := time.Now()
 	if !st.Interrupted {
 		deadline := start.Add(g.timeout)
@@ -444,6 +446,8 @@ func (p *watchPhase) finish(st *Stats) {
 type WatchStats struct {
 	// Watchers is the number of subscribers, and Connections the HTTP/2 connections they share.
 	Watchers, Connections int
+	// AsConsole is set when they subscribed as the web console does (subscribeAsConsole).
+	AsConsole bool
 	// Expected is the number of items each subscriber had to receive: the requests answered
 	// during the phase whose items pass the filter.
 	Expected uint64
@@ -472,6 +476,7 @@ type WatchStats struct {
 func (s *WatchStats) merge(o *WatchStats) {
 	s.Watchers = max(s.Watchers, o.Watchers)
 	s.Connections = max(s.Connections, o.Connections)
+	s.AsConsole = s.AsConsole || o.AsConsole
 	s.Expected += o.Expected
 	s.Received += o.Received
 	s.Missing += o.Missing
