@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"net/http"
 	"strconv"
@@ -124,6 +125,7 @@ type watchGroup struct {
 	expect    *Expectation
 	timeout   time.Duration // to subscribe, and for the watchers to catch up after a phase
 	asConsole bool          // subscribeAsConsole was called
+	url       string        // of the server, for subscribeAsConsole's backfill
 }
 
 // newWatchGroup prepares n watchers of the ahp-server at url, on connections HTTP/2 connections
@@ -161,7 +163,7 @@ func newWatchGroup(n, connections int, url string, opts []connect.ClientOption, 
 // page (so the console's Origin check runs too). They decode the whole JSON message, as the
 // page does.
 func (g *watchGroup) subscribeAsConsole(url string) {
-	g.asConsole = true
+	g.asConsole, g.url = true, url
 	n := len(g.clients)
 	g.conns, g.clients = g.conns[:0], g.clients[:0]
 	for range n {
@@ -169,6 +171,24 @@ func (g *watchGroup) subscribeAsConsole(url string) {
 		g.conns = append(g.conns, hc)
 		g.clients = append(g.clients, ahpv1connect.NewObservationServiceClient(hc, url,
 			connect.WithProtoJSON(), connect.WithAcceptCompression("gzip", nil, nil)))
+	}
+}
+
+// backfill asks the console for its recent items, as the page does before each Watch (which also
+// keeps the server's console recording). A server without the console answers 404; either way
+// the answer is read and dropped: the watchers check only what Watch sends.
+func (g *watchGroup) backfill(ctx context.Context) {
+	for _, hc := range g.conns {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.url+"/ui/api/recent?limit=500", nil)
+		if err != nil {
+			return
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			continue
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 	}
 }
 
@@ -227,6 +247,9 @@ func (g *watchGroup) begin(base uint64, concurrency int) *watchPhase {
 	ready := make(chan struct{}, len(g.clients))
 	giveUp := time.NewTimer(g.timeout)
 	defer giveUp.Stop()
+	if g.asConsole {
+		g.backfill(ctx)
+	}
 	// The first watcher of each connection subscribes first: streams started at once on an HTTP
 	// client with no connection yet would each dial their own, and watchers meant to share a
 	// connection would not. Once it is up, the others are multiplexed on it.

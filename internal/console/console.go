@@ -105,7 +105,7 @@ type Console struct {
 	api     http.Handler
 }
 
-// New builds the console and starts its Tracker, which runs until the hub closes.
+// New builds the console. Its Tracker subscribes to the hub while consoles are in use.
 func New(opts Options, deps Deps) *Console {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
@@ -116,12 +116,9 @@ func New(opts Options, deps Deps) *Console {
 		authOn: deps.Auth != nil && deps.Auth.Enabled(),
 		hosts:  newHostRules(opts.AllowedHosts),
 	}
-	c.tracker = NewTracker(TrackerOptions{Policy: deps.Policy})
+	c.tracker = NewTracker(TrackerOptions{Policy: deps.Policy, Hub: deps.Hub})
 	if deps.Policy != nil {
 		c.tracker.PolicyRevision(deps.Policy()) // the policy in force at start is revision 1
-	}
-	if deps.Hub != nil {
-		go c.tracker.Run(deps.Hub)
 	}
 	sub, _ := fs.Sub(webFiles, "web")
 	c.assets = http.StripPrefix("/ui", http.FileServerFS(sub))
@@ -134,7 +131,11 @@ func New(opts Options, deps Deps) *Console {
 	api.HandleFunc("/ui/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such console endpoint")
 	})
-	var h http.Handler = api
+	// Every authenticated console request keeps the tracker watching.
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.tracker.Touch()
+		api.ServeHTTP(w, r)
+	})
 	if c.authOn {
 		h = deps.Auth.Require(auth.ScopeWatch, h)
 	}

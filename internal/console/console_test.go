@@ -201,7 +201,7 @@ func TestWithoutCredentialsOnlyLoopbackIsServed(t *testing.T) {
 
 func TestDataNeedsTheWatchScope(t *testing.T) {
 	t.Parallel()
-	h, _ := newConsole(t, newAuth(t), console.Options{})
+	h, hb := newConsole(t, newAuth(t), console.Options{})
 	cases := []struct {
 		name, secret string
 		want         int
@@ -211,6 +211,7 @@ func TestDataNeedsTheWatchScope(t *testing.T) {
 		{"agent token", agentSecret, 403},
 		{"watch token", watchSecret, 200},
 	}
+	subscribed := false
 	for _, path := range []string{"/ui/api/info", "/ui/api/policy", "/ui/api/sessions", "/ui/api/recent", "/ui/api/decisions/x"} {
 		for _, c := range cases {
 			hd := map[string]string{}
@@ -226,6 +227,11 @@ func TestDataNeedsTheWatchScope(t *testing.T) {
 			if w.Code != want {
 				t.Errorf("%s %s: status %d, want %d", path, c.name, w.Code, want)
 			}
+			// Only an authorised request starts the console's subscription.
+			if c.want != 200 && !subscribed && hb.Stats().Subscribers > 0 {
+				t.Errorf("%s %s: the tracker subscribed", path, c.name)
+			}
+			subscribed = subscribed || c.want == 200
 			if strings.Contains(w.Body.String(), watchSecret) || strings.Contains(w.Body.String(), agentSecret) {
 				t.Errorf("%s %s: the answer contains a secret", path, c.name)
 			}
@@ -261,8 +267,10 @@ func TestRecentDecisionsAndSessionsAreServed(t *testing.T) {
 		}
 		return w.Code
 	}
-	// Publish once the tracker has subscribed; until then the hub drops items (nobody watches).
-	waitSubscribed(t, hb)
+	// A console request subscribes the tracker; until then the hub drops items (nobody watches).
+	if code := get("/ui/api/info", nil); code != 200 || hb.Stats().Subscribers != 1 {
+		t.Fatalf("info: status %d, %d subscribers", code, hb.Stats().Subscribers)
+	}
 	publishDecision(hb, "e1", "s1", "d-1")
 	var recent struct {
 		Items []struct {

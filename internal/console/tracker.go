@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -27,6 +28,13 @@ type TrackerOptions struct {
 	SessionEvents int
 	// Buffer is the tracker's Watch buffer in items (default 4096).
 	Buffer int
+	// Hub is what the tracker subscribes to (nil: it records only what Record is given).
+	Hub *hub.Hub
+	// IdleAfter is how long after the last Touch (a console request) the tracker keeps its
+	// subscription (default DefaultIdleAfter; negative: from the first Touch on, for good). While
+	// no console is open the hub has one subscriber fewer, which matters: with any subscriber
+	// every decision is redacted and dispatched.
+	IdleAfter time.Duration
 	// Policy returns the policy in force, to note which policy was in force for each item.
 	Policy func() *policy.Policy
 	// Now is the clock (default time.Now).
@@ -52,13 +60,21 @@ func (o TrackerOptions) withDefaults() TrackerOptions {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.IdleAfter == 0 {
+		o.IdleAfter = DefaultIdleAfter
+	}
 	return o
 }
 
+// DefaultIdleAfter is how long the tracker keeps watching after the last console request; the
+// page asks the server something at least once a minute while it is open.
+const DefaultIdleAfter = 5 * time.Minute
+
 // Tracker remembers recent Watch items and sessions for the console. It is one more subscriber
 // of the hub, so it sees items as watchers do (redacted) and costs the decision path nothing
-// beyond what any watcher costs; it keeps everything bounded in count and bytes. A Tracker cut
-// off for falling behind subscribes again and counts the gap.
+// beyond what any watcher costs; it keeps everything bounded in count and bytes. It watches only
+// while consoles are in use (Touch, IdleAfter) and keeps what it recorded in between. A Tracker
+// cut off for falling behind subscribes again and counts the gap.
 type Tracker struct {
 	opts TrackerOptions
 
@@ -73,7 +89,16 @@ type Tracker struct {
 	started  time.Time
 	seen     uint64
 	changed  chan struct{} // closed and replaced whenever an item is added (for tests)
+	idleFrom time.Time     // when it last stopped watching (zero: never)
+	resumed  time.Time     // when it started watching again after that
+
+	lastTouch atomic.Int64 // unix nanoseconds of the last Touch
+	watching  atomic.Bool
+	runMu     sync.Mutex // serialises starting and stopping the subscription
 }
+
+// errIdle ends a subscription that no console has used for IdleAfter.
+var errIdle = errors.New("no console request for a while")
 
 const maxPolicyRevisions = 32
 
@@ -132,24 +157,71 @@ func NewTracker(opts TrackerOptions) *Tracker {
 	}
 }
 
-// Run subscribes to h and records every item until h closes.
-func (t *Tracker) Run(h *hub.Hub) {
+// Touch records that a console is in use: the tracker subscribes to the hub, if it is not
+// subscribed already, before Touch returns, so that what is published after it is recorded.
+func (t *Tracker) Touch() {
+	t.lastTouch.Store(t.opts.Now().UnixNano())
+	if t.opts.Hub == nil || t.watching.Load() {
+		return
+	}
+	t.runMu.Lock()
+	defer t.runMu.Unlock()
+	if t.watching.Load() {
+		return
+	}
+	t.watching.Store(true)
+	t.mu.Lock()
+	if !t.idleFrom.IsZero() {
+		t.resumed = t.opts.Now()
+	}
+	t.mu.Unlock()
+	go t.run(t.opts.Hub.Subscribe(hub.Filter{}, t.opts.Buffer))
+}
+
+// run records the subscription's items; it subscribes again after a cut-off and ends when the
+// hub closes or no console was used for IdleAfter.
+func (t *Tracker) run(sub *hub.Subscription) {
 	for {
-		sub := h.Subscribe(hub.Filter{}, t.opts.Buffer)
 		err := t.consume(sub)
 		sub.Close()
-		if errors.Is(err, hub.ErrSlowSubscriber) || errors.Is(err, hub.ErrOverloaded) {
+		t.runMu.Lock()
+		switch {
+		case errors.Is(err, errIdle) && !t.idle():
+			// Touched just now: keep watching.
+		case errors.Is(err, hub.ErrSlowSubscriber), errors.Is(err, hub.ErrOverloaded):
 			t.mu.Lock()
 			t.gaps++
 			t.mu.Unlock()
-			continue
+		default:
+			t.watching.Store(false)
+			t.mu.Lock()
+			t.idleFrom, t.resumed = t.opts.Now(), time.Time{}
+			t.mu.Unlock()
+			t.runMu.Unlock()
+			return
 		}
-		return
+		sub = t.opts.Hub.Subscribe(hub.Filter{}, t.opts.Buffer)
+		t.runMu.Unlock()
 	}
 }
 
-// consume records the subscription's items until it ends and returns why it ended.
+// idle reports whether no console was used for IdleAfter.
+func (t *Tracker) idle() bool {
+	if t.opts.IdleAfter < 0 {
+		return false
+	}
+	return t.opts.Now().UnixNano()-t.lastTouch.Load() > int64(t.opts.IdleAfter)
+}
+
+// consume records the subscription's items until it ends, returning why, or until the tracker
+// is idle (errIdle).
 func (t *Tracker) consume(sub *hub.Subscription) error {
+	var idleCheck <-chan time.Time
+	if t.opts.IdleAfter > 0 {
+		tick := time.NewTicker(min(max(t.opts.IdleAfter/4, 10*time.Millisecond), 30*time.Second))
+		defer tick.Stop()
+		idleCheck = tick.C
+	}
 	for {
 		select {
 		case <-sub.Ready():
@@ -157,6 +229,10 @@ func (t *Tracker) consume(sub *hub.Subscription) error {
 		case <-sub.Ended():
 			t.drain(sub)
 			return sub.Err()
+		case <-idleCheck:
+			if t.idle() {
+				return errIdle
+			}
 		}
 	}
 }
@@ -348,13 +424,31 @@ type TrackerStats struct {
 	Kept int    `json:"kept"`
 	// Gaps counts the times it fell behind and was cut off (items published meanwhile are missing).
 	Gaps uint64 `json:"gaps"`
+	// Watching is true while it is subscribed. It stops when no console was in use for a while:
+	// Paused is the last such time, when nothing was recorded (To is nil while it lasts).
+	Watching bool    `json:"watching"`
+	Paused   *Period `json:"paused,omitempty"`
+}
+
+// Period is a span of time; a nil To means it goes on.
+type Period struct {
+	From time.Time  `json:"from"`
+	To   *time.Time `json:"to,omitempty"`
 }
 
 // Stats returns the tracker's counters.
 func (t *Tracker) Stats() TrackerStats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return TrackerStats{Since: t.started, Seen: t.seen, Kept: t.n, Gaps: t.gaps}
+	st := TrackerStats{Since: t.started, Seen: t.seen, Kept: t.n, Gaps: t.gaps, Watching: t.watching.Load()}
+	if !t.idleFrom.IsZero() {
+		st.Paused = &Period{From: t.idleFrom}
+		if !t.resumed.IsZero() {
+			to := t.resumed
+			st.Paused.To = &to
+		}
+	}
+	return st
 }
 
 // Changed is closed when the next item is recorded (for tests that wait for one).

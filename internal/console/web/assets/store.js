@@ -7,6 +7,7 @@ import { itemKey, verdict } from "./format.js";
 
 export const MAX_ITEMS = 2000;
 export const RATE_SECONDS = 300;
+const HEARTBEAT_MS = 60000;
 
 class Store {
   constructor() {
@@ -30,11 +31,20 @@ class Store {
     if (this.abort) return;
     this.abort = new AbortController();
     this.loop(this.abort.signal);
+    // The server records recent items and sessions while a console asks it something now and
+    // then; this also notices a token revoked while the page is open.
+    const signal = this.abort.signal;
+    this.heartbeat = setInterval(() => {
+      getJSON("api/info", { signal }).catch((e) => {
+        if ((e.unauthenticated || e.forbidden) && this.onRefused) { this.stop(); this.onRefused(e); }
+      });
+    }, HEARTBEAT_MS);
   }
 
   stop() {
     if (this.abort) this.abort.abort();
     this.abort = null;
+    clearInterval(this.heartbeat);
     this.setState("idle");
   }
 
@@ -70,6 +80,7 @@ class Store {
         if (e.unauthenticated || e.forbidden) {
           this.setState("refused", e);
           this.abort = null;
+          clearInterval(this.heartbeat);
           if (this.onRefused) this.onRefused(e);
           return;
         }

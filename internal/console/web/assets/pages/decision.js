@@ -44,6 +44,7 @@ function render(root, item, policy, note) {
       ["Decision id", h("code", {}, d.decisionId)],
       ["Time", [timeEl(item.time, true), " · ", ago(item.time)]],
       ["Event", [eventType(ev.type), " ", h("code", {}, ev.id)]],
+      ["Event time", ev.time ? [timeEl(ev.time, true), h("span", { class: "muted" }, " as the sender wrote it")] : null],
       ["Tool", toolOf(ev) ? h("code", {}, toolOf(ev)) : null],
       ["Session", sessionOf(ev) ? h("code", {}, sessionOf(ev)) : null],
       ["Agent", agentOf(ev) ? h("code", {}, agentOf(ev)) : null],

@@ -15,7 +15,8 @@ export async function mount(root, ctx) {
   }
   const t = r.tracker || {};
   const note = h("p", { class: "muted" }, "Sessions seen since ", timeEl(t.since, true), ", most recently active first" +
-    (t.gaps ? "; the console fell behind " + plural(t.gaps, "time") + " and missed what was published meanwhile" : "") + ".");
+    (t.gaps ? "; the console fell behind " + plural(t.gaps, "time") + " and missed what was published meanwhile" : "") + ".",
+    t.paused && t.paused.to ? [" Nothing was recorded from ", timeEl(t.paused.from, true), " to ", timeEl(t.paused.to, true), ", while no console was open."] : null);
   const refresh = h("button", { type: "button", on: { click: () => mount(root, ctx) } }, "Refresh");
   if (!r.sessions.length) {
     fill(root, h("h1", {}, "Sessions"), note, h("div", { class: "empty" },
