@@ -182,6 +182,14 @@ try {
   await page.keyboard.press("/");
   assert.equal(await page.evaluate(() => document.activeElement.id), "f-q", "/ focuses the search");
   await page.keyboard.press("Escape");
+  await page.click("h1");
+  await page.keyboard.press("j");
+  assert.equal(await page.evaluate(() => document.activeElement.closest("tr") && document.activeElement.closest("tr").dataset.decision), whilePaused.decisionId, "j focuses the newest decision");
+  await page.keyboard.press("j");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#event-json");
+  await page.goBack();
+  await page.waitForSelector(row(denied.decisionId));
   ok(step);
 
   await page.evaluate(() => document.activeElement && document.activeElement.blur());

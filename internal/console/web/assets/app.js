@@ -94,6 +94,7 @@ async function boot() {
     return;
   }
   ctx.info = info;
+  store.skewMs = new Date(info.server_time).getTime() - Date.now() || 0;
   setEventTypeNames(info.event_types);
   nav.hidden = false;
   who.replaceChildren(...[

@@ -24,8 +24,8 @@ export function series(rates, nowSec = Math.floor(Date.now() / 1000)) {
 }
 
 // render draws the chart into the svg element root (replacing what it held).
-export function render(root, rates) {
-  const data = series(rates);
+export function render(root, rates, nowSec) {
+  const data = series(rates, nowSec);
   const max = Math.max(1, ...data.map((b) => b.rate));
   const top = niceCeil(max);
   const plotW = W - PAD_L - PAD_R, plotH = H - PAD_T - PAD_B;

@@ -21,7 +21,11 @@ class Store {
     this.abort = null;
     this.retry = 0;
     this.onRefused = null;
+    this.skewMs = 0; // server clock minus this browser's, so that rates use the server's seconds
   }
+
+  // nowSec is the current second by the server's clock.
+  nowSec() { return Math.floor((Date.now() + this.skewMs) / 1000); }
 
   subscribe(fn) { this.listeners.add(fn); return () => this.listeners.delete(fn); }
   emit(what) { for (const fn of this.listeners) fn(what); }
@@ -118,7 +122,7 @@ class Store {
     }
     if (item.decision) {
       const sec = Math.floor(new Date(item.time).getTime() / 1000);
-      const cutoff = Math.floor(Date.now() / 1000) - RATE_SECONDS;
+      const cutoff = this.nowSec() - RATE_SECONDS;
       if (sec > cutoff) {
         const b = this.rates.get(sec) || { d: 0, deny: 0 };
         b.d++;

@@ -76,7 +76,7 @@ export function mount(root, ctx) {
         field("rule", "Rule", inputs.rule),
       ),
     ),
-    h("div", { class: "toolbar" }, pauseBtn, clearBtn, stateEl, h("span", { class: "muted" }, "Times in " + timeZone + ". Keys: / search, p pause.")),
+    h("div", { class: "toolbar" }, pauseBtn, clearBtn, stateEl, h("span", { class: "muted" }, "Times in " + timeZone + ". Keys: / search, p pause, j/k move between decisions.")),
     h("section", { class: "panel grid2", "aria-label": "Counters and rates" },
       countersEl,
       h("div", {}, chartEl, h("div", { class: "legend" }, h("span", { class: "k1" }, "decisions/s (5 s buckets)"), h("span", { class: "k2" }, "share denied"))),
@@ -116,6 +116,16 @@ export function mount(root, ctx) {
     if (e.target.matches("input, select, textarea") || e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.key === "/") { e.preventDefault(); inputs.q.focus(); }
     if (e.key === "p") { e.preventDefault(); togglePause(); }
+    // j/k or the arrow keys move between the decisions' links; Enter opens one.
+    const down = e.key === "j" || e.key === "ArrowDown", up = e.key === "k" || e.key === "ArrowUp";
+    if (down || up) {
+      const links = [...tbody.querySelectorAll("a")];
+      if (!links.length) return;
+      const i = links.indexOf(document.activeElement);
+      if (i < 0 && !down) return;
+      e.preventDefault();
+      links[Math.max(0, Math.min(links.length - 1, i < 0 ? 0 : i + (down ? 1 : -1)))].focus();
+    }
   };
   document.addEventListener("keydown", onKey);
 
@@ -148,7 +158,7 @@ export function mount(root, ctx) {
       ["Received", c.received], ["Decisions", c.decisions], ["Denied", c.denies], ["Deny rate", denyRate],
       ["Observations", c.observations], ["Synthetic", c.synthetic], ["Matching", matching],
     ].map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, String(v)))));
-    chart.render(chartEl, store.rates);
+    chart.render(chartEl, store.rates, store.nowSec());
     summary.textContent = items.length ? (matching > shown.length ? "Showing the newest " + shown.length + " of " + matching + " matching items." : plural(matching, "matching item") + ".") +
       " The console keeps the newest " + store.items.length + " of what it received." : "";
     fill(emptyEl);
