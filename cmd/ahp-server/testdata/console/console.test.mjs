@@ -128,9 +128,24 @@ try {
   const asked = await intercept("git push origin main", "sess-alpha", "agent-a");
   const secrets = await intercept("cat .env", "sess-gamma", "agent-c");
   await observe("sess-alpha", "agent-a");
-  for (const d of [allowed, dry, asked, secrets]) await page.waitForSelector(row(d.decisionId));
+  const secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+  const leaky = await intercept("git clone https://x:" + secret + "@github.com/o/r.git", "sess-beta", "agent-b");
+  for (const d of [allowed, dry, asked, secrets, leaky]) await page.waitForSelector(row(d.decisionId));
   await page.waitForSelector('tr[data-verdict="observed"]');
   assert.deepEqual(dry.matchedRuleIds, ["watch-curl"]);
+  ok(step);
+
+  step = "secrets never reach the page";
+  await page.goto(ui + "#/decision/" + leaky.decisionId);
+  await page.waitForSelector("#event-json");
+  assert.match(await page.textContent("#event-json"), /\[REDACTED:/);
+  const pageHTML = await page.content();
+  assert.ok(!pageHTML.includes(secret), "the token reached the decision page");
+  const stored = await page.evaluate(() => JSON.stringify(Object.entries(sessionStorage)));
+  assert.ok(!stored.includes(secret));
+  await page.goto(ui + "#/live");
+  await page.waitForSelector(row(leaky.decisionId));
+  assert.ok(!(await page.content()).includes(secret), "the token reached Live");
   ok(step);
 
   step = "filtering hides and shows a decision";
