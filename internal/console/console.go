@@ -7,7 +7,7 @@
 // stream over fetch) and the rest from small read-only JSON endpoints under /ui/api/, which need
 // the same credential with the watch scope as Watch itself. Those endpoints read what the server
 // already keeps — the policy, its metrics, its reload results — and what a Tracker, one more Watch
-// subscriber inside the server, remembers of recent items and sessions.
+// subscriber inside the server while consoles are in use, remembers of recent items and sessions.
 //
 // Security: every console request, and every API request a browser makes (one that carries
 // Origin or Sec-Fetch-Site), must name an allowed Host and come from the console's own origin,
