@@ -32,6 +32,11 @@ const consolePolicyReloaded = consolePolicyExtra + `  - id: deny-secrets-read
     on: [tool.before]
     when: 'has(input.command) && input.command.contains(".env")'
     effect: {deny: {reason: "secrets files are off limits", code: dev.ahpgateway.test.secrets}}
+  - id: pattern-check
+    description: Fails at run time on a bad pattern, so the decision is a synthetic denial.
+    on: [tool.before]
+    when: 'has(input.pattern) && input.command.matches(input.pattern)'
+    effect: {deny: {reason: "matched the pattern"}}
 `
 
 // TestConsoleInBrowser drives the console in headless Chromium (Debian's chromium package) with

@@ -225,6 +225,17 @@ try {
   assert.match(await page.textContent("main"), /would have: deny curl piped to a shell/);
   ok(step);
 
+  step = "a synthetic decision says why it was synthetic";
+  const bad = await post("ahp.v1.InterceptService/Intercept", {
+    event: { id: "ev-bad", type: "EVENT_TYPE_TOOL_BEFORE", session: { id: "sess-gamma" }, tool: { name: "Bash", kind: "TOOL_KIND_SHELL", input: { command: "grep x", pattern: "(" } } },
+  });
+  assert.equal(bad.json.decision.synthetic, true, JSON.stringify(bad.json));
+  await page.goto(ui + "#/decision/" + bad.json.decision.decisionId);
+  await page.waitForSelector("#synthetic-reason");
+  assert.match(await page.textContent("#synthetic-reason"), /pattern-check.*could not be evaluated.*dev\.ahpgateway\.policy\.evaluation_error/s);
+  await page.screenshot({ path: path.join(shots, "decision-synthetic.png") });
+  ok(step);
+
   step = "policy: source, revision, digest, hits and dry-run hits, last reload";
   await page.click('nav a[data-page="policy"]');
   await page.waitForSelector("#rules");
