@@ -79,7 +79,9 @@ received, items missing, items/s, and latency from the server's publish time to 
 subscribers run inside ahp-bench, on the cores the server uses, and decode only the fields they
 check, so that as little as possible of their own work is charged to the server.
 --watch-connections K puts the subscribers on K shared HTTP/2 connections instead (1: all streams
-on one, as a single client process would make them).
+on one, as a single client process would make them). --watch-as-console subscribes as the web
+console's page does instead: GET /ui/api/recent, then Watch with JSON over HTTP/1.1, one
+connection each, with an Origin header.
 --baseline-watchers M runs the same mode on the same server with M subscribers as the baseline
 (or sets those of --baseline-mode), so that one invocation gives the ratio of the p50s:
   ahp-bench --mode intercept --watchers 100 --baseline-watchers 0 --duration 10s --rounds 10
@@ -125,6 +127,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	watchers := fs.Int("watchers", 0, "Watch subscribers on the ahp-server during each phase of the mode, each on its own connection; each must receive every decision (observe-stream: event) answered while it was subscribed", "")
 	baselineWatchers := fs.Int("baseline-watchers", -1, "Watch subscribers during the baseline's phases; without -baseline or -baseline-mode the baseline is the same mode on the same server (e.g. -watchers 100 -baseline-watchers 0); -1 leaves the baseline as it is", "")
 	watchConns := fs.Int("watch-connections", 0, "HTTP/2 connections the Watch subscribers share, round robin: 0 gives each its own (independent clients), 1 puts all on one (the streams of one client process, as Connect and gRPC clients multiplex them)", "")
+	watchAsConsole := fs.Bool("watch-as-console", false, "the Watch subscribers subscribe as the web console's page does: ask the console for its recent items (which keeps the server's console recording), then Watch with Connect JSON over HTTP/1.1, one connection each, with an Origin header (ten open consoles: --watchers 10 --watch-as-console)", "")
 	watchFilter := fs.String("watch-filter", "", "filter of every Watch request, comma-separated: decisions, type=EVENT_TYPE (tool.before), tool=TOOL_KIND (shell), session=WORKER|ID (default: everything)", "")
 	jsonOut := fs.Bool("json", false, "write the report as JSON instead of a table", "")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr", "")
@@ -174,7 +177,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		PolicyFile: *policyFile, Target: *target, ServerProcess: *serverProcess, ServerBin: *serverBin,
 		Audit: *auditOn, AuditPath: *auditPath, AuditFsync: *auditFsync,
 		BridgeBin: *bridgeBin, BridgeOnce: *once, BridgeEmbedded: *embedded,
-		Watchers: *watchers, WatchConnections: *watchConns, WatchFilter: *watchFilter,
+		Watchers: *watchers, WatchConnections: *watchConns, WatchFilter: *watchFilter, WatchAsConsole: *watchAsConsole,
 	}
 	switch {
 	case *baselineMode != "":

@@ -16,12 +16,14 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/cli"
+	"github.com/ahp-gateway/ahp/internal/console"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/server"
@@ -96,6 +98,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	idle := fs.Duration("idle-timeout", 30*time.Second, "connections without calls in flight (an HTTP/2 connection that never starts a stream included) close after this long", "AHP_IDLE_TIMEOUT")
 	maxConns := fs.Int("max-connections", 8192, "connections open at once; more are closed at accept; negative: no cap", "AHP_MAX_CONNECTIONS")
 	maxConnsPerAddr := fs.Int("max-connections-per-address", 2048, "connections open at once from one client IP address; negative: no cap", "AHP_MAX_CONNECTIONS_PER_ADDRESS")
+	ui := fs.Bool("ui", true, "serve the web console at /ui/ (needs a token with the watch scope; without credentials only on loopback)", "AHP_UI")
+	uiHosts := fs.String("ui-allowed-hosts", "", "comma-separated host names a browser may reach the console and the API by, besides IP addresses and localhost (e.g. ahp.example.com; .example.com for subdomains)", "AHP_UI_ALLOWED_HOSTS")
 	if status, ok := fs.Parse(args); !ok {
 		return status
 	}
@@ -152,6 +156,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		Audit:                    ext.audit,
 		Redactor:                 ext.redactor,
 		Reflection:               reflection.Mount,
+		Console:                  console.Options{Enabled: *ui, AllowedHosts: splitList(*uiHosts)},
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-server:", err)
@@ -172,6 +177,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		scheme = "https"
 	}
 	fmt.Fprintf(stdout, "ahp-server listening on %s://%s\n", scheme, ln.Addr())
+	if *ui {
+		logger.Info("web console", "url", scheme+"://"+ln.Addr().String()+console.Prefix)
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -202,6 +210,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	}
 	logger.Info("server stopped")
 	return 0
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func runPolicy(args []string, stdout, stderr io.Writer) int {

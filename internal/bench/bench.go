@@ -135,6 +135,9 @@ type Config struct {
 	// "type=T", "tool=K", "session=S" (a load worker's number or a literal session id); "" for
 	// everything.
 	WatchFilter string
+	// WatchAsConsole makes the Watch subscribers subscribe as the web console's page does:
+	// Connect with JSON over HTTP/1.1, one connection each, with an Origin header.
+	WatchAsConsole bool
 	// Progress receives one line per phase (nil: silent).
 	Progress io.Writer
 }
@@ -226,6 +229,14 @@ func (cfg *Config) validateWatch() error {
 	}
 	if cfg.WatchConnections > 0 && cfg.Watchers == 0 && cfg.BaselineWatchers == 0 {
 		return errors.New("--watch-connections needs --watchers or --baseline-watchers")
+	}
+	if cfg.WatchAsConsole {
+		if cfg.Watchers == 0 && cfg.BaselineWatchers == 0 {
+			return errors.New("--watch-as-console needs --watchers or --baseline-watchers")
+		}
+		if cfg.WatchConnections > 0 {
+			return errors.New("--watch-as-console gives each watcher its own HTTP/1.1 connection; it cannot be combined with --watch-connections")
+		}
 	}
 	if cfg.WatchFilter != "" {
 		if cfg.Watchers == 0 && cfg.BaselineWatchers == 0 {
@@ -660,6 +671,9 @@ func (e *env) open(ctx context.Context, m Mode, watchers int) (*system, error) {
 		}
 		decided := m.Transport != ModeObserveStream
 		s.watch = newWatchGroup(watchers, e.cfg.WatchConnections, ahpURL, opts, f, e.wl, e.cfg.Load.Concurrency, decided, s.expect, e.cfg.Load.Timeout)
+		if e.cfg.WatchAsConsole {
+			s.watch.subscribeAsConsole(ahpURL)
+		}
 		s.target += fmt.Sprintf("; %d Watch subscribers", watchers)
 	}
 	e.systems = append(e.systems, s)

@@ -82,6 +82,8 @@ type WatchResult struct {
 	Watchers int `json:"watchers"`
 	// Connections is the number of HTTP/2 connections they use (Watchers when each has its own).
 	Connections int `json:"connections"`
+	// AsConsole is set when they subscribed as the web console does (JSON over HTTP/1.1).
+	AsConsole bool `json:"as_console,omitempty"`
 	// Filter is the --watch-filter of every Watch request ("" for everything).
 	Filter string `json:"filter,omitempty"`
 	// Items is what the mode's requests publish: "decisions" or "events" (observations).
@@ -118,7 +120,7 @@ type WatchResult struct {
 
 func newWatchResult(w *WatchStats, elapsed time.Duration) *WatchResult {
 	return &WatchResult{
-		Watchers: w.Watchers, Connections: w.Connections, ExpectedPerWatcher: w.Expected, Received: w.Received, Missing: w.Missing,
+		Watchers: w.Watchers, Connections: w.Connections, AsConsole: w.AsConsole, ExpectedPerWatcher: w.Expected, Received: w.Received, Missing: w.Missing,
 		Duplicates: w.Duplicates, Wrong: w.Wrong, EndedEarly: w.EndedEarly, CutOff: w.CutOff, Other: w.Other,
 		Throughput: Throughput(w.Received, elapsed), Delivery: Summarize(&w.Delivery),
 		CatchUpMs: math.Round(float64(w.CatchUp)/float64(time.Millisecond)*10) / 10,
@@ -302,6 +304,9 @@ func writeWatchNote(b *strings.Builder, wr *WatchResult) {
 		conns = "all on one HTTP/2 connection"
 	case wr.Connections > 1 && wr.Connections < wr.Watchers:
 		conns = fmt.Sprintf("sharing %d HTTP/2 connections", wr.Connections)
+	}
+	if wr.AsConsole {
+		conns = "as the web console: Connect JSON over HTTP/1.1, own connection each"
 	}
 	fmt.Fprintf(b, "  Watch: %d subscribers (%s, filter %s), connected before each phase and closed after it, "+
 		"had to receive each of the %d %s answered while they were subscribed: %d received, %d missing (dropped), "+

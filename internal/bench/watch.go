@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"net/http"
 	"strconv"
@@ -123,6 +124,8 @@ type watchGroup struct {
 	prefix    string // event ids of the run: prefix + decimal sequence number
 	expect    *Expectation
 	timeout   time.Duration // to subscribe, and for the watchers to catch up after a phase
+	asConsole bool          // subscribeAsConsole was called
+	url       string        // of the server, for subscribeAsConsole's backfill
 }
 
 // newWatchGroup prepares n watchers of the ahp-server at url, on connections HTTP/2 connections
@@ -152,6 +155,54 @@ func newWatchGroup(n, connections int, url string, opts []connect.ClientOption, 
 		g.clients = append(g.clients, ahpv1connect.NewObservationServiceClient(g.conns[i%connections], url, opts...))
 	}
 	return g
+}
+
+// subscribeAsConsole makes the watchers subscribe as the web console does (docs/console.md): the
+// Connect protocol with JSON, over HTTP/1.1 with one connection each (what a browser has for an
+// http:// page), answers uncompressed, and the Origin header a browser sends from the console's
+// page (so the console's Origin check runs too). They decode the whole JSON message, as the
+// page does.
+func (g *watchGroup) subscribeAsConsole(url string) {
+	g.asConsole, g.url = true, url
+	n := len(g.clients)
+	g.conns, g.clients = g.conns[:0], g.clients[:0]
+	for range n {
+		hc := &http.Client{Transport: originHeader{origin: url, next: &http.Transport{}}}
+		g.conns = append(g.conns, hc)
+		g.clients = append(g.clients, ahpv1connect.NewObservationServiceClient(hc, url,
+			connect.WithProtoJSON(), connect.WithAcceptCompression("gzip", nil, nil)))
+	}
+}
+
+// backfill asks the console for its recent items, as the page does before each Watch (which also
+// keeps the server's console recording). A server without the console answers 404; either way
+// the answer is read and dropped: the watchers check only what Watch sends.
+func (g *watchGroup) backfill(ctx context.Context) {
+	for _, hc := range g.conns {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.url+"/ui/api/recent?limit=500", nil)
+		if err != nil {
+			return
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			continue
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
+
+// originHeader sets Origin on every request, as a browser does on a fetch POST.
+type originHeader struct {
+	origin string
+	next   http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (o originHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Origin", o.origin)
+	return o.next.RoundTrip(r)
 }
 
 // items names what the watchers receive from the mode's requests.
@@ -196,6 +247,9 @@ func (g *watchGroup) begin(base uint64, concurrency int) *watchPhase {
 	ready := make(chan struct{}, len(g.clients))
 	giveUp := time.NewTimer(g.timeout)
 	defer giveUp.Stop()
+	if g.asConsole {
+		g.backfill(ctx)
+	}
 	// The first watcher of each connection subscribes first: streams started at once on an HTTP
 	// client with no connection yet would each dial their own, and watchers meant to share a
 	// connection would not. Once it is up, the others are multiplexed on it.
@@ -354,7 +408,7 @@ func (p *watchPhase) finish(st *Stats) {
 			}
 		}
 	}
-	ws := &WatchStats{Watchers: len(p.watchers), Connections: len(g.conns), Expected: expected}
+	ws := &WatchStats{Watchers: len(p.watchers), Connections: len(g.conns), AsConsole: g.asConsole, Expected: expected}
 	start := time.Now()
 	if !st.Interrupted {
 		deadline := start.Add(g.timeout)
@@ -415,6 +469,8 @@ func (p *watchPhase) finish(st *Stats) {
 type WatchStats struct {
 	// Watchers is the number of subscribers, and Connections the HTTP/2 connections they share.
 	Watchers, Connections int
+	// AsConsole is set when they subscribed as the web console does (subscribeAsConsole).
+	AsConsole bool
 	// Expected is the number of items each subscriber had to receive: the requests answered
 	// during the phase whose items pass the filter.
 	Expected uint64
@@ -443,6 +499,7 @@ type WatchStats struct {
 func (s *WatchStats) merge(o *WatchStats) {
 	s.Watchers = max(s.Watchers, o.Watchers)
 	s.Connections = max(s.Connections, o.Connections)
+	s.AsConsole = s.AsConsole || o.AsConsole
 	s.Expected += o.Expected
 	s.Received += o.Received
 	s.Missing += o.Missing

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -282,5 +283,50 @@ func TestLeanCodecReadsWhatTheChecksUse(t *testing.T) {
 		t.Errorf("WatchRequest round trip: %v", err)
 	} else if !proto.Equal(&back, req) {
 		t.Errorf("WatchRequest round trip: proto.Equal(&back, req) is false")
+	}
+}
+
+// TestWatchersSubscribeAsConsole: with subscribeAsConsole the watchers speak as the console's page
+// does — its backfill request, then Connect JSON over HTTP/1.1, with an Origin — and still get and
+// check every item.
+func TestWatchersSubscribeAsConsole(t *testing.T) {
+	t.Parallel()
+	wl, _ := NewWorkload(0)
+	base := uint64(4) << 40
+	var items []*ahpv1.WatchResponse
+	for seq := range uint64(20) {
+		items = append(items, &ahpv1.WatchResponse{Event: wl.ToolBefore(0, base+seq), Decision: &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_ALLOW + ahpv1.Verdict(seq%2)}})
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	mux := http.NewServeMux()
+	mux.Handle(ahpv1connect.NewObservationServiceHandler(fakeWatch{items: items}))
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[fmt.Sprintf("%s %s %s %s origin=%t", r.Method, r.URL.Path, r.Proto, r.Header.Get("Content-Type"), r.Header.Get("Origin") == "http://"+r.Host)]++
+		mu.Unlock()
+		mux.ServeHTTP(w, r)
+	})}
+	url := testkit.ServeLoopback(t, srv)
+	f, _ := parseWatchFilter("")
+	g := newWatchGroup(2, 0, url, nil, f, wl, 1, true, FixedExpectation(VerdictAllow, VerdictDeny), 5*time.Second)
+	g.subscribeAsConsole(url)
+	p := g.begin(base, 1)
+	for seq := range uint64(20) {
+		p.answer(0, seq)
+	}
+	st := &Stats{}
+	p.finish(st)
+	if st.Errors != 0 || st.Watch.Received != 40 || st.Watch.Missing != 0 {
+		t.Errorf("errors %d (%v), received %d, missing %d", st.Errors, st.ErrorKinds, st.Watch.Received, st.Watch.Missing)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Each asks for the console's recent items first (here a 404), as the page does.
+	if want := map[string]int{
+		"GET /ui/api/recent HTTP/1.1  origin=true":                                            2,
+		"POST /ahp.v1.ObservationService/Watch HTTP/1.1 application/connect+json origin=true": 2,
+	}; fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Errorf("requests %v, want %v", seen, want)
 	}
 }

@@ -19,6 +19,7 @@ import (
 type Policy struct {
 	name     string
 	source   string
+	text     []byte // the source text Digest is the digest of
 	digest   string
 	settings Settings
 	rules    []*rule
@@ -87,6 +88,7 @@ func parseWith(data []byte, name string, c compiler, extra ...cel.EnvOption) (*P
 	p := &Policy{
 		name:    f.Name,
 		source:  name,
+		text:    slices.Clone(data),
 		digest:  "sha256:" + hex.EncodeToString(sum[:]),
 		adapter: jsonAdapter{env.CELTypeAdapter()},
 	}
@@ -163,6 +165,10 @@ func (p *Policy) Source() string { return p.source }
 
 // Digest is "sha256:<hex>" of the policy source, recorded with every decision for audit.
 func (p *Policy) Digest() string { return p.digest }
+
+// Text is the source text the policy was parsed from, the bytes Digest is the digest of (for the
+// console's policy page). It is shared: do not modify it.
+func (p *Policy) Text() []byte { return p.text }
 
 // Settings are the typed-decision settings with defaults filled in. The maps and slices are
 // shared with the policy: treat them as read-only.

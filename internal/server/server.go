@@ -27,6 +27,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/console"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/hub"
 	"github.com/ahp-gateway/ahp/internal/metrics"
@@ -99,6 +100,8 @@ type Config struct {
 	// and health) with the options they get, auth included; ahp-server passes reflection.Mount.
 	// Nil serves no reflection, and a binary that never sets it (the bridge) does not link it.
 	Reflection func(mux *http.ServeMux, services []string, opts ...connect.HandlerOption)
+	// Console serves the web console at /ui/ when Enabled (see package console).
+	Console console.Options
 }
 
 // Server is a configured ahp-server.
@@ -120,6 +123,8 @@ type Server struct {
 	names        []string
 
 	reloads, reloadFailures atomic.Uint64
+	lastReload              atomic.Pointer[console.ReloadResult]
+	console                 *console.Console
 }
 
 // New loads the policy and builds the services; it fails if the policy does not load. The HTTP
@@ -254,6 +259,13 @@ func (s *Server) mountHandler() {
 		cfg.Reflection(mux, append(append([]string(nil), s.names...), grpchealth.HealthV1ServiceName), opts...)
 	}
 	s.handler = limitBodies(mux, cfg.BodyReadTimeout, cfg.MaxRequestBytes)
+	if cfg.Console.Enabled {
+		s.console = console.New(cfg.Console, console.Deps{
+			Auth: cfg.Auth, Hub: s.hub, Policy: s.Policy, Reloads: s.reloadStatus, Metrics: cfg.Metrics,
+			Redactor: cfg.Redactor, Version: cfg.Version, Logger: s.log,
+		})
+		s.handler = s.console.Wrap(s.handler)
+	}
 	s.handlerBuilt.Store(true)
 }
 
@@ -281,6 +293,7 @@ func (s *Server) loadPolicy() (*policy.Policy, error) {
 		OnReload: func(p *policy.Policy) {
 			old := s.current.Swap(p)
 			s.reloads.Add(1)
+			s.noteReload(p.Digest(), nil)
 			s.cfg.Metrics.PolicyReloaded()
 			s.policyMetrics(p)
 			if n, was := len(p.Rules()), len(old.Rules()); n < was {
@@ -293,10 +306,12 @@ func (s *Server) loadPolicy() (*policy.Policy, error) {
 		},
 		OnRecover: func(p *policy.Policy) {
 			s.cfg.Metrics.PolicyReloadRecovered()
+			s.noteReload(p.Digest(), nil)
 			s.log.Info("policy file loads again; the policy in force is unchanged", "name", p.Name(), "digest", p.Digest())
 		},
 		OnError: func(err error) {
 			s.reloadFailures.Add(1)
+			s.noteReload(s.current.Load().Digest(), err)
 			s.cfg.Metrics.PolicyReloadFailed()
 			s.log.Error("policy reload failed; the previous policy stays in force", "error", err)
 		},
@@ -326,6 +341,24 @@ func (s *Server) ReloadPolicy() error {
 		return nil
 	}
 	return s.watcher.Reload()
+}
+
+// noteReload records the result of a reload attempt for the console.
+func (s *Server) noteReload(digest string, err error) {
+	r := &console.ReloadResult{Time: time.Now(), OK: err == nil, Digest: digest}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	s.lastReload.Store(r)
+}
+
+// reloadStatus sums up reloads for the console; a server without a policy file has none.
+func (s *Server) reloadStatus() console.ReloadStatus {
+	if s.watcher == nil {
+		return console.ReloadStatus{}
+	}
+	reloads, failures := s.ReloadStats()
+	return console.ReloadStatus{FromFile: true, Reloads: reloads, Failures: failures, Last: s.lastReload.Load()}
 }
 
 // policyMetrics tells the metrics which policy and rules are in force.
