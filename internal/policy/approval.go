@@ -162,7 +162,13 @@ func approvalOf(rules []candidate, approved *Result) *Approval {
 // MayDecide reports whether a principal with the given name and groups may decide: it must be
 // listed (by name or group) in every approver list.
 func (a *Approval) MayDecide(name string, groups []string) bool {
-	for _, list := range a.Approvers {
+	return MayDecide(a.Approvers, name, groups)
+}
+
+// MayDecide reports whether a principal with the given name and groups is listed, by name or as
+// "group:<g>", in every one of approvers (no lists: anyone may decide).
+func MayDecide(approvers [][]string, name string, groups []string) bool {
+	for _, list := range approvers {
 		if !listed(list, name, groups) {
 			return false
 		}
