@@ -118,7 +118,7 @@ func (m *Memory) List(f Filter, now time.Time) []Approval {
 	m.sweep(now)
 	out := []Approval{}
 	for el := m.order.Back(); el != nil && len(out) < f.limit(); el = el.Prev() {
-		if a := el.Value.(*Approval); f.match(a) {
+		if a := el.Value.(*Approval); f.Match(*a) {
 			out = append(out, a.clone())
 		}
 	}

@@ -84,7 +84,8 @@ type Filter struct {
 	Limit int
 }
 
-func (f Filter) match(a *Approval) bool {
+// Match reports whether a passes the filter's state, agent, session and rule (Limit aside).
+func (f Filter) Match(a Approval) bool {
 	if f.State != 0 && a.State != f.State {
 		return false
 	}

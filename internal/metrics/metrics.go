@@ -83,6 +83,11 @@ type Metrics struct {
 
 	connsOpen    prometheus.Gauge
 	connsRefused map[string]prometheus.Counter
+
+	approvalsPending prometheus.Gauge
+	approvalOutcomes map[string]prometheus.Counter
+	approvalLatency  prometheus.Histogram
+	approvalNotify   map[string]prometheus.Counter
 }
 
 // New creates the metrics on a fresh registry.
@@ -106,6 +111,7 @@ func New(opts Options) *Metrics {
 	m.initBridge(f)
 	m.initOps(f)
 	m.initConnections(f)
+	m.initApprovals(f)
 	return m
 }
 
