@@ -89,6 +89,21 @@ func commonFlags(name string, env Env, head string) (*cli.Flags, *common) {
 	}
 }
 
+// parse parses flags and positional arguments in any order ("approve ID -comment ok" and
+// "approve -comment ok ID" alike) and returns the positional ones.
+func parse(fs *cli.Flags, args []string) (positional []string, status int, ok bool) {
+	for {
+		if status, ok := fs.Parse(args); !ok {
+			return nil, status, false
+		}
+		if fs.NArg() == 0 {
+			return positional, 0, true
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
 // client builds the ApprovalService client the flags describe.
 func (c *common) client(env Env) (ahpv1connect.ApprovalServiceClient, error) {
 	base := strings.TrimRight(*c.server, "/")

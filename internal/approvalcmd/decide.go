@@ -25,22 +25,14 @@ func decide(ctx context.Context, args []string, env Env, approve bool) int {
 	}
 	fs, c := commonFlags(verb, env, decideHead)
 	comment := fs.String("comment", "", "comment shown to the agent (at most 1024 bytes)", "")
-	// The id comes first or last: `approve ID -comment ok` or `approve -comment ok ID`.
-	var id string
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		id, args = args[0], args[1:]
-	}
-	if status, ok := fs.Parse(args); !ok {
+	ids, status, ok := parse(fs, args)
+	if !ok {
 		return status
 	}
-	if id == "" && fs.NArg() == 1 {
-		id = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		id = ""
-	}
-	if id == "" {
+	if len(ids) != 1 {
 		return fs.Failf("want one approval id")
 	}
+	id := ids[0]
 	if len(*comment) > 1024 {
 		return fs.Failf("-comment: at most 1024 bytes")
 	}

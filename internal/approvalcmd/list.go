@@ -27,11 +27,12 @@ func list(ctx context.Context, args []string, env Env) int {
 	session := fs.String("session", "", "only this session id", "")
 	rule := fs.String("rule", "", "only approvals with this rule id", "")
 	limit := fs.Int("limit", 100, "at most this many (up to 1000)", "")
-	if status, ok := fs.Parse(args); !ok {
+	extra, status, ok := parse(fs, args)
+	if !ok {
 		return status
 	}
-	if fs.NArg() > 0 {
-		return fs.Failf("unexpected argument %q", fs.Arg(0))
+	if len(extra) > 0 {
+		return fs.Failf("unexpected argument %q", extra[0])
 	}
 	req := &ahpv1.ApprovalServiceListRequest{AgentId: *agent, SessionId: *session, RuleId: *rule}
 	if *state != "" {

@@ -20,17 +20,18 @@ Flags:
 
 func show(ctx context.Context, args []string, env Env) int {
 	fs, c := commonFlags("show", env, showHead)
-	if status, ok := fs.Parse(args); !ok {
+	ids, status, ok := parse(fs, args)
+	if !ok {
 		return status
 	}
-	if fs.NArg() != 1 {
+	if len(ids) != 1 {
 		return fs.Failf("want one approval id")
 	}
 	client, err := c.client(env)
 	if err != nil {
 		return fs.Fail(err)
 	}
-	resp, err := client.Get(ctx, connect.NewRequest(&ahpv1.ApprovalServiceGetRequest{Id: fs.Arg(0)}))
+	resp, err := client.Get(ctx, connect.NewRequest(&ahpv1.ApprovalServiceGetRequest{Id: ids[0]}))
 	if err != nil {
 		return failed(env, "show", err)
 	}
