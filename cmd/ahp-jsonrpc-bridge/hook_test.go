@@ -341,13 +341,13 @@ func TestHookHelp(t *testing.T) {
 			}
 		}
 		for _, name := range []string{"http", "upstream", "upstream-token-env", "upstream-protocol", "timeout-ms", "failure-policy",
-			"policy", "policy-poll", "include-native", "max-message-bytes", "shutdown-timeout", "log-level", "log-format"} {
+			"policy", "policy-poll", "include-native", "max-message-bytes", "shutdown-timeout", "approval-wait", "log-level", "log-format"} {
 			if !strings.Contains(help, "  -"+name) {
 				t.Errorf("help does not document -%s", name)
 			}
 		}
-		if n := strings.Count(help, "(env AHP_BRIDGE_"); n != 13 {
-			t.Errorf("help names %d environment variables, want 13:\n%s", n, help)
+		if n := strings.Count(help, "(env AHP_BRIDGE_"); n != 14 {
+			t.Errorf("help names %d environment variables, want 14:\n%s", n, help)
 		}
 	}
 }
