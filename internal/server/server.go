@@ -1,4 +1,5 @@
-// Package server assembles ahp-server: the decision core behind the four Connect services, gRPC
+// Package server assembles ahp-server: the decision core behind the four Connect services (and
+// ApprovalService over the approval manager), gRPC
 // health and reflection, on one net/http server speaking HTTP/1.1 and h2c (or TLS). cmd/ahp-server
 // only parses flags and calls it.
 //
