@@ -1,7 +1,6 @@
-// Package server assembles ahp-server: the decision core behind the four Connect services (and
-// ApprovalService over the approval manager), gRPC
-// health and reflection, on one net/http server speaking HTTP/1.1 and h2c (or TLS). cmd/ahp-server
-// only parses flags and calls it.
+// Package server assembles ahp-server: the decision core behind the four Connect services and
+// ApprovalService, gRPC health and reflection, on one net/http server speaking HTTP/1.1 and h2c
+// (or TLS). cmd/ahp-server only parses flags and calls it.
 //
 // Panics: the server's boundary is one recover per call path, both through recovered, both an
 // Internal error for that call only: connect.WithRecover on the HTTP handler, and Local's own for
