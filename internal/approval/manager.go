@@ -144,8 +144,8 @@ func (m *Manager) Run(ctx context.Context, interval time.Duration) {
 // approvals stay in the store. It ends every Watch.
 func (m *Manager) Close() {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		return
 	}
 	m.closed = true
@@ -153,6 +153,8 @@ func (m *Manager) Close() {
 	for w := range m.watchers {
 		w.end(ErrClosed)
 	}
+	m.mu.Unlock()
+	// Outside m.mu: the store calls changed, which takes m.mu, with its own lock held.
 	m.unsubscribe()
 }
 
