@@ -1,12 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -135,5 +143,75 @@ func TestHeldDecisionThroughTheClaudeCodeHook(t *testing.T) {
 	expectExit(t, "approved", r.Code, 0, r.Stderr)
 	if o := parseHookOut(t, r.Stdout); o.HookSpecificOutput.PermissionDecision == "deny" || o.HookSpecificOutput.PermissionDecision == "ask" {
 		t.Errorf("approved: permission decision %q, want the call let through", o.HookSpecificOutput.PermissionDecision)
+	}
+}
+
+func TestHeldDecisionOverHTTPWebSocketAndUnix(t *testing.T) {
+	t.Parallel()
+	up, approver := approvalUpstream(t)
+	sock := testkit.SocketPath(t)
+	args := []string{"-upstream", up, "-failure-policy", "fail-closed", "-approval-wait", "1m",
+		"-http", "127.0.0.1:0", "-ws", "127.0.0.1:0", "-unix", sock, "-log-format", "json"}
+	b := clitest.Start(t, func(ctx context.Context, stdout, stderr io.Writer) int {
+		return run(ctx, args, strings.NewReader(""), stdout, stderr, noEnv)
+	})
+	addrs := listening(t, b.Stderr, "http", "websocket", "unix")
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+
+	// HTTP: the POST waits for the decision.
+	posted := make(chan string, 1)
+	go func() {
+		resp, err := http.Post("http://"+addrs["http"]+"/hooks", "application/json", strings.NewReader(hooksIntercept("http-1", "deploy prod")))
+		if err != nil {
+			posted <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		posted <- string(body)
+	}()
+	approver.decideNext(t, true, "")
+	if v := verdict(t, testkit.Receive(t, posted, "HTTP: no answer")); v != "no-effect" {
+		t.Errorf("HTTP: %s, want no-effect", v)
+	}
+
+	// WebSocket: the answer arrives when decided.
+	c, _, err := websocket.Dial(ctx, "ws://"+addrs["websocket"]+"/ahp", &websocket.DialOptions{Subprotocols: []string{"ahp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if err := c.Write(ctx, websocket.MessageText, []byte(harnessEvent("ws-1", "deploy prod"))); err != nil {
+		t.Fatal(err)
+	}
+	approver.decideNext(t, false, "no")
+	_, msg, err := c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := verdict(t, string(msg)); v != "block: denied by an unauthenticated approver: no" {
+		t.Errorf("WebSocket: %s", v)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+
+	// Unix socket.
+	uc, err := net.DialTimeout("unix", sock, testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uc.Close()
+	uc.SetDeadline(time.Now().Add(testTimeout))
+	fmt.Fprintf(uc, "%s\n", hooksIntercept("unix-1", "deploy staging"))
+	approver.decideNext(t, true, "")
+	sc := bufio.NewScanner(uc)
+	if !sc.Scan() {
+		t.Fatal(sc.Err())
+	}
+	if v := verdict(t, sc.Text()); v != "no-effect" {
+		t.Errorf("Unix socket: %s, want no-effect", v)
+	}
+	if code := b.Stop(t); code != 0 {
+		t.Fatalf("exit code %d; stderr %s", code, b.Stderr.String())
 	}
 }
