@@ -215,3 +215,22 @@ func TestHeldDecisionOverHTTPWebSocketAndUnix(t *testing.T) {
 		t.Fatalf("exit code %d; stderr %s", code, b.Stderr.String())
 	}
 }
+
+func TestHeldDecisionThroughTheCodexHook(t *testing.T) {
+	t.Parallel()
+	up, approver := approvalUpstream(t)
+	args := []string{"hook", "codex", "-upstream", up, "-failure-policy", "fail-closed", "-approval-wait", "10m", "-log-level", "warn"}
+	got := bridgeAsync(args, codexPreToolUse("deploy prod"))
+	approver.decideNext(t, false, "ask in #release")
+	r := testkit.Receive(t, got, "the hook did not answer")
+	expectExit(t, "denied", r.Code, 0, r.Stderr)
+	expectDecision(t, "denied", parseHookOut(t, r.Stdout), "deny", "denied by an unauthenticated approver: ask in #release")
+
+	got = bridgeAsync(args, codexPreToolUse("deploy staging"))
+	approver.decideNext(t, true, "")
+	r = testkit.Receive(t, got, "the hook did not answer")
+	expectExit(t, "approved", r.Code, 0, r.Stderr)
+	if strings.Contains(r.Stdout, `"deny"`) {
+		t.Errorf("approved: hook output %q denies", r.Stdout)
+	}
+}

@@ -21,12 +21,12 @@ type Approvals interface {
 
 // Deny codes of decisions that approvals made (docs/approvals.md).
 const (
-	CodeApprovalDenied  = "dev.ahpgateway.approval.denied"
-	CodeApprovalTimeout = "dev.ahpgateway.approval.timeout"
-	CodeApprovalPending = "dev.ahpgateway.approval.pending"
-	CodeApprovalUsed    = "dev.ahpgateway.approval.used"
-	CodeApprovalFull    = "dev.ahpgateway.approval.full"
-	CodeApprovalClosing = "dev.ahpgateway.approval.shutdown"
+	CodeApprovalDenied   = "dev.ahpgateway.approval.denied"
+	CodeApprovalTimeout  = "dev.ahpgateway.approval.timeout"
+	CodeApprovalPending  = "dev.ahpgateway.approval.pending"
+	CodeApprovalUsed     = "dev.ahpgateway.approval.used"
+	CodeApprovalFull     = "dev.ahpgateway.approval.full"
+	CodeApprovalShutdown = "dev.ahpgateway.approval.shutdown"
 )
 
 // awaitApproval turns d, whose policy result res asks for approval, into the answer of the hold
@@ -81,7 +81,7 @@ func (c *Core) awaitApproval(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.C
 	case approval.TimedOut, approval.Closing:
 		code, reason := CodeApprovalTimeout, "approval timed out"
 		if out.Result == approval.Closing {
-			code, reason = CodeApprovalClosing, fmt.Sprintf("the server shut down before approval %s was decided", a.ID)
+			code, reason = CodeApprovalShutdown, fmt.Sprintf("the server shut down before approval %s was decided", a.ID)
 		}
 		if pa.OnTimeoutDeny {
 			deny(reason, code)

@@ -162,3 +162,52 @@ func TestHeldConfirmApproved(t *testing.T) {
 		t.Fatalf("confirmation = %v, %v; want approve", r.d, r.err)
 	}
 }
+
+func TestHeldBatchEntry(t *testing.T) {
+	t.Parallel()
+	c, m, w := approvalCore(t, "1h")
+	got := make(chan []*ahpv1.Decision, 1)
+	go func() {
+		ds, err := c.Batch(t.Context(), []*ahpv1.Event{
+			testkit.ShellEvent("b1", "deploy x", testkit.HarnessOrigin()),
+			testkit.ShellEvent("b2", "ls", testkit.HarnessOrigin()),
+		}, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- ds
+	}()
+	// The policy asks about every tool call: each entry is held in turn.
+	m.Decide(nextRequested(t, w).ID, false, "alice", nil, "")
+	m.Decide(nextRequested(t, w).ID, true, "alice", nil, "")
+	ds := testkit.Receive(t, got, "held batch not answered")
+	if len(ds) != 2 || ds[0].GetEffects()[0].GetDeny().GetCode() != core.CodeApprovalDenied || ds[1].GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("batch = %v, want the first entry denied and the second allowed", ds)
+	}
+}
+
+func TestPendingCapDeniesAtOnce(t *testing.T) {
+	t.Parallel()
+	p, err := policy.Parse([]byte(testkit.PolicyYAML("approvals", `  - id: ask-all
+    on: [tool.before]
+    effect: {ask: {approval: {hold: 1h}}}
+`)), "approvals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := approval.NewManager(approval.Config{Store: approval.NewMemory(approval.MemoryOptions{MaxPending: 1}), NewID: func() string { return fmt.Sprint(time.Now().UnixNano()) }})
+	t.Cleanup(m.Close)
+	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Approvals: m, Logger: testkit.Discard()})
+	short, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if d, _ := c.Intercept(short, testkit.ShellEvent("p1", "one"), nil); d.GetEffects()[0].GetDefer() == nil && d.GetEffects()[0].GetDeny().GetCode() != core.CodeApprovalPending {
+		t.Fatalf("first = %v, want pending", d)
+	}
+	d, err := c.Intercept(t.Context(), testkit.ShellEvent("p2", "two"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deny := d.GetEffects()[0].GetDeny(); deny.GetCode() != core.CodeApprovalFull || !d.GetSynthetic() {
+		t.Fatalf("over the pending cap = %v, want a synthetic denial", d)
+	}
+}

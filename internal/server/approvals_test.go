@@ -2,12 +2,15 @@ package server_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/testkit/memhttp"
@@ -148,5 +151,53 @@ func TestApprovalDecideRequestChecks(t *testing.T) {
 	_, err = alice.Decide(context.Background(), connect.NewRequest(&ahpv1.ApprovalServiceDecideRequest{}))
 	if connect.CodeOf(err) != connect.CodeInvalidArgument {
 		t.Errorf("no id: %v, want invalid_argument", err)
+	}
+}
+
+func TestShutdownAnswersHeldCalls(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(file, []byte(approvalPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{PolicyFile: file, PolicyPollInterval: -1, Logger: testkit.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, stop, served := testkit.ServeTCP(t, srv.Serve)
+	url := "http://" + addr
+	approvals := ahpv1connect.NewApprovalServiceClient(testkit.H2CClient(), url)
+	stream, err := approvals.Watch(t.Context(), connect.NewRequest(&ahpv1.ApprovalServiceWatchRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	type answer struct {
+		d   *ahpv1.Decision
+		err error
+	}
+	held := make(chan answer, 1)
+	go func() {
+		c := ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), url)
+		resp, err := c.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("s1", "deploy prod")}))
+		if err != nil {
+			held <- answer{err: err}
+			return
+		}
+		held <- answer{d: resp.Msg.GetDecision()}
+	}()
+	if !stream.Receive() || stream.Msg().GetChange() != ahpv1.ApprovalChange_APPROVAL_CHANGE_REQUESTED {
+		t.Fatalf("no approval requested: %v", stream.Err())
+	}
+	stop()
+	r := testkit.Receive(t, held, "shutdown did not answer the held call")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if deny := r.d.GetEffects()[0].GetDeny(); deny.GetCode() != core.CodeApprovalShutdown {
+		t.Errorf("held call at shutdown = %v, want the shutdown denial", r.d)
+	}
+	if err := testkit.Receive(t, served, "Serve did not return"); err != nil {
+		t.Errorf("Serve: %v", err)
 	}
 }
