@@ -332,3 +332,25 @@ func TestDecideChecksApproverAndComment(t *testing.T) {
 		t.Errorf("a group member deciding: %+v, %v", a, err)
 	}
 }
+
+func TestTwoHeldCallsOfOneActionShareOneGrant(t *testing.T) {
+	t.Parallel()
+	m := newManager(t, approval.MemoryOptions{})
+	w := watch(t, m)
+	pa := request(time.Hour)
+	first := resolve(t.Context(), m, testkit.ShellEvent("e1", "rm x"), pa)
+	a := requested(t, w)
+	second := resolve(t.Context(), m, testkit.ShellEvent("e2", "rm x"), pa) // another call, same action: joins
+	waitHeld(t, m, 2)
+	if _, err := m.Decide(a.ID, true, "alice", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	results := map[approval.Result]int{}
+	for _, ch := range []<-chan resolved{first, second} {
+		r := testkit.Receive(t, ch, "held call was not released")
+		results[r.out.Result]++
+	}
+	if results[approval.Granted] != 1 || results[approval.Used] != 1 {
+		t.Fatalf("results = %v, want one granted and one told the grant was used", results)
+	}
+}
