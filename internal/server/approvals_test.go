@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -199,5 +200,37 @@ func TestShutdownAnswersHeldCalls(t *testing.T) {
 	}
 	if err := testkit.Receive(t, served, "Serve did not return"); err != nil {
 		t.Errorf("Serve: %v", err)
+	}
+}
+
+func TestApprovalWatchStartsWithThePending(t *testing.T) {
+	t.Parallel()
+	mem := approvalServer(t)
+	agent := ahpv1connect.NewInterceptServiceClient(mem.Client(), mem.URL(), bearer(agentToken))
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	// A caller that cannot wait: the approval stays pending.
+	resp, err := agent.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: testkit.ShellEvent("p1", "deploy prod", testkit.Session("pending-first"))}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.Msg.GetDecision().GetApprovalId()
+	alice := ahpv1connect.NewApprovalServiceClient(mem.Client(), mem.URL(), bearer(aliceToken))
+	stream, err := alice.Watch(t.Context(), connect.NewRequest(&ahpv1.ApprovalServiceWatchRequest{SessionId: "pending-first"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	if !stream.Receive() {
+		t.Fatalf("watch ended: %v", stream.Err())
+	}
+	if m := stream.Msg(); m.GetChange() != ahpv1.ApprovalChange_APPROVAL_CHANGE_REQUESTED || m.GetApproval().GetId() != id {
+		t.Fatalf("first item = %v, want the pending approval %s", m, id)
+	}
+	if _, err := alice.Decide(t.Context(), connect.NewRequest(&ahpv1.ApprovalServiceDecideRequest{Id: id, Approve: true})); err != nil {
+		t.Fatal(err)
+	}
+	if !stream.Receive() || stream.Msg().GetChange() != ahpv1.ApprovalChange_APPROVAL_CHANGE_DECIDED {
+		t.Fatalf("second item = %v, %v; want the decision", stream.Msg(), stream.Err())
 	}
 }

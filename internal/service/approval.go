@@ -87,15 +87,15 @@ func (a *Approvals) Watch(ctx context.Context, req *connect.Request[ahpv1.Approv
 		return approvalError(err)
 	}
 	defer w.Stop()
+	if err := stream.Send(nil); err != nil { // headers: the client knows it is subscribed
+		return err
+	}
 	pending := f
 	pending.State, pending.Limit = approval.StatePending, 1000
 	for _, ap := range a.m.List(pending) {
 		if err := stream.Send(&ahpv1.ApprovalServiceWatchResponse{Change: ahpv1.ApprovalChange_APPROVAL_CHANGE_REQUESTED, Approval: ApprovalProto(ap)}); err != nil {
 			return err
 		}
-	}
-	if err := stream.Send(nil); err != nil { // headers, for a client that started with nothing pending
-		return err
 	}
 	for {
 		select {
