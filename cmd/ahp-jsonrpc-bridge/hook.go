@@ -186,6 +186,7 @@ func (cfg *hookConfig) adapter(clients bridge.Clients, startErr error, log *slog
 		Clients:       clients,
 		StartErr:      startErr,
 		Timeout:       cfg.timeout,
+		ApprovalWait:  cfg.approvalWait,
 		FailurePolicy: cfg.failurePolicy,
 		IncludeNative: cfg.includeNative,
 		Event:         cfg.event,
@@ -231,7 +232,7 @@ func serveHookHTTP(ctx context.Context, cfg *hookConfig, log *slog.Logger, geten
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		log.Warn("listening on a non-loopback address without authentication", "addr", ln.Addr().String())
 	}
-	if err := transport.ServeHTTP(ctx, httprpc.NewServer(a, log), ln, cfg.shutdownTimeout); err != nil {
+	if err := transport.ServeHTTP(ctx, httprpc.NewServerWaiting(a, log, cfg.approvalWait), ln, cfg.shutdownTimeout); err != nil {
 		log.Error("HTTP server stopped", "error", err)
 		return 1
 	}

@@ -345,7 +345,7 @@ func TestHookHelp(t *testing.T) {
 			}
 		}
 		for _, name := range []string{"http", "upstream", "upstream-token-env", "upstream-protocol", "timeout-ms", "failure-policy",
-			"policy", "policy-poll", "include-native", "max-message-bytes", "shutdown-timeout", "log-level", "log-format", "event"} {
+			"policy", "policy-poll", "include-native", "max-message-bytes", "shutdown-timeout", "approval-wait", "log-level", "log-format", "event"} {
 			if !strings.Contains(help, "  -"+name) {
 				t.Errorf("help does not document -%s", name)
 			}

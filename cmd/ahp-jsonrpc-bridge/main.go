@@ -217,6 +217,7 @@ func newBridge(cfg *config, log *slog.Logger, getenv func(string) string, onFail
 		Clients:         clients,
 		Dialect:         cfg.dialect,
 		Timeout:         cfg.timeout,
+		ApprovalWait:    cfg.approvalWait,
 		FailurePolicy:   cfg.failurePolicy,
 		HooksTransports: hooksTransports,
 		Version:         cli.Version(version),

@@ -19,6 +19,7 @@ type upstreamConfig struct {
 	upstream, tokenEnv string
 	upstreamProtocol   bridge.Protocol
 	timeout            time.Duration
+	approvalWait       time.Duration
 	failurePolicy      bridge.FailurePolicy
 	policyFile         string
 	policyPoll         time.Duration
@@ -33,6 +34,7 @@ type upstreamConfig struct {
 type upstreamFlags struct {
 	upstream, tokenEnv, protocol, timeoutMs, failurePolicy *string
 	policyFile, policyPoll, maxBytes, shutdown             *string
+	approvalWait                                           *string
 }
 
 // upstreamUsage is what the bridge and the hook adapters say differently about the upstream flags.
@@ -54,6 +56,7 @@ func defineUpstream(fs *cli.Flags, usage upstreamUsage) upstreamFlags {
 		policyPoll:    fs.String("policy-poll", "1s", usage.policyPoll, "AHP_BRIDGE_POLICY_POLL"),
 		maxBytes:      fs.String("max-message-bytes", strconv.Itoa(usage.maxBytesDefault), usage.maxBytes, "AHP_BRIDGE_MAX_MESSAGE_BYTES"),
 		shutdown:      fs.String("shutdown-timeout", transport.DefaultShutdownTimeout.String(), usage.shutdown, "AHP_BRIDGE_SHUTDOWN_TIMEOUT"),
+		approvalWait:  fs.String("approval-wait", "0s", "how long a decision held for a person's approval may wait (e.g. 10m, at most 24h); 0: -timeout-ms, and a held call is answered with the approval id to retry once approved", "AHP_BRIDGE_APPROVAL_WAIT"),
 	}
 }
 
@@ -75,6 +78,9 @@ func parseUpstream(f upstreamFlags) (upstreamConfig, error) {
 			bridge.MinTimeout/time.Millisecond, bridge.MaxTimeout/time.Millisecond, *f.timeoutMs)
 	}
 	u.timeout = time.Duration(ms) * time.Millisecond
+	if u.approvalWait, err = time.ParseDuration(*f.approvalWait); err != nil || u.approvalWait < 0 || u.approvalWait > bridge.MaxApprovalWait {
+		return u, cli.BadValue("approval-wait", "-approval-wait: want a duration from 0 to 24h such as 10m, got %q", *f.approvalWait)
+	}
 	policy := *f.failurePolicy
 	if u.upstream != "" {
 		// The Agent Hooks Protocol gives an interception no implicit failure policy (AHP-FAIL-001),

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 
 	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/config"
 	"github.com/ahp-gateway/ahp/internal/metrics"
+	"github.com/ahp-gateway/ahp/internal/notify"
 	"github.com/ahp-gateway/ahp/internal/redact"
+	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/tracing"
 )
 
@@ -21,6 +24,7 @@ type extensionFlags struct {
 	configFile, metricsAddr string
 	audit, auditRequired    bool
 	auditPath, version      string
+	approvalURL             string
 }
 
 // extensions are the optional production features, built from the config file and flags.
@@ -31,6 +35,7 @@ type extensions struct {
 	tracing   connect.Interceptor
 	audit     *audit.Log
 	redactor  *redact.Redactor
+	notifier  server.Notifier
 	closers   []func()
 }
 
@@ -104,6 +109,28 @@ func loadExtensions(ctx context.Context, f extensionFlags, log *slog.Logger) (*e
 		return fail(fmt.Errorf("redaction: %w", err))
 	}
 	ext.redactor = red
+
+	if len(file.Approvals.Notifiers) > 0 {
+		d, err := notify.New(file.Approvals.Notifiers, notify.Options{
+			Link: func(id string) string {
+				if f.approvalURL == "" {
+					return ""
+				}
+				return strings.ReplaceAll(f.approvalURL, "{id}", id)
+			},
+			Redact:   func(s string) string { out, _ := red.String(s); return out },
+			OnResult: ext.metrics.ApprovalNotified,
+			Logger:   log,
+		})
+		if err != nil {
+			return fail(err)
+		}
+		runCtx, stop := context.WithCancel(context.Background())
+		go d.Run(runCtx)
+		ext.closers = append(ext.closers, stop)
+		ext.notifier = d
+		log.Info("approval notifiers configured", "notifiers", d.Names())
+	}
 
 	if f.audit || f.auditPath != "" || f.auditRequired || file.AuditEnabled() {
 		mode, err := file.FsyncMode()

@@ -5,6 +5,7 @@
 //	ahp-server policy check FILE             validate and compile a policy
 //	ahp-server policy test FILE TESTS.yaml   run policy test cases
 //	ahp-server audit verify FILE...          check an audit log's hash chain
+//	ahp-server approvals list|show|approve|deny   decide approvals on a running server
 //	ahp-server version                       print the version
 package main
 
@@ -20,6 +21,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ahp-gateway/ahp/internal/approval"
+	"github.com/ahp-gateway/ahp/internal/approvalcmd"
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/cli"
@@ -46,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		case "version":
 			fmt.Fprintln(stdout, cli.Version(version))
 			return 0
+		case "approvals":
+			return approvalcmd.Run(ctx, args[1:], approvalcmd.Env{Stdout: stdout, Stderr: stderr, Getenv: getenv})
 		case "audit":
 			if len(args) > 1 && args[1] == "verify" {
 				return audit.VerifyCommand(args[2:], stdout, stderr)
@@ -61,9 +66,11 @@ const usageHead = `Usage: ahp-server [flags]
        ahp-server policy check FILE
        ahp-server policy test FILE TESTS.yaml
        ahp-server audit verify FILE...
+       ahp-server approvals list|show|approve|deny ...
        ahp-server version
 
-Serves ahp.v1 InterceptService, TypedDecisionService, ObservationService and HarnessService over
+Serves ahp.v1 InterceptService, TypedDecisionService, ObservationService, HarnessService and
+ApprovalService over
 Connect, gRPC and gRPC-Web (HTTP/1.1 and h2c, or TLS), with gRPC health and reflection.
 Every flag can also be set with the environment variable shown.
 
@@ -97,6 +104,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	bodyRead := fs.Duration("body-read-timeout", 30*time.Second, "a unary or server-streaming call must send its headers and body within this long; negative: no limit", "AHP_BODY_READ_TIMEOUT")
 	idle := fs.Duration("idle-timeout", 30*time.Second, "connections without calls in flight (an HTTP/2 connection that never starts a stream included) close after this long", "AHP_IDLE_TIMEOUT")
 	maxConns := fs.Int("max-connections", 8192, "connections open at once; more are closed at accept; negative: no cap", "AHP_MAX_CONNECTIONS")
+	approvalURL := fs.String("approval-url", "", "where people decide approvals, with {id} for the approval id (e.g. a console page); named in answers to agents that cannot wait; default: the ahp-server approvals command", "AHP_APPROVAL_URL")
+	maxPending := fs.Int("approvals-max-pending", 1000, "pending approvals at once; more are denied at once", "AHP_APPROVALS_MAX_PENDING")
+	maxPendingAgent := fs.Int("approvals-max-pending-per-agent", 100, "pending approvals of one agent at once", "AHP_APPROVALS_MAX_PENDING_PER_AGENT")
+	maxHeld := fs.Int("approvals-max-held", 4096, "calls held waiting for a decision at once; more are answered at once with the approval id", "AHP_APPROVALS_MAX_HELD")
 	maxConnsPerAddr := fs.Int("max-connections-per-address", 2048, "connections open at once from one client IP address; negative: no cap", "AHP_MAX_CONNECTIONS_PER_ADDRESS")
 	ui := fs.Bool("ui", true, "serve the web console at /ui/ (needs a token with the watch scope; without credentials only on loopback)", "AHP_UI")
 	uiHosts := fs.String("ui-allowed-hosts", "", "comma-separated host names a browser may reach the console and the API by, besides IP addresses and localhost (e.g. ahp.example.com; .example.com for subdomains)", "AHP_UI_ALLOWED_HOSTS")
@@ -122,7 +133,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	ext, err := loadExtensions(ctx, extensionFlags{
 		configFile: *configFile, metricsAddr: *metricsAddr,
 		audit: *auditOn, auditPath: *auditPath, auditRequired: *auditRequired,
-		version: cli.Version(version),
+		version: cli.Version(version), approvalURL: *approvalURL,
 	}, logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-server:", err)
@@ -157,6 +168,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		Redactor:                 ext.redactor,
 		Reflection:               reflection.Mount,
 		Console:                  console.Options{Enabled: *ui, AllowedHosts: splitList(*uiHosts)},
+		Approvals:                approval.MemoryOptions{MaxPending: *maxPending, MaxPendingPerAgent: *maxPendingAgent},
+		MaxHeldCalls:             *maxHeld,
+		ApprovalURL:              *approvalURL,
+		Notifier:                 ext.notifier,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-server:", err)

@@ -54,6 +54,10 @@ type Config struct {
 	// Timeout is the deadline of each call, connection setup included (default
 	// bridge.DefaultTimeout; at most bridge.MaxTimeout).
 	Timeout time.Duration
+	// ApprovalWait, when longer than Timeout, is the deadline of interceptions instead: how long
+	// a call held for a person's approval may wait (see bridge.Config.ApprovalWait). The
+	// runtime's own hook timeout must be longer still.
+	ApprovalWait time.Duration
 	// FailurePolicy applies when no decision arrives (default bridge.FailClosed).
 	FailurePolicy bridge.FailurePolicy
 	// IncludeNative copies the hook input into Event.native.
@@ -97,6 +101,9 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if cfg.Timeout < 0 || cfg.Timeout > bridge.MaxTimeout {
 		return nil, fmt.Errorf("adapter: timeout %v outside (0, %v]", cfg.Timeout, bridge.MaxTimeout)
+	}
+	if cfg.ApprovalWait < 0 || cfg.ApprovalWait > bridge.MaxApprovalWait {
+		return nil, fmt.Errorf("adapter: approval wait %v outside [0, %v]", cfg.ApprovalWait, bridge.MaxApprovalWait)
 	}
 	if cfg.MaxInputBytes <= 0 {
 		cfg.MaxInputBytes = DefaultMaxInputBytes
@@ -167,7 +174,7 @@ func (a *Adapter) intercept(ctx context.Context, req *Request, log *slog.Logger)
 	if a.cfg.StartErr != nil {
 		return a.failed(req, failureNotStarted, a.cfg.StartErr, log)
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, max(a.cfg.Timeout, a.cfg.ApprovalWait))
 	defer cancel()
 	resp, err := a.cfg.Clients.Intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{
 		Event:        req.Event,

@@ -519,6 +519,12 @@ func redactRecord(r *redact.Redactor, rec *Record) redact.Report {
 		rr.str(fieldPath{base: "fallbacks", index: i, name: "rule_id"}, &rec.Fallbacks[i].RuleID)
 		rr.str(fieldPath{base: "fallbacks", index: i, name: "reason"}, &rec.Fallbacks[i].Reason)
 	}
+	if rec.Approval != nil {
+		a := *rec.Approval
+		a.RuleIDs = slices.Clone(a.RuleIDs)
+		rr.str(top("approval.comment"), &a.Comment)
+		rec.Approval = &a
+	}
 	if len(rec.Extensions) > 0 {
 		ext := make(map[string]any, len(rec.Extensions))
 		for k, v := range rec.Extensions {

@@ -52,6 +52,15 @@ func appendBody(dst []byte, rec *Record) ([]byte, error) {
 	e.bool("synthetic", rec.Synthetic)
 	e.bool("replayed", rec.Replayed)
 	e.uint("latency_us", rec.LatencyUs)
+	e.str("approval_id", rec.ApprovalID, true)
+	if rec.Approval != nil {
+		a, err := jsonwire.Marshal(rec.Approval)
+		if err != nil {
+			return dst, err
+		}
+		e.key("approval")
+		e.dst = append(e.dst, a...)
+	}
 	if len(rec.Extensions) > 0 {
 		// Extensions are rare and free-form: written as encoding/json would (sorted keys).
 		ext, err := jsonwire.Marshal(rec.Extensions)

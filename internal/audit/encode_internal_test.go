@@ -36,6 +36,10 @@ func TestEncoderMatchesEncodingJSON(t *testing.T) {
 			Event:      json.RawMessage(`{ "id" : "e",  "tool": {"name":"a&b"} }`),
 		},
 		{Kind: KindDecision, Effects: []Effect{}, MatchedRuleIDs: []string{}},
+		{Kind: KindDecision, ApprovalID: "apv-1"},
+		{Kind: KindApproval, ApprovalID: "apv-1", Approval: &Approval{Change: "decided", State: "denied", RuleIDs: []string{"r"},
+			Principal: "agent", DecidedBy: "alice", Comment: "no <way> & \u2028", LatencyMs: 1500, Abandoned: true}},
+		{Kind: KindApproval, Approval: &Approval{Change: "requested", State: "pending"}},
 	}
 	for i, rec := range records {
 		got, err := appendBody(nil, &rec)

@@ -18,6 +18,8 @@ const (
 	KindDecision Kind = "decision"
 	// KindObservation is an observed, fire-and-forget event.
 	KindObservation Kind = "observation"
+	// KindApproval is a change of an approval: requested, decided, expired, consumed, abandoned.
+	KindApproval Kind = "approval"
 )
 
 // RedactionExtension is the Extensions key under which the log records what redaction masked and
@@ -74,6 +76,11 @@ type Record struct {
 	Replayed bool `json:"replayed,omitempty"`
 	// LatencyUs is the evaluation time in microseconds.
 	LatencyUs uint64 `json:"latency_us,omitempty"`
+	// ApprovalID is the approval a decision waited on or used, or the one an approval record is
+	// about.
+	ApprovalID string `json:"approval_id,omitempty"`
+	// Approval describes the change of an approval record (approval records only).
+	Approval *Approval `json:"approval,omitempty"`
 	// Extensions are reverse-DNS keyed additions; the log adds RedactionExtension.
 	Extensions map[string]any `json:"extensions,omitempty"`
 	// Event is the redacted event in protojson, written only with Config.IncludeEvent (Append
@@ -107,6 +114,26 @@ type Effect struct {
 	Target string `json:"target,omitempty"`
 	// RetryAfterMs is a defer's suggested wait.
 	RetryAfterMs uint64 `json:"retry_after_ms,omitempty"`
+}
+
+// Approval is what an approval record says about the change.
+type Approval struct {
+	// Change is requested, decided, expired, consumed or abandoned.
+	Change string `json:"change"`
+	// State is the approval's state after the change (pending, approved, denied, expired).
+	State string `json:"state"`
+	// RuleIDs are the approval rules.
+	RuleIDs []string `json:"rule_ids,omitempty"`
+	// Principal is the authenticated caller whose call was held.
+	Principal string `json:"principal,omitempty"`
+	// DecidedBy is the authenticated principal who decided.
+	DecidedBy string `json:"decided_by,omitempty"`
+	// Comment is the approver's comment (redacted like reasons).
+	Comment string `json:"comment,omitempty"`
+	// LatencyMs is the time from request to decision or expiry.
+	LatencyMs uint64 `json:"latency_ms,omitempty"`
+	// Abandoned is set when every held caller went away.
+	Abandoned bool `json:"abandoned,omitempty"`
 }
 
 // DryRun is what one dry-run rule would have done.
@@ -176,6 +203,7 @@ func RecordFor(ev *ahpv1.Event, d *ahpv1.Decision, at time.Time) Record {
 	rec.Synthetic = d.GetSynthetic()
 	rec.Replayed = d.GetReplayed()
 	rec.LatencyUs = d.GetLatencyUs()
+	rec.ApprovalID = d.GetApprovalId()
 	return rec
 }
 

@@ -175,7 +175,7 @@ func (a *Authenticator) load() (*credentialSet, error) {
 			if err != nil {
 				return fmt.Errorf("auth: %s: %w", where, err)
 			}
-			e := entry{digest: sha256.Sum256([]byte(secret)), kind: kind, principal: Principal{Name: cc.Name, Kind: kind}}
+			e := entry{digest: sha256.Sum256([]byte(secret)), kind: kind, principal: Principal{Name: cc.Name, Kind: kind, Groups: cc.Groups}}
 			for _, s := range cc.Scopes {
 				e.principal.scopes |= s.bit()
 			}

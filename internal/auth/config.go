@@ -58,6 +58,9 @@ type CredentialConfig struct {
 	Name string `yaml:"name"`
 	// Scopes are what the credential may do; at least one.
 	Scopes []Scope `yaml:"scopes"`
+	// Groups name groups the credential belongs to, for approval rules' approver lists
+	// (group:<name>); optional.
+	Groups []string `yaml:"groups"`
 	// Env names the environment variable holding the secret, read once at start-up.
 	Env string `yaml:"env"`
 	// File is a file holding the secret (surrounding whitespace trimmed), re-read on reload so
@@ -73,7 +76,7 @@ var literalKeys = []string{"token", "value", "secret", "key", "password", "api_k
 
 var (
 	configKeys     = []string{"tokens", "api_keys", "require", "public_health", "public_reflection", "reload_interval"}
-	credentialKeys = []string{"name", "scopes", "env", "file"}
+	credentialKeys = []string{"name", "scopes", "groups", "env", "file"}
 
 	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@:-]{0,63}$`)
 	envPattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -185,9 +188,19 @@ func (cc *CredentialConfig) decode(where string, n *yaml.Node) error {
 			}
 			for j, s := range v.Content {
 				if s.Kind != yaml.ScalarNode {
-					return nodeErr(s, fmt.Sprintf("%s[%d]", field, j), "must be agent, watch or admin")
+					return nodeErr(s, fmt.Sprintf("%s[%d]", field, j), "must be agent, watch, admin or approve")
 				}
 				out.Scopes = append(out.Scopes, Scope(s.Value))
+			}
+		case "groups":
+			if v.Kind != yaml.SequenceNode {
+				return nodeErr(v, field, "must be a list such as [oncall]")
+			}
+			for j, s := range v.Content {
+				if s.Kind != yaml.ScalarNode {
+					return nodeErr(s, fmt.Sprintf("%s[%d]", field, j), "must be a group name")
+				}
+				out.Groups = append(out.Groups, s.Value)
 			}
 		default:
 			return unknownKey(n.Content[i], where+".", k, credentialKeys)
@@ -226,11 +239,16 @@ func (c Config) Validate() error {
 			}
 			names[cc.Name] = where
 			if len(cc.Scopes) == 0 {
-				return fmt.Errorf("auth config: %s: scopes: at least one of agent, watch, admin is required", where)
+				return fmt.Errorf("auth config: %s: scopes: at least one of agent, watch, admin, approve is required", where)
 			}
 			for j, s := range cc.Scopes {
 				if !s.Valid() {
-					return fmt.Errorf("auth config: %s: scopes[%d]: must be agent, watch or admin", where, j)
+					return fmt.Errorf("auth config: %s: scopes[%d]: must be agent, watch, admin or approve", where, j)
+				}
+			}
+			for j, g := range cc.Groups {
+				if !namePattern.MatchString(g) {
+					return fmt.Errorf("auth config: %s: groups[%d]: 1 to 64 letters, digits or . _ @ : - (starting with a letter or digit)", where, j)
 				}
 			}
 			switch {

@@ -97,7 +97,7 @@ func TestConfigErrorsNeverQuoteValues(t *testing.T) {
 		{"unknown field", "tokens:\n  - {name: a, scopes: [agent], evn: " + secret + "}", "tokens[0].evn: unknown field"},
 		{"secret in env", "tokens:\n  - {name: a, scopes: [agent], env: \"" + secret + "-x\"}", "env: not an environment variable name"},
 		{"secret as name", "tokens:\n  - {name: \"" + secret + " x\", scopes: [agent], env: A}", "tokens[0].name: required"},
-		{"secret as scope", "tokens:\n  - {name: a, scopes: [" + secret + "], env: A}", "scopes[0]: must be agent, watch or admin"},
+		{"secret as scope", "tokens:\n  - {name: a, scopes: [" + secret + "], env: A}", "scopes[0]: must be agent, watch, admin or approve"},
 		{"secret as bool", "require: " + secret, "require: must be true or false"},
 		{"secret as duration", "reload_interval: " + secret, "reload_interval: must be a duration"},
 		{"tokens not a list", "tokens: " + secret, "tokens: must be a list"},
@@ -109,7 +109,7 @@ func TestConfigValidation(t *testing.T) {
 	checkRefused(t, "", []refusal{
 		{"no source", "tokens:\n  - {name: a, scopes: [agent]}", "env or file is required"},
 		{"both sources", "tokens:\n  - {name: a, scopes: [agent], env: A, file: /f}", "set env or file, not both"},
-		{"no scopes", "tokens:\n  - {name: a, env: A}", "at least one of agent, watch, admin"},
+		{"no scopes", "tokens:\n  - {name: a, env: A}", "at least one of agent, watch, admin, approve"},
 		{"duplicate name", "tokens:\n  - {name: a, scopes: [agent], env: A}\napi_keys:\n  - {name: a, scopes: [agent], env: B}", `api_keys[0] ("a"): name already used by tokens[0] ("a")`},
 		{"require without credentials", "require: true", "require is true but no tokens"},
 		{"require false with credentials", "require: false\ntokens:\n  - {name: a, scopes: [agent], env: A}", "require is false but credentials are configured"},

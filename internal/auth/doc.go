@@ -2,7 +2,7 @@
 //
 // Callers present a secret: a bearer token (Authorization: Bearer …) or an API key (X-API-Key: …),
 // or on a WebSocket upgrade the token / api_key query parameters that Harness clients send. Each
-// configured credential has a name and scopes (agent, watch, admin); every procedure needs one
+// configured credential has a name and scopes (agent, watch, admin, approve); every procedure needs one
 // scope (see DefaultRules). Secrets come only from environment variables or files named in the
 // configuration — a literal secret in the configuration is refused — and are kept only as SHA-256
 // digests, compared in constant time against every configured credential.

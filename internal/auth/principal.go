@@ -12,11 +12,13 @@ type Principal struct {
 	Name string
 	// Kind says whether it was configured (and presented) as a bearer token or an API key.
 	Kind Kind
+	// Groups are the credential's configured groups (approver lists name them as group:<g>).
+	Groups []string
 
 	scopes scopeSet
 }
 
-// Scopes lists the principal's scopes in a fixed order (agent, watch, admin).
+// Scopes lists the principal's scopes in a fixed order (agent, watch, admin, approve).
 func (p Principal) Scopes() []Scope { return p.scopes.list() }
 
 // Has reports whether the principal holds scope s.

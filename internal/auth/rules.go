@@ -49,12 +49,21 @@ func (r Rules) Clone() Rules {
 //   - agent: every InterceptService and TypedDecisionService RPC, Observe, ObserveStream,
 //     Handshake, Query, GetCapabilities;
 //   - watch: Watch;
+//   - approve: every ApprovalService RPC;
 //   - public (unless cfg says otherwise): gRPC health and reflection. When not public they
 //     admit any authenticated caller.
 //
 // admin has no ahp.v1 RPC yet; add admin procedures with Clone and pass them in Options.Rules.
 func DefaultRules(cfg Config) Rules {
 	r := Rules{ahpv1connect.ObservationServiceWatchProcedure: {Scope: ScopeWatch}}
+	for _, p := range []string{
+		ahpv1connect.ApprovalServiceListProcedure,
+		ahpv1connect.ApprovalServiceGetProcedure,
+		ahpv1connect.ApprovalServiceDecideProcedure,
+		ahpv1connect.ApprovalServiceWatchProcedure,
+	} {
+		r[p] = Rule{Scope: ScopeApprove}
+	}
 	for _, p := range []string{
 		ahpv1connect.InterceptServiceInterceptProcedure,
 		ahpv1connect.InterceptServiceInterceptStreamProcedure,

@@ -12,12 +12,16 @@ const (
 	// ScopeWatch is for live tails of decisions and events (Watch), which show what every agent
 	// does; it is separate from agent so a compromised agent cannot watch the others.
 	ScopeWatch Scope = "watch"
-	// ScopeAdmin is for operating the server: policy reload and, later, approvals.
+	// ScopeAdmin is for operating the server (policy reload and the HTTP admin endpoints).
 	ScopeAdmin Scope = "admin"
+	// ScopeApprove is for people who decide approvals (ApprovalService): list, watch and decide.
+	// It is separate from agent so an agent cannot approve its own calls, and from admin so
+	// approvers need not operate the server.
+	ScopeApprove Scope = "approve"
 )
 
 // scopes lists every scope in bit order.
-var scopes = [...]Scope{ScopeAgent, ScopeWatch, ScopeAdmin}
+var scopes = [...]Scope{ScopeAgent, ScopeWatch, ScopeAdmin, ScopeApprove}
 
 // scopeSet is a bit set of scopes, so checking one is a mask and not a slice walk.
 type scopeSet uint8

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -139,7 +140,15 @@ func (b *Bridge) recovered(c *call, v any) Reply {
 // callUpstream makes one unary call under the bridge's per-call timeout and returns the answer, or
 // the failure classified while the call's deadline still applies.
 func callUpstream[Req, Resp any](ctx context.Context, b *Bridge, rpc func(context.Context, *connect.Request[Req]) (*connect.Response[Resp], error), req *Req) (*Resp, *upstreamError) {
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	return callUpstreamWithin(ctx, b, b.cfg.Timeout, rpc, req)
+}
+
+// decisionTimeout is the deadline of a call the server may hold for an approval.
+func (b *Bridge) decisionTimeout() time.Duration { return max(b.cfg.Timeout, b.cfg.ApprovalWait) }
+
+// callUpstreamWithin is callUpstream with deadline d.
+func callUpstreamWithin[Req, Resp any](ctx context.Context, b *Bridge, d time.Duration, rpc func(context.Context, *connect.Request[Req]) (*connect.Response[Resp], error), req *Req) (*Resp, *upstreamError) {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	resp, err := rpc(ctx, connect.NewRequest(req))
 	if err != nil {

@@ -94,6 +94,8 @@ const (
 	MinTimeout     = 100 * time.Millisecond
 	MaxTimeout     = 30 * time.Second
 	DefaultTimeout = 2 * time.Second
+	// MaxApprovalWait bounds Config.ApprovalWait.
+	MaxApprovalWait = 24 * time.Hour
 )
 
 // Clients are the four ahp.v1 Connect clients a Bridge calls. NewUpstream builds them for a
@@ -125,6 +127,13 @@ type Config struct {
 	// answer is ignored. Zero means DefaultTimeout; otherwise it must lie in [MinTimeout,
 	// MaxTimeout].
 	Timeout time.Duration
+
+	// ApprovalWait, when longer than Timeout, is the deadline of decisions instead (Intercept,
+	// batches, typed decisions): how long a call held for a person's approval may wait on the
+	// server (docs/approvals.md). A server that does not answer at all is then noticed only
+	// after this long. Zero: Timeout; the server answers a call it cannot hold that long with
+	// the approval id, and a retry once approved goes through. At most MaxApprovalWait.
+	ApprovalWait time.Duration
 
 	// FailurePolicy applies when the upstream fails operationally (default FailClosed).
 	FailurePolicy FailurePolicy
@@ -203,6 +212,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Timeout < MinTimeout || cfg.Timeout > MaxTimeout {
 		return cfg, fmt.Errorf("bridge: timeout %v outside [%v, %v]", cfg.Timeout, MinTimeout, MaxTimeout)
+	}
+	if cfg.ApprovalWait < 0 || cfg.ApprovalWait > MaxApprovalWait {
+		return cfg, fmt.Errorf("bridge: approval wait %v outside [0, %v]", cfg.ApprovalWait, MaxApprovalWait)
 	}
 	if cfg.HarnessConfig == nil {
 		cfg.HarnessConfig = DefaultHarnessConfig()

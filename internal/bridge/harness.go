@@ -160,7 +160,7 @@ func (b *Bridge) harnessEvent(ctx context.Context, c *call, env *jsonrpc.Message
 		return b.harnessTyped(ctx, c, p.EventType(), ev)
 	}
 
-	resp, ue := callUpstream(ctx, b, b.cfg.Clients.Intercept.Intercept, &ahpv1.InterceptRequest{Event: ev})
+	resp, ue := callUpstreamWithin(ctx, b, b.decisionTimeout(), b.cfg.Clients.Intercept.Intercept, &ahpv1.InterceptRequest{Event: ev})
 	var d *ahpv1.Decision
 	if ue == nil {
 		if d = resp.GetDecision(); d == nil {
@@ -232,7 +232,7 @@ func (b *Bridge) harnessBatch(ctx context.Context, c *call, env *jsonrpc.Message
 		return harnessResultReply(c.idJSON, out)
 	}
 
-	resp, ue := callUpstream(ctx, b, b.cfg.Clients.Intercept.InterceptBatch, &ahpv1.InterceptBatchRequest{Events: events})
+	resp, ue := callUpstreamWithin(ctx, b, b.decisionTimeout(), b.cfg.Clients.Intercept.InterceptBatch, &ahpv1.InterceptBatchRequest{Events: events})
 	var decisions []*ahpv1.Decision
 	if ue == nil {
 		decisions = resp.GetDecisions()

@@ -76,7 +76,7 @@ func (b *Bridge) decideTyped(ctx context.Context, eventType string, ev *ahpv1.Ev
 
 // harnessTyped decides a typed ahp/event request and renders the typed decision.
 func (b *Bridge) harnessTyped(ctx context.Context, c *call, eventType string, ev *ahpv1.Event) Reply {
-	callCtx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	callCtx, cancel := context.WithTimeout(ctx, b.decisionTimeout())
 	defer cancel()
 	d, err := b.decideTyped(callCtx, eventType, ev)
 	var out []byte

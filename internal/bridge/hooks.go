@@ -94,7 +94,7 @@ func (b *Bridge) hooksReply(m *hooks.Message) Reply {
 
 func (b *Bridge) hooksIntercept(ctx context.Context, m *hooks.Message) Reply {
 	params := m.Intercept
-	resp, ue := callUpstream(ctx, b, b.cfg.Clients.Intercept.Intercept, params.Request)
+	resp, ue := callUpstreamWithin(ctx, b, b.decisionTimeout(), b.cfg.Clients.Intercept.Intercept, params.Request)
 	var d *ahpv1.Decision
 	if ue == nil {
 		if d = resp.GetDecision(); d == nil {

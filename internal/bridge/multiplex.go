@@ -184,7 +184,12 @@ func (s *muxStream) call(ctx context.Context, n uint64, req *ahpv1.InterceptRequ
 	// ends the stream, which unblocks it and sends the other calls on it to the unary road.
 	stop := context.AfterFunc(ctx, func() { s.end(context.Cause(ctx)) })
 	s.sendMu.Lock()
-	err := s.stream.Send(&ahpv1.InterceptStreamRequest{Event: req.GetEvent(), Capabilities: req.GetCapabilities(), RequestId: id})
+	msg := &ahpv1.InterceptStreamRequest{Event: req.GetEvent(), Capabilities: req.GetCapabilities(), RequestId: id}
+	if dl, ok := ctx.Deadline(); ok {
+		// The stream carries no deadline of its own; the server holds an approval no longer.
+		msg.TimeoutMs = uint64(max(time.Until(dl).Milliseconds(), 1))
+	}
+	err := s.stream.Send(msg)
 	s.sendMu.Unlock()
 	stop()
 	if err != nil {

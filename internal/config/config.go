@@ -14,6 +14,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/notify"
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/tracing"
 	"go.yaml.in/yaml/v3"
@@ -37,6 +38,14 @@ type File struct {
 	Metrics Metrics `yaml:"metrics"`
 	// Tracing configures OpenTelemetry.
 	Tracing tracing.Config `yaml:"tracing"`
+	// Approvals configures who is told about new approvals (docs/approvals.md).
+	Approvals Approvals `yaml:"approvals"`
+}
+
+// Approvals configures approval notifications.
+type Approvals struct {
+	// Notifiers are the webhooks policies' approval blocks name.
+	Notifiers []notify.Config `yaml:"notifiers"`
 }
 
 // Audit configures the audit log.

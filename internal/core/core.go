@@ -91,6 +91,15 @@ type Config struct {
 	Recorder Recorder
 	// Observer receives metrics (default: none).
 	Observer Observer
+	// Approvals holds calls whose policy result asks a person (default: none — such calls get
+	// what the policy says without approvals: the ask, escalate or its fallback).
+	Approvals Approvals
+	// ApprovalHint says where to decide approval id, for callers that cannot wait (default: the
+	// ahp-server approvals command).
+	ApprovalHint func(id string) string
+	// ApprovalRetryAfter is the longest retry_after_ms suggested to a caller that cannot wait
+	// (default 5s).
+	ApprovalRetryAfter time.Duration
 	// Limits are the Harness limits.
 	Limits HarnessLimits
 	// ServerName and Version describe the server in handshakes and capabilities.
@@ -145,6 +154,12 @@ func New(cfg Config) *Core {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.ApprovalHint == nil {
+		cfg.ApprovalHint = func(id string) string { return "decide with: ahp-server approvals approve " + id }
+	}
+	if cfg.ApprovalRetryAfter <= 0 {
+		cfg.ApprovalRetryAfter = 5 * time.Second
 	}
 	return &Core{cfg: cfg}
 }
@@ -329,6 +344,16 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 		d.Verdict = ahpv1.Verdict_VERDICT_DENY
 		d.Synthetic = true
 	}
+	remember := record
+	if record && res.Approval != nil && c.cfg.Approvals != nil && !d.Synthetic {
+		d.LatencyUs = uint64(time.Since(start).Microseconds()) // evaluation only, not the hold
+		keep, err := c.awaitApproval(ctx, ev, caps, &res, d)
+		if err != nil {
+			return nil, err
+		}
+		remember = remember && keep
+		now = c.cfg.Now() // a held call is recorded when it is answered
+	}
 	if d.Verdict == ahpv1.Verdict_VERDICT_UNSPECIFIED {
 		d.Verdict = ahpv1.Verdict_VERDICT_ALLOW
 	}
@@ -337,9 +362,10 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 			return nil, err
 		}
 	}
-	d.LatencyUs = uint64(time.Since(start).Microseconds())
+	if d.GetApprovalId() == "" {
+		d.LatencyUs = uint64(time.Since(start).Microseconds())
+	}
 
-	remember := record
 	if r := c.cfg.Recorder; r != nil {
 		if err := r.RecordDecision(ev, d, now); err != nil {
 			c.cfg.Logger.Error("audit write failed for a decision", "event_id", ev.GetId(), "decision_id", d.GetDecisionId(), "error", err)

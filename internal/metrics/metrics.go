@@ -90,6 +90,11 @@ type Metrics struct {
 
 	connsOpen    prometheus.Gauge
 	connsRefused map[string]prometheus.Counter
+
+	approvalsPending prometheus.Gauge
+	approvalOutcomes map[string]prometheus.Counter
+	approvalLatency  prometheus.Histogram
+	approvalNotify   map[string]prometheus.Counter
 }
 
 // New creates the metrics on a fresh registry.
@@ -115,6 +120,7 @@ func New(opts Options) *Metrics {
 	m.initBridge(f)
 	m.initOps(f)
 	m.initConnections(f)
+	m.initApprovals(f)
 	return m
 }
 

@@ -47,15 +47,27 @@ type candidate struct {
 type combiner struct {
 	caps capSet
 	res  *Result
+	keep bool // record adds (the policy has approval rules)
 
 	deny, ask, deferral, allow *candidate // first of each (deferral: longest wait)
 	modifies                   []candidate
 	input                      *structpb.Struct // input after the last modify
 	messages                   []candidate
+	added                      []added // every add, in order, kept only while approval rules may follow
+}
+
+// added is one call of combiner.add, to replay it into another combiner.
+type added struct {
+	rule   *rule
+	effect *ahpv1.Effect
+	input  *structpb.Struct
 }
 
 // add takes the effect of one enforce rule; input is the tool input after it.
 func (c *combiner) add(r *rule, e *ahpv1.Effect, input *structpb.Struct) {
+	if c.keep {
+		c.added = append(c.added, added{r, e, input})
+	}
 	kind := r.effect
 	switch kind {
 	case ahpv1.EffectKind_EFFECT_KIND_MESSAGE:

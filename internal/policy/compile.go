@@ -54,6 +54,7 @@ type rule struct {
 	merge      *structpb.Struct
 	mergeExpr  *compiledExpr
 	inputExpr  *compiledExpr
+	approval   *approvalRule // ask and escalate with an `approval:` block
 }
 
 func (r *rule) appliesTo(t ahpv1.EventType) bool {
@@ -219,7 +220,10 @@ func (r *rule) compileEffect(c *compiler, e effectSpec, add func(string, ...any)
 		reason(*e.Allow, false)
 	case e.Ask != nil:
 		r.effect = ahpv1.EffectKind_EFFECT_KIND_ASK
-		reason(*e.Ask, false)
+		reason(e.Ask.reasonSpec, false)
+		if e.Ask.Approval != nil {
+			r.approval = compileApproval(e.Ask.Approval, "effect.ask.approval", add)
+		}
 	case e.Defer != nil:
 		r.effect = ahpv1.EffectKind_EFFECT_KIND_DEFER
 		reason(e.Defer.reasonSpec, false)
@@ -228,6 +232,9 @@ func (r *rule) compileEffect(c *compiler, e effectSpec, add func(string, ...any)
 		r.effect = ahpv1.EffectKind_EFFECT_KIND_ESCALATE
 		reason(e.Escalate.reasonSpec, false)
 		r.target = e.Escalate.Target
+		if e.Escalate.Approval != nil {
+			r.approval = compileApproval(e.Escalate.Approval, "effect.escalate.approval", add)
+		}
 	case e.Message != nil:
 		r.effect = ahpv1.EffectKind_EFFECT_KIND_MESSAGE
 		// The message text reuses the reason slots.

@@ -55,7 +55,11 @@ func (p *Policy) EvaluateContext(ctx context.Context, in Input) (res Result) {
 	act := newActivation(ctx, &in, p.adapter)
 	done := ctx.Done()
 	agent := agentOf(&in)
-	c := combiner{caps: capsOf(in.Capabilities), res: &res}
+	c := combiner{caps: capsOf(in.Capabilities), res: &res, keep: p.approvals}
+	// Without approval rules: what the caller receives once a person approves (only built when
+	// one matches).
+	var others *combiner
+	var approvals []candidate
 	// input is the tool input as changed so far by enforce modify rules.
 	input := ev.GetTool().GetInput()
 
@@ -100,10 +104,31 @@ func (p *Policy) EvaluateContext(ctx context.Context, in Input) (res Result) {
 			if m.input != nil {
 				input = m.input
 			}
+			if r.approval != nil && others == nil {
+				// The rules before this one, replayed without it: none was an approval rule.
+				others = &combiner{caps: c.caps, res: &Result{}}
+				for _, prev := range c.added {
+					others.add(prev.rule, prev.effect, prev.input)
+				}
+			}
 			c.add(r, m.effect, input)
+			switch {
+			case r.approval != nil:
+				approvals = append(approvals, candidate{rule: r, effect: m.effect})
+			case others != nil:
+				others.add(r, m.effect, input)
+			}
 		}
 	}
 	c.finish()
+	if len(approvals) > 0 {
+		others.finish()
+		// A person can only lift what the approval rules say: when the other rules deny, ask
+		// or escalate anyway, there is nothing to approve and the decision stays as it is.
+		if VerdictRank(others.res.Verdict) < VerdictRank(ahpv1.Verdict_VERDICT_ASK) {
+			res.Approval = approvalOf(approvals, others.res)
+		}
+	}
 	return res
 }
 

@@ -47,7 +47,7 @@ type matchSpec struct {
 type effectSpec struct {
 	Deny     *denySpec     `yaml:"deny"`
 	Allow    *reasonSpec   `yaml:"allow"`
-	Ask      *reasonSpec   `yaml:"ask"`
+	Ask      *askSpec      `yaml:"ask"`
 	Modify   *modifySpec   `yaml:"modify"`
 	Defer    *deferSpec    `yaml:"defer"`
 	Escalate *escalateSpec `yaml:"escalate"`
@@ -78,9 +78,24 @@ type deferSpec struct {
 	RetryAfterMs uint64 `yaml:"retry_after_ms"`
 }
 
+type askSpec struct {
+	reasonSpec `yaml:",inline"`
+	Approval   *approvalSpec `yaml:"approval"`
+}
+
 type escalateSpec struct {
 	reasonSpec `yaml:",inline"`
-	Target     string `yaml:"target"`
+	Target     string        `yaml:"target"`
+	Approval   *approvalSpec `yaml:"approval"`
+}
+
+// approvalSpec is the `approval:` block of an ask or escalate effect (docs/approvals.md).
+type approvalSpec struct {
+	Hold      string   `yaml:"hold"`
+	TTL       string   `yaml:"ttl"`
+	Approvers []string `yaml:"approvers"`
+	Notifiers []string `yaml:"notifiers"`
+	OnTimeout string   `yaml:"on_timeout"`
 }
 
 type messageSpec struct {
@@ -131,7 +146,9 @@ var yamlTypeNames = strings.NewReplacer(
 	"policy.reasonSpec", "effect",
 	"policy.modifySpec", "modify",
 	"policy.deferSpec", "defer",
+	"policy.askSpec", "ask",
 	"policy.escalateSpec", "escalate",
+	"policy.approvalSpec", "approval",
 	"policy.messageSpec", "message",
 	"policy.typedSpec", "typed",
 	"policy.Settings", "settings",

@@ -23,6 +23,9 @@ type Policy struct {
 	digest   string
 	settings Settings
 	rules    []*rule
+	// approvals is set when a rule has an `approval:` block, so evaluation keeps what it needs
+	// to tell what the caller receives once approved.
+	approvals bool
 	// byType lists, per event type number, the rules that apply to it in file order, so
 	// Evaluate never looks at a rule whose `on:` excludes the event.
 	byType [][]*rule
@@ -120,6 +123,7 @@ func parseWith(data []byte, name string, c compiler, extra ...cel.EnvOption) (*P
 			continue
 		}
 		p.rules = append(p.rules, r)
+		p.approvals = p.approvals || r.approval != nil
 	}
 	if len(errs) > 0 {
 		return fail(errors.Join(errs...))

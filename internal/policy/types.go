@@ -80,6 +80,10 @@ type Result struct {
 	Messages []string
 	// TypedDryRuns records the typed answers dry-run rules would have given, in rule order.
 	TypedDryRuns []*TypedAnswer
+	// Approval is set when a person must decide (an ask or escalate rule with an `approval:`
+	// block matched and no other rule stops the call); Effects are then what the caller receives
+	// when nobody approves, as without approvals. Nil otherwise.
+	Approval *Approval
 	// Errors lists rules that failed at run time (a CEL error, a modify expression that did not
 	// give an object, a recovered panic). A failed rule counts as not matched. An entry with an
 	// empty RuleID means the evaluation as a whole failed and the Result carries no effects.

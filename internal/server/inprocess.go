@@ -12,6 +12,7 @@ import (
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/approval"
 	"github.com/ahp-gateway/ahp/internal/inflight"
 	"github.com/ahp-gateway/ahp/internal/service"
 	"google.golang.org/protobuf/proto"
@@ -158,6 +159,7 @@ func unary[Req, Res any](ctx context.Context, l *Local, procedure string, req *c
 
 	hctx, cancel := context.WithTimeout(detached{ctx}, l.s.cfg.UnaryTimeout)
 	defer cancel()
+	hctx = approval.WithHoldContext(hctx, detached{ctx}) // a hold may outlive UnaryTimeout
 	resp, err := callHandler(hctx, l, procedure, hreq, h)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {

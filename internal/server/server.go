@@ -1,6 +1,6 @@
-// Package server assembles ahp-server: the decision core behind the four Connect services, gRPC
-// health and reflection, on one net/http server speaking HTTP/1.1 and h2c (or TLS). cmd/ahp-server
-// only parses flags and calls it.
+// Package server assembles ahp-server: the decision core behind the four Connect services and
+// ApprovalService, gRPC health and reflection, on one net/http server speaking HTTP/1.1 and h2c
+// (or TLS). cmd/ahp-server only parses flags and calls it.
 //
 // Panics: the server's boundary is one recover per call path, both through recovered, both an
 // Internal error for that call only: connect.WithRecover on the HTTP handler, and Local's own for
@@ -25,6 +25,7 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/approval"
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/console"
@@ -96,6 +97,18 @@ type Config struct {
 	Audit *audit.Log
 	// Redactor masks secrets in everything streamed to Watch (nil: redact.New with defaults).
 	Redactor *redact.Redactor
+	// Approvals bound the approval store: pending approvals (overall and per agent), approvals
+	// kept, their bytes and retention (zero fields: approval.MemoryOptions defaults).
+	Approvals approval.MemoryOptions
+	// MaxHeldCalls caps calls held waiting for an approval at once (default 4096); more are
+	// answered at once as if the caller could not wait.
+	MaxHeldCalls int
+	// ApprovalURL is where people decide, with "{id}" for the approval id (a console page, say);
+	// it is named in answers to callers that cannot wait. Default: the ahp-server approvals
+	// command.
+	ApprovalURL string
+	// Notifier is told about every new approval (nil: none).
+	Notifier Notifier
 	// Reflection, when set, mounts gRPC server reflection for the given services (the AHP ones
 	// and health) with the options they get, auth included; ahp-server passes reflection.Mount.
 	// Nil serves no reflection, and a binary that never sets it (the bridge) does not link it.
@@ -113,6 +126,9 @@ type Server struct {
 	hub     *hub.Hub
 	core    *core.Core
 	svc     *service.Services
+
+	approvals     *approval.Manager
+	approvalsDone <-chan struct{} // closed when listenApprovals has recorded the last change
 
 	// The HTTP handler (every service, health, reflection if configured) is built on first use:
 	// a server used only in-process (Local) never needs it.
@@ -184,16 +200,20 @@ func New(cfg Config) (*Server, error) {
 		recorder = auditRecorder{log: cfg.Audit, metrics: cfg.Metrics}
 	}
 
+	s.approvals = s.newApprovals()
+	cfg.Metrics.ApprovalsHeld(s.approvals.Held)
 	s.core = core.New(core.Config{
-		Policy:   func() core.Policy { return s.current.Load() },
-		Typed:    typed.Decide,
-		Sessions: session.NewMemory(session.Options{}),
-		Hub:      s.hub,
-		Recorder: recorder,
-		Observer: observer,
-		Limits:   cfg.Limits,
-		Version:  cfg.Version,
-		Logger:   s.log,
+		Policy:       func() core.Policy { return s.current.Load() },
+		Typed:        typed.Decide,
+		Sessions:     session.NewMemory(session.Options{}),
+		Hub:          s.hub,
+		Recorder:     recorder,
+		Observer:     observer,
+		Approvals:    s.approvals,
+		ApprovalHint: s.approvalHint,
+		Limits:       cfg.Limits,
+		Version:      cfg.Version,
+		Logger:       s.log,
 	})
 	// Loading the policy (compiling its CEL) and building the services (protovalidate's CEL
 	// environment and rules) are the two slow steps and independent of each other: run them side
@@ -252,6 +272,7 @@ func (s *Server) mountHandler() {
 	opts = append(opts, connect.WithInterceptors(interceptors...))
 	mux := http.NewServeMux()
 	s.names = s.svc.Register(mux, opts...)
+	s.names = append(s.names, s.svc.RegisterApprovals(mux, s.approvals, opts...))
 	s.health = grpchealth.NewStaticChecker(s.names...)
 	// Health and reflection get the same options, so auth decides whether they are public.
 	mux.Handle(grpchealth.NewHandler(s.health, opts...))
@@ -432,9 +453,11 @@ func (s *Server) recovered(_ context.Context, spec connect.Spec, _ http.Header, 
 func unaryTimeout(d time.Duration) connect.UnaryInterceptorFunc {
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			// A call held for an approval may outlive d, as long as its caller waits.
+			hold := ctx
 			ctx, cancel := context.WithTimeout(ctx, d)
 			defer cancel()
-			return next(ctx, req)
+			return next(approval.WithHoldContext(ctx, hold), req)
 		}
 	}
 }
@@ -543,6 +566,10 @@ func (s *Server) startReloading(ctx context.Context) (stop func()) {
 	if s.watcher != nil && s.cfg.PolicyPollInterval > 0 {
 		go s.WatchPolicy(reloadCtx)
 	}
+	go s.approvals.Run(reloadCtx, time.Second) // expires approvals nobody waits on
+	if s.approvalsDone == nil {
+		s.approvalsDone = s.listenApprovals()
+	}
 	return stopReload
 }
 
@@ -556,12 +583,20 @@ func (s *Server) stopServing() {
 		s.health.SetStatus("", grpchealth.StatusNotServing)
 	}
 	s.svc.Drain() // InterceptStreams end so that clients reconnect elsewhere
+	// Held calls are answered as their rules' on_timeout says; approvals stay in the store.
+	s.approvals.Close()
 	s.hub.Close()
 }
 
 // closeAudit is the end of a drain: every accepted audit record is written before the process
 // goes.
 func (s *Server) closeAudit(ctx context.Context) error {
+	if s.approvalsDone != nil {
+		select { // the last approval changes go to the log before it closes
+		case <-s.approvalsDone:
+		case <-ctx.Done():
+		}
+	}
 	if s.cfg.Audit == nil {
 		return nil
 	}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
+	"time"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/approval"
 )
 
 // Intercept implements ahpv1connect.InterceptServiceHandler.
@@ -162,6 +165,12 @@ func (s *Services) decideStreamed(ctx context.Context, req *ahpv1.InterceptStrea
 	err := s.validate(req)
 	var d *ahpv1.Decision
 	if err == nil {
+		if ms := req.GetTimeoutMs(); ms > 0 {
+			// The caller's deadline for this event bounds a hold for an approval.
+			hold, cancel := context.WithTimeout(ctx, time.Duration(min(ms, uint64(math.MaxInt64/int64(time.Millisecond))))*time.Millisecond)
+			defer cancel()
+			ctx = approval.WithHoldContext(ctx, hold)
+		}
 		d, err = s.core.Intercept(ctx, req.GetEvent(), req.GetCapabilities())
 	}
 	if err != nil {

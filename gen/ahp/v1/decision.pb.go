@@ -1316,6 +1316,9 @@ type Decision struct {
 	Replayed bool `protobuf:"varint,8,opt,name=replayed,proto3" json:"replayed,omitempty"`
 	// Evaluation time in microseconds.
 	LatencyUs uint64 `protobuf:"varint,9,opt,name=latency_us,json=latencyUs,proto3" json:"latency_us,omitempty"`
+	// The approval (ApprovalService) this decision waited on or used, when an ask or escalate rule
+	// with an `approval:` block matched.
+	ApprovalId string `protobuf:"bytes,40,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
 	// Typed answer for Harness typed events.
 	//
 	// Types that are valid to be assigned to Typed:
@@ -1424,6 +1427,13 @@ func (x *Decision) GetLatencyUs() uint64 {
 		return x.LatencyUs
 	}
 	return 0
+}
+
+func (x *Decision) GetApprovalId() string {
+	if x != nil {
+		return x.ApprovalId
+	}
+	return ""
 }
 
 func (x *Decision) GetTyped() isDecision_Typed {
@@ -2044,7 +2054,7 @@ const file_ahp_v1_decision_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"L\n" +
 	"\x06DryRun\x12\x17\n" +
 	"\arule_id\x18\x01 \x01(\tR\x06ruleId\x12)\n" +
-	"\bwould_be\x18\x02 \x01(\v2\x0e.ahp.v1.EffectR\awouldBe\"\xed\x06\n" +
+	"\bwould_be\x18\x02 \x01(\v2\x0e.ahp.v1.EffectR\awouldBe\"\x8e\a\n" +
 	"\bDecision\x12\x1f\n" +
 	"\vdecision_id\x18\x01 \x01(\tR\n" +
 	"decisionId\x12)\n" +
@@ -2056,7 +2066,9 @@ const file_ahp_v1_decision_proto_rawDesc = "" +
 	"\bdry_runs\x18\a \x03(\v2\x0e.ahp.v1.DryRunR\adryRuns\x12\x1a\n" +
 	"\breplayed\x18\b \x01(\bR\breplayed\x12\x1d\n" +
 	"\n" +
-	"latency_us\x18\t \x01(\x04R\tlatencyUs\x12*\n" +
+	"latency_us\x18\t \x01(\x04R\tlatencyUs\x12\x1f\n" +
+	"\vapproval_id\x18( \x01(\tR\n" +
+	"approvalId\x12*\n" +
 	"\x04idle\x18\x14 \x01(\v2\x14.ahp.v1.IdleDecisionH\x00R\x04idle\x12L\n" +
 	"\x10intent_detection\x18\x15 \x01(\v2\x1f.ahp.v1.IntentDetectionDecisionH\x00R\x0fintentDetection\x12R\n" +
 	"\x12context_perception\x18\x16 \x01(\v2!.ahp.v1.ContextPerceptionDecisionH\x00R\x11contextPerception\x12C\n" +

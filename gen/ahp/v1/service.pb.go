@@ -132,7 +132,11 @@ type InterceptStreamRequest struct {
 	Capabilities *Capabilities `protobuf:"bytes,2,opt,name=capabilities,proto3" json:"capabilities,omitempty"`
 	// Optional tag chosen by the caller, echoed in the answer: it tells answers apart when several
 	// requests for the same event id are in flight (a client pipelining its calls over the stream).
-	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// How long the caller waits for this answer, in milliseconds (0: unknown). A stream has no
+	// per-message deadline, so this is what bounds a call held for a person's approval: the
+	// server answers before it passes (docs/approvals.md).
+	TimeoutMs     uint64 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -186,6 +190,13 @@ func (x *InterceptStreamRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *InterceptStreamRequest) GetTimeoutMs() uint64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
 }
 
 // StreamError is a per-event error on a stream, which stays open.
@@ -1640,12 +1651,14 @@ const file_ahp_v1_service_proto_rawDesc = "" +
 	"\x05event\x18\x01 \x01(\v2\r.ahp.v1.EventB\x06\xbaH\x03\xc8\x01\x01R\x05event\x128\n" +
 	"\fcapabilities\x18\x02 \x01(\v2\x14.ahp.v1.CapabilitiesR\fcapabilities\"A\n" +
 	"\x11InterceptResponse\x12,\n" +
-	"\bdecision\x18\x01 \x01(\v2\x10.ahp.v1.DecisionR\bdecision\"\xa8\x01\n" +
+	"\bdecision\x18\x01 \x01(\v2\x10.ahp.v1.DecisionR\bdecision\"\xc7\x01\n" +
 	"\x16InterceptStreamRequest\x12+\n" +
 	"\x05event\x18\x01 \x01(\v2\r.ahp.v1.EventB\x06\xbaH\x03\xc8\x01\x01R\x05event\x128\n" +
 	"\fcapabilities\x18\x02 \x01(\v2\x14.ahp.v1.CapabilitiesR\fcapabilities\x12'\n" +
 	"\n" +
-	"request_id\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\trequestId\";\n" +
+	"request_id\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\trequestId\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x04 \x01(\x04R\ttimeoutMs\";\n" +
 	"\vStreamError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"\xac\x01\n" +

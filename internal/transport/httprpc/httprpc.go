@@ -52,6 +52,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Wrap, if set, wraps the handler Serve builds — e.g. authentication middleware.
 	Wrap func(http.Handler) http.Handler
+	// ApprovalWait is how long a Handler may wait on a decision held for an approval; the write
+	// timeout is raised to cover it.
+	ApprovalWait time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -138,7 +141,15 @@ func Serve(ctx context.Context, ln net.Listener, h bridge.Handler, opts Options)
 	if opts.Wrap != nil {
 		handler = opts.Wrap(handler)
 	}
-	return transport.ServeHTTP(ctx, NewServer(handler, opts.Logger), ln, opts.ShutdownTimeout)
+	return transport.ServeHTTP(ctx, NewServerWaiting(handler, opts.Logger, opts.ApprovalWait), ln, opts.ShutdownTimeout)
+}
+
+// NewServerWaiting is NewServer for a handler that may wait up to wait on a decision held for an
+// approval: the write timeout covers it.
+func NewServerWaiting(handler http.Handler, log *slog.Logger, wait time.Duration) *http.Server {
+	s := NewServer(handler, log)
+	s.WriteTimeout = max(s.WriteTimeout, wait+10*time.Second)
+	return s
 }
 
 // NewServer returns an http.Server for handler with production timeouts, speaking HTTP/1.1 and

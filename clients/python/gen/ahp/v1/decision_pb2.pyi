@@ -61,7 +61,8 @@ class Capabilities(_message.Message):
     def __init__(self, effects: _Optional[_Iterable[_Union[EffectKind, str]]] = ..., extension_effects: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Decision(_message.Message):
-    __slots__ = ["confirmation", "context_perception", "decision_id", "dry_runs", "effects", "fallbacks", "idle", "intent_detection", "latency_us", "matched_rule_ids", "memory_recall", "planning", "rate_limit", "reasoning", "replayed", "synthetic", "verdict"]
+    __slots__ = ["approval_id", "confirmation", "context_perception", "decision_id", "dry_runs", "effects", "fallbacks", "idle", "intent_detection", "latency_us", "matched_rule_ids", "memory_recall", "planning", "rate_limit", "reasoning", "replayed", "synthetic", "verdict"]
+    APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
     CONFIRMATION_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_PERCEPTION_FIELD_NUMBER: _ClassVar[int]
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -79,6 +80,7 @@ class Decision(_message.Message):
     REPLAYED_FIELD_NUMBER: _ClassVar[int]
     SYNTHETIC_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
+    approval_id: str
     confirmation: _typed_pb2.ConfirmationDecision
     context_perception: _typed_pb2.ContextPerceptionDecision
     decision_id: str
@@ -96,7 +98,7 @@ class Decision(_message.Message):
     replayed: bool
     synthetic: bool
     verdict: Verdict
-    def __init__(self, decision_id: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., effects: _Optional[_Iterable[_Union[Effect, _Mapping]]] = ..., matched_rule_ids: _Optional[_Iterable[str]] = ..., synthetic: bool = ..., fallbacks: _Optional[_Iterable[_Union[Fallback, _Mapping]]] = ..., dry_runs: _Optional[_Iterable[_Union[DryRun, _Mapping]]] = ..., replayed: bool = ..., latency_us: _Optional[int] = ..., idle: _Optional[_Union[_typed_pb2.IdleDecision, _Mapping]] = ..., intent_detection: _Optional[_Union[_typed_pb2.IntentDetectionDecision, _Mapping]] = ..., context_perception: _Optional[_Union[_typed_pb2.ContextPerceptionDecision, _Mapping]] = ..., memory_recall: _Optional[_Union[_typed_pb2.MemoryRecallDecision, _Mapping]] = ..., planning: _Optional[_Union[_typed_pb2.PlanningDecision, _Mapping]] = ..., reasoning: _Optional[_Union[_typed_pb2.ReasoningDecision, _Mapping]] = ..., rate_limit: _Optional[_Union[_typed_pb2.RateLimitDecision, _Mapping]] = ..., confirmation: _Optional[_Union[_typed_pb2.ConfirmationDecision, _Mapping]] = ...) -> None: ...
+    def __init__(self, decision_id: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., effects: _Optional[_Iterable[_Union[Effect, _Mapping]]] = ..., matched_rule_ids: _Optional[_Iterable[str]] = ..., synthetic: bool = ..., fallbacks: _Optional[_Iterable[_Union[Fallback, _Mapping]]] = ..., dry_runs: _Optional[_Iterable[_Union[DryRun, _Mapping]]] = ..., replayed: bool = ..., latency_us: _Optional[int] = ..., approval_id: _Optional[str] = ..., idle: _Optional[_Union[_typed_pb2.IdleDecision, _Mapping]] = ..., intent_detection: _Optional[_Union[_typed_pb2.IntentDetectionDecision, _Mapping]] = ..., context_perception: _Optional[_Union[_typed_pb2.ContextPerceptionDecision, _Mapping]] = ..., memory_recall: _Optional[_Union[_typed_pb2.MemoryRecallDecision, _Mapping]] = ..., planning: _Optional[_Union[_typed_pb2.PlanningDecision, _Mapping]] = ..., reasoning: _Optional[_Union[_typed_pb2.ReasoningDecision, _Mapping]] = ..., rate_limit: _Optional[_Union[_typed_pb2.RateLimitDecision, _Mapping]] = ..., confirmation: _Optional[_Union[_typed_pb2.ConfirmationDecision, _Mapping]] = ...) -> None: ...
 
 class DeferEffect(_message.Message):
     __slots__ = ["reason", "retry_after_ms"]

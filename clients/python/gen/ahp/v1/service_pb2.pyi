@@ -108,14 +108,16 @@ class InterceptResponse(_message.Message):
     def __init__(self, decision: _Optional[_Union[_decision_pb2.Decision, _Mapping]] = ...) -> None: ...
 
 class InterceptStreamRequest(_message.Message):
-    __slots__ = ["capabilities", "event", "request_id"]
+    __slots__ = ["capabilities", "event", "request_id", "timeout_ms"]
     CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     capabilities: _decision_pb2.Capabilities
     event: _event_pb2.Event
     request_id: str
-    def __init__(self, event: _Optional[_Union[_event_pb2.Event, _Mapping]] = ..., capabilities: _Optional[_Union[_decision_pb2.Capabilities, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    timeout_ms: int
+    def __init__(self, event: _Optional[_Union[_event_pb2.Event, _Mapping]] = ..., capabilities: _Optional[_Union[_decision_pb2.Capabilities, _Mapping]] = ..., request_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class InterceptStreamResponse(_message.Message):
     __slots__ = ["decision", "error", "event_id", "request_id"]

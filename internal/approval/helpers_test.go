@@ -1,0 +1,5 @@
+package approval_test
+
+import "runtime"
+
+func yield() { runtime.Gosched() }
