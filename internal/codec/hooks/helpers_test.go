@@ -89,6 +89,12 @@ var (
 		decode:    func(b []byte) error { _, err := hooks.DecodeMessage(b); return err },
 		roundTrip: func(t testing.TB, b []byte) { roundTripMessage(t, b) },
 	}
+	draftDoc = document{
+		decode: func(b []byte) error { _, err := hooks.DecodeBytes(b); return err },
+		roundTrip: func(t testing.TB, b []byte) {
+			roundTrip(t, "Draft", b, hooks.DecodeBytes, hooks.EncodeMessage, messageDiff)
+		},
+	}
 	registrationDoc = document{
 		decode:    func(b []byte) error { _, err := hooks.DecodeRegistration(b); return err },
 		roundTrip: roundTripRegistration,
