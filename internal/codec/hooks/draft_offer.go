@@ -243,3 +243,9 @@ func (o *Offer) canonical() *ahpv1.Capabilities {
 	}
 	return c
 }
+
+// AllowedModifyTargets returns the modify targets the draft allows at an interceptable event.
+func AllowedModifyTargets(event string) []string { return allowedEffects[event].targets }
+
+// AllowedFlowOps returns the flow operations the draft allows at an interceptable event.
+func AllowedFlowOps(event string) []string { return allowedEffects[event].flow }
