@@ -74,6 +74,7 @@ type config struct {
 	log                 *slog.Logger // built from logLevel and logFormat
 	listeners           int          // how many of --http, --ws, --unix are set
 	configFile          string
+	clientAuth          bool // the listeners demand credentials (set once the auth section is loaded)
 	metricsAddr         string
 	unixAllowUIDs       []uint32
 }
@@ -210,14 +211,15 @@ func newBridge(cfg *config, log *slog.Logger, getenv func(string) string, onFail
 		hooksTransports = append(hooksTransports, "http")
 	}
 	b, err := bridge.New(bridge.Config{
-		Clients:         clients,
-		Dialect:         cfg.dialect,
-		Timeout:         cfg.timeout,
-		FailurePolicy:   cfg.failurePolicy,
-		HooksTransports: hooksTransports,
-		Version:         cli.Version(version),
-		Logger:          log,
-		OnFailure:       onFailure,
+		Clients:             clients,
+		Dialect:             cfg.dialect,
+		Timeout:             cfg.timeout,
+		FailurePolicy:       cfg.failurePolicy,
+		HooksTransports:     hooksTransports,
+		HooksAuthentication: cfg.clientAuth,
+		Version:             cli.Version(version),
+		Logger:              log,
+		OnFailure:           onFailure,
 	})
 	if err != nil {
 		_ = closer.Close()

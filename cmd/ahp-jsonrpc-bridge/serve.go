@@ -34,6 +34,7 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 		log.Error("cannot start the bridge", "error", err)
 		return 1
 	}
+	cfg.clientAuth = hardening.auth != nil
 	h, closer, err := newBridge(cfg, log, getenv, hardening.onFailure)
 	if err != nil {
 		log.Error("cannot start the bridge", "error", err)

@@ -147,6 +147,10 @@ type Config struct {
 	// hooks/capabilities (default ["stdio", "http"]).
 	HooksTransports []string
 
+	// HooksAuthentication reports that the HTTP listener demands bearer credentials, which the
+	// "draft" hooks/capabilities manifest states.
+	HooksAuthentication bool
+
 	// Version is this bridge's version, reported by hooks/capabilities and by a handshake answered
 	// locally (default "dev").
 	Version string
