@@ -84,7 +84,9 @@ func TestDraftFixturesThroughTheBridge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var manifest struct{ Cases []struct{ ID, Path, Binding string } }
+	var manifest struct {
+		Cases []struct{ ID, Path, Binding string }
+	}
 	if err := json.Unmarshal(raw, &manifest); err != nil {
 		t.Fatal(err)
 	}
