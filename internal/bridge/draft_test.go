@@ -256,3 +256,31 @@ func TestDraftCapabilitiesManifest(t *testing.T) {
 		t.Errorf("limits %v", mf.Limits)
 	}
 }
+
+// TestDraftPolicyEffectsReachTheCaller: draft-only effect forms of a policy travel through the
+// server and the bridge to a draft caller that advertised them.
+func TestDraftPolicyEffectsReachTheCaller(t *testing.T) {
+	t.Parallel()
+	b := policyBridge(t, `version: 1
+rules:
+  - id: remind
+    on: [turn.start]
+    effect:
+      inject: {deliver_at: next_turn, text: Remember the style guide.}
+  - id: stop-compaction
+    on: [context.compact.before]
+    when: 'event.catalogue.trigger == "auto"'
+    effect:
+      return: {value: [{id: s1, kind: text, mediaType: text/plain, selection: body, text: summary}]}
+`)
+	turn := `{"jsonrpc":"2.0","id":"t1","method":"hooks/intercept","params":{"protocolVersion":"draft","event":{"id":"t1","source":"urn:test:h","type":"turn.start","time":"2026-09-15T12:00:00Z","turn":{"id":"x"},"trigger":"user","items":[]},"capabilities":{"effects":["inject"],"inject":{"context":{"append":true,"deliverAt":["next_turn"]}}}}}`
+	result := wantResult(t, handle(t, b, turn, bridge.TransportStdio), `"t1"`)
+	if !bytes.Contains(result, []byte(`"type":"inject"`)) || !bytes.Contains(result, []byte(`"deliverAt":"next_turn"`)) {
+		t.Errorf("turn.start answer %s, want the inject", result)
+	}
+	compact := `{"jsonrpc":"2.0","id":"c1","method":"hooks/intercept","params":{"protocolVersion":"draft","event":{"id":"c1","source":"urn:test:h","type":"context.compact.before","time":"2026-09-15T12:00:00Z","trigger":"auto","items":[]},"capabilities":{"effects":["return","deny"]}}}`
+	result = wantResult(t, handle(t, b, compact, bridge.TransportHTTP), `"c1"`)
+	if !bytes.Contains(result, []byte(`"type":"return"`)) {
+		t.Errorf("context.compact.before answer %s, want the return", result)
+	}
+}

@@ -52,10 +52,15 @@ type combiner struct {
 	modifies                   []candidate
 	input                      *structpb.Struct // input after the last modify
 	messages                   []candidate
+	extras                     []candidate // return, flow, inject, modify of a draft target (draft_effects.go)
+	draftTargets               bool        // the caller can take modify of a target other than input
 }
 
 // add takes the effect of one enforce rule; input is the tool input after it.
 func (c *combiner) add(r *rule, e *ahpv1.Effect, input *structpb.Struct) {
+	if c.addDraft(r, e) {
+		return
+	}
 	kind := r.effect
 	switch kind {
 	case ahpv1.EffectKind_EFFECT_KIND_MESSAGE:
@@ -165,9 +170,16 @@ func (c *combiner) finish() {
 		win = c.allow
 	}
 	out := c.messages
+	// Supplied results, loop control, injections and draft-target edits go with everything but a
+	// refusal or a hold: a deny, ask or defer ends the call, and they would not apply.
+	if c.deny == nil && c.ask == nil && c.deferral == nil {
+		out = append(slices.Clone(out), c.extras...)
+	}
 	if win != nil {
 		out = append(out, *win)
-		// Rule order: the winner goes where its rule is among the messages.
+	}
+	if win != nil || len(out) > len(c.messages) {
+		// Rule order: the winner (and any draft effect) goes where its rule is among the messages.
 		slices.SortStableFunc(out, func(a, b candidate) int { return a.rule.index - b.rule.index })
 	}
 	if len(out) > 0 {

@@ -55,7 +55,7 @@ func (p *Policy) EvaluateContext(ctx context.Context, in Input) (res Result) {
 	act := newActivation(ctx, &in, p.adapter)
 	done := ctx.Done()
 	agent := agentOf(&in)
-	c := combiner{caps: capsOf(in.Capabilities), res: &res}
+	c := combiner{caps: capsOf(in.Capabilities), res: &res, draftTargets: acceptsDraftTargets(in.Event)}
 	// input is the tool input as changed so far by enforce modify rules.
 	input := ev.GetTool().GetInput()
 
@@ -189,6 +189,9 @@ func (r *rule) buildEffect(act *activation, input *structpb.Struct) (*ahpv1.Effe
 		reason = s
 	}
 	e := &ahpv1.Effect{RuleId: r.info.ID}
+	if r.buildDraftEffect(e, reason) {
+		return e, nil, nil
+	}
 	switch r.effect {
 	case ahpv1.EffectKind_EFFECT_KIND_DENY:
 		if reason == "" {
