@@ -132,6 +132,9 @@ func TestDraftProjectCasesThroughTheBridge(t *testing.T) {
 	}
 	forEachMode(t, func(t *testing.T, b *bridge.Bridge) {
 		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "registration-") {
+				continue // registration documents, not messages
+			}
 			data, err := os.ReadFile(filepath.Join(hooksTestdata, "draft", e.Name()))
 			if err != nil {
 				t.Fatal(err)

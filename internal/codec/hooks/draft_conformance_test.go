@@ -10,8 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
 )
 
 // draftConformanceDir holds the upstream Agent Hooks Protocol "draft" conformance data
@@ -263,4 +266,49 @@ var draftRejects = map[string]string{
 // names (README of the conformance data); the test checks that they still differ.
 var draftStale = map[string]string{
 	"http.intercept-request.valid": "the pre-catalogue tool shape (tool.callId, no call, path or tool.origin), which the newest schemas refuse",
+}
+
+// draftRegistrationRejects is where each invalid draft registration fixture must fail.
+var draftRegistrationRejects = map[string]string{
+	"registration.content-default-missing.invalid":     "hooks[0].subscriptions[0].content.default",
+	"registration.empty-hooks.invalid":                 "hooks",
+	"registration.intercept-content-missing.invalid":   "hooks[0].subscriptions[0].content",
+	"registration.intercept-observation-event.invalid": "hooks[0].subscriptions[0].events[0]",
+	"registration.literal-token.invalid":               "hooks[0].authentication.token",
+	"registration.observe-content-missing.invalid":     "hooks[1].subscriptions[1].content",
+	"registration.observe-policy-fields.invalid":       "hooks[0].subscriptions[0].timeoutMs",
+}
+
+// TestDraftRegistrationFixtures: valid draft registrations round-trip, invalid ones fail at the
+// recorded field.
+func TestDraftRegistrationFixtures(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, c := range loadDraftCases(t) {
+		if c.Binding != "registration-json" {
+			continue
+		}
+		n++
+		t.Run(c.ID, func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(filepath.Join(draftConformanceDir, filepath.FromSlash(c.Path)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.valid() {
+				roundTrip(t, "DraftRegistration", data, hooks.DecodeDraftRegistration, hooks.EncodeDraftRegistration,
+					func(a, b *ahpv1.HooksRegistration) string { return cmp.Diff(a, b, protocmp.Transform()) })
+				return
+			}
+			want, listed := draftRegistrationRejects[c.ID]
+			if !listed {
+				t.Fatalf("invalid registration without an expected path")
+			}
+			_, err = hooks.DecodeDraftRegistration(data)
+			wantError(t, err, want, -32602)
+		})
+	}
+	if n != 9 {
+		t.Errorf("%d registration fixtures, want 9", n)
+	}
 }

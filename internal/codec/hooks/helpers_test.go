@@ -95,6 +95,13 @@ var (
 			roundTrip(t, "Draft", b, hooks.DecodeBytes, hooks.EncodeMessage, messageDiff)
 		},
 	}
+	draftRegistrationDoc = document{
+		decode: func(b []byte) error { _, err := hooks.DecodeDraftRegistration(b); return err },
+		roundTrip: func(t testing.TB, b []byte) {
+			roundTrip(t, "DraftRegistration", b, hooks.DecodeDraftRegistration, hooks.EncodeDraftRegistration,
+				func(a, b *ahpv1.HooksRegistration) string { return cmp.Diff(a, b, protocmp.Transform()) })
+		},
+	}
 	registrationDoc = document{
 		decode:    func(b []byte) error { _, err := hooks.DecodeRegistration(b); return err },
 		roundTrip: roundTripRegistration,

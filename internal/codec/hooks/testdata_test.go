@@ -45,6 +45,8 @@ func TestTestdata(t *testing.T) {
 				registrationDoc.check(t, data, c.Valid, c.ErrorPath, c.ErrorCode)
 			case "draft":
 				draftDoc.check(t, data, c.Valid, c.ErrorPath, c.ErrorCode)
+			case "draft-registration":
+				draftRegistrationDoc.check(t, data, c.Valid, c.ErrorPath, c.ErrorCode)
 			default:
 				t.Fatalf("unknown kind %q", c.Kind)
 			}
