@@ -9,6 +9,8 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 func decodeDraftFile(t *testing.T, name string) *hooks.Message {
@@ -93,3 +95,41 @@ func TestDraftVersionRouting(t *testing.T) {
 }
 
 func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
+
+// FuzzDraftMessage: hooks.DecodeBytes (the bridge's decoder, both versions) never panics; what it
+// accepts encodes, decodes back to an equal message and to the same JSON values; what it rejects
+// is a classified field error whose answer encodes.
+func FuzzDraftMessage(f *testing.F) {
+	addSeeds(f, "draft")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		msg, err := hooks.DecodeBytes(data)
+		if err != nil {
+			if _, ok := jsonwire.AsFieldError(err); !ok {
+				t.Fatalf("error is not a *FieldError: %v", err)
+			}
+			if code := hooks.ErrorCode(err); code == hooks.CodeInternalError {
+				t.Fatalf("unclassified error: %v", err)
+			}
+			if resp, ok := hooks.ErrorResponse(err); ok {
+				if _, err := hooks.EncodeMessage(resp); err != nil {
+					t.Fatalf("error response does not encode: %v", err)
+				}
+			}
+			return
+		}
+		out, err := hooks.EncodeMessage(msg)
+		if err != nil {
+			t.Fatalf("accepted message does not encode: %v", err)
+		}
+		again, err := hooks.DecodeBytes(out)
+		if err != nil {
+			t.Fatalf("encoding does not decode: %v\n%s", err, out)
+		}
+		if d := messageDiff(msg, again); d != "" {
+			t.Fatalf("decode(encode(m)) != m: %s", d)
+		}
+		if !testkit.SameJSON(t, out, data) {
+			t.Fatalf("round trip changed the JSON\n got: %s\nwant: %s", out, data)
+		}
+	})
+}
