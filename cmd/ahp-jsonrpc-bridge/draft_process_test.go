@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"strings"
@@ -47,4 +49,51 @@ func TestProcessDraftOnStdioAndHTTP(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"type":"deny"`) || !strings.Contains(string(body), `"protocolVersion":"draft"`) {
 		t.Errorf("HTTP answer %d %s", resp.StatusCode, body)
 	}
+}
+
+// TestProcessContentUpload drives the upload binding of the real binary: a receipt for good
+// content, 400 for a hash mismatch, and the manifest states the limit.
+func TestProcessContentUpload(t *testing.T) {
+	t.Parallel()
+	h := startProc(t, "-http", "127.0.0.1:0", "-upload-path", "/hooks/content", "-upload-max-bytes", "16", "-log-format", "json", "-log-level", "info")
+	addr := listening(t, h.stderr, "http")["http"]
+	send := func(body, sum string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/hooks/content", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/octet-stream")
+		req.Header.Set("AHP-Content-SHA256", sum)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	const png = "\x89PNG\r\n"
+	const pngSum = "7e2f9ed1d7c1ea4dcc3d1e1bd1a2f5a4a2f6b8b59e1f58e8c9b51f86c8b0a1ce" // not the real hash
+	if code, _ := send(png, pngSum); code != http.StatusBadRequest {
+		t.Errorf("hash mismatch: %d", code)
+	}
+	sum := sha256Hex(png)
+	code, body := send(png, sum)
+	if code != http.StatusCreated || !strings.Contains(body, `"sha256":"`+sum+`"`) || !strings.Contains(body, `"size":6`) {
+		t.Errorf("upload: %d %s", code, body)
+	}
+	resp, err := http.Post("http://"+addr+"/hooks", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":"c","method":"hooks/capabilities","params":{"protocolVersion":"draft"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(manifest), `"maxUploadBytes":16`) {
+		t.Errorf("manifest does not state the upload limit: %s", manifest)
+	}
+}
+
+func sha256Hex(s string) string {
+	b := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(b[:])
 }

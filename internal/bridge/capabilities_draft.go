@@ -17,8 +17,8 @@ import (
 //     allows there (RenderDraftResult can express each of them; the policy decides which it uses);
 //   - gaps: none (the bridge withholds no event member); transports: the draft bindings this
 //     process serves (stdio, http); authentication: bearer when the listener demands credentials;
-//   - toolPaths native and mcp; contentCategories text (no upload binding is served, so no
-//     attachment bytes are received: maxUploadBytes 0);
+//   - toolPaths native and mcp; contentCategories text; maxUploadBytes the upload binding's item
+//     limit (0 when it is not served);
 //   - limits: minTimeoutMs is the bridge's own upstream deadline (a shorter harness timeout would
 //     cut off answers the bridge still waits for), maxTimeoutMs the longest deadline it accepts;
 //   - managedPolicy: the gateway's policy is operator-managed and cannot be disabled by a caller;
@@ -69,7 +69,7 @@ func (b *Bridge) draftManifest(caps *ahpv1.GetCapabilitiesResponse) map[string]a
 		"toolPaths":         []any{"native", "mcp"},
 		"contentCategories": []any{"text"},
 		"limits": map[string]any{
-			"maxUploadBytes": 0,
+			"maxUploadBytes": b.cfg.UploadMaxBytes,
 			"minTimeoutMs":   b.cfg.Timeout.Milliseconds(),
 			"maxTimeoutMs":   MaxTimeout.Milliseconds(),
 		},

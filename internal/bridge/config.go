@@ -151,6 +151,10 @@ type Config struct {
 	// "draft" hooks/capabilities manifest states.
 	HooksAuthentication bool
 
+	// UploadMaxBytes is the largest content upload the HTTP listener accepts (the draft content
+	// upload binding), stated in the draft manifest; 0 when the binding is not served.
+	UploadMaxBytes int64
+
 	// Version is this bridge's version, reported by hooks/capabilities and by a handshake answered
 	// locally (default "dev").
 	Version string

@@ -52,6 +52,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Wrap, if set, wraps the handler Serve builds — e.g. authentication middleware.
 	Wrap func(http.Handler) http.Handler
+	// UploadPath and Upload, if both set, serve the Agent Hooks "draft" content upload binding
+	// (package upload) on that exact path.
+	UploadPath string
+	Upload     http.Handler
 }
 
 func (o Options) withDefaults() Options {
@@ -85,6 +89,10 @@ type handler struct {
 func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Exact paths, no http.ServeMux: its clean-path redirects would be operational failures for a
 	// Hooks harness, which must not follow redirects.
+	if s.opts.Upload != nil && s.opts.UploadPath != "" && r.URL.Path == s.opts.UploadPath {
+		s.opts.Upload.ServeHTTP(w, r)
+		return
+	}
 	if r.URL.Path != s.opts.HooksPath && r.URL.Path != s.opts.HarnessPath {
 		http.NotFound(w, r)
 		return
