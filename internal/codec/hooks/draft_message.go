@@ -153,6 +153,10 @@ func decodeDraftIntercept(o *object) (*InterceptParams, error) {
 		return nil, err
 	}
 	p.Request.Capabilities = offer.canonical()
+	if e := p.Request.Event.GetPayload().GetStructValue().GetFields()["elicitation"].GetStructValue(); e != nil {
+		offer.ElicitationMode = e.GetFields()["mode"].GetStringValue()
+		offer.ElicitationAction = e.GetFields()["action"].GetStringValue()
+	}
 	p.Offer = offer
 	if p.Extensions, err = o.extensions("extensions"); err != nil {
 		return nil, err

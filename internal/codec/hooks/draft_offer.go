@@ -26,6 +26,9 @@ type Offer struct {
 	InjectDeliverAt []string
 	// Raw is the capabilities object exactly as sent, for lossless re-encoding.
 	Raw *structpb.Struct
+	// ElicitationMode and ElicitationAction are those of a user.elicitation.result event, which
+	// decide whether and how its content can be modified.
+	ElicitationMode, ElicitationAction string
 }
 
 // ModifyOps are the operations advertised for one modify target.

@@ -17,7 +17,9 @@ const FallbackCode = "dev.ahpgateway.policy.fallback"
 // RenderDraftResult renders a canonical decision for a "draft" caller whose request advertised
 // offer. Every effect of the decision is expressed as itself when the offer allows it exactly
 // (effect name, modify target and operation, flow operation, inject delivery time) and its value
-// has the shape the target takes; otherwise it falls back, and the fallback is returned:
+// has the shape the target takes at that event (content at user.elicitation.result: the answer
+// object of an accepted form elicitation; at user.message.outbound: assistant messages);
+// otherwise it falls back, and the fallback is returned:
 //
 //   - deny without deny advertised becomes flow stop when stop is, else it is dropped;
 //   - ask, escalate, defer, return, modify and flow stop that cannot be expressed become a
@@ -202,7 +204,8 @@ func (r *renderer) modify(e *ahpv1.Effect, m *ahpv1.ModifyEffect) {
 		r.refuse(e, "input must be changed: "+orRule(m.GetReason(), e), "modify of this target is not advertised")
 	case op == "replace" && !ops.Replace, op == "merge" && !ops.Merge:
 		r.refuse(e, "input must be changed: "+orRule(m.GetReason(), e), "this modify operation is not advertised")
-	case m.GetValue() == nil || checkModifyValue("value", target, op, jsonwire.FromValue(m.GetValue())) != nil:
+	case m.GetValue() == nil || checkModifyValue("value", target, op, jsonwire.FromValue(m.GetValue())) != nil ||
+		checkModifyAt("value", r.offer.Event, r.offer.ElicitationMode, r.offer.ElicitationAction, target, jsonwire.FromValue(m.GetValue())) != nil:
 		r.refuse(e, "input must be changed: "+orRule(m.GetReason(), e), "the modify value does not have the shape its target takes")
 	default:
 		r.effects = append(r.effects, &ahpv1.HooksEffect{Type: "modify", UnknownFields: &structpb.Struct{Fields: map[string]*structpb.Value{

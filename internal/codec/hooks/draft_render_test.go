@@ -343,3 +343,27 @@ func TestDraftResponseSchemaBites(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderDraftModifyInContext: content at user.elicitation.result is the MCP answer object of an
+// accepted form elicitation; anything else falls back.
+func TestRenderDraftModifyInContext(t *testing.T) {
+	t.Parallel()
+	answer, _ := structpb.NewValue(map[string]any{"answer": "no"})
+	mod := &ahpv1.Effect{RuleId: "r", Effect: &ahpv1.Effect_Modify{Modify: &ahpv1.ModifyEffect{Target: ahpv1.ModifyTarget_MODIFY_TARGET_CONTENT, Value: answer}}}
+	caps := `{"effects":["modify","message"],"modify":{"content":{"replace":true}}}`
+	accept := offerFor(t, "user.elicitation.result", caps)
+	r, fb := hooks.RenderDraftResult(&ahpv1.Decision{Effects: []*ahpv1.Effect{mod}}, accept)
+	checkRendered(t, accept, r, fb)
+	if len(r.GetEffects()) != 1 || len(fb) != 0 {
+		t.Errorf("accepted form: %v, %v", r.GetEffects(), fb)
+	}
+	m, err := hooks.DecodeBytes([]byte(strings.Replace(interceptMessage("user.elicitation.result", caps), `"action":"accept"`, `"action":"decline"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, fb = hooks.RenderDraftResult(&ahpv1.Decision{Effects: []*ahpv1.Effect{mod}}, m.Intercept.Offer)
+	checkRendered(t, m.Intercept.Offer, r, fb)
+	if len(r.GetEffects()) != 0 || len(fb) != 1 {
+		t.Errorf("declined: %v, %v", r.GetEffects(), fb)
+	}
+}
