@@ -5,7 +5,6 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Offer is what a draft hooks/intercept request advertises in params.capabilities: the effect
@@ -24,8 +23,9 @@ type Offer struct {
 	RemainingContinuations, ContinuationCount int64
 	// InjectDeliverAt are the advertised inject delivery times ("now", "next_turn").
 	InjectDeliverAt []string
-	// Raw is the capabilities object exactly as sent, for lossless re-encoding.
-	Raw *structpb.Struct
+	// raw is the capabilities object exactly as parsed, for lossless re-encoding; it is the
+	// decoder's tree, never changed after decoding (the offer is read-only).
+	raw map[string]any
 	// ElicitationMode and ElicitationAction are those of a user.elicitation.result event, which
 	// decide whether and how its content can be modified.
 	ElicitationMode, ElicitationAction string
@@ -226,11 +226,7 @@ func decodeOffer(path string, v any, event string) (*Offer, error) {
 	if event == "tool.before" && !off.Has("deny") {
 		return nil, invalid(o.at("effects"), "must contain deny for tool.before")
 	}
-	raw, err := jsonwire.ToStruct(o.m)
-	if err != nil {
-		return nil, numberRangeError(o.path)
-	}
-	off.Raw = raw
+	off.raw = o.m
 	return off, nil
 }
 

@@ -616,7 +616,7 @@ func (e encoder) interceptParams(p *InterceptParams) map[string]any {
 		out["event"] = e.eventAt(Version(p.ProtocolVersion), ev)
 	}
 	if p.Offer != nil {
-		out["capabilities"] = e.object(p.Offer.Raw)
+		out["capabilities"] = p.Offer.raw
 	} else if c := p.Request.GetCapabilities(); c != nil {
 		caps := e.base(p.CapabilitiesUnknownFields)
 		caps["effects"] = encodeCapabilities(c)["effects"]
