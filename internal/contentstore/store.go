@@ -1,8 +1,10 @@
 // Package contentstore keeps the binary content harnesses upload for Agent Hooks Protocol "draft"
 // events (the content upload binding): bounded in bytes per item, in total bytes and in items,
-// each item expiring after a TTL. Content is addressed by its SHA-256, so a repeated upload of the
-// same bytes refreshes one item instead of storing two. Policies never see the bytes; events refer
-// to an item by its ref and carry its metadata (media type, size, sha256).
+// each item expiring after a TTL. Items belong to the principal that uploaded them (the
+// authenticated credential's name; "" without authentication): one caller can neither look up nor
+// learn of another's content. Within an owner, content is addressed by its SHA-256, so a repeated
+// upload of the same bytes refreshes one item instead of storing two. Policies never see the
+// bytes; events refer to an item by its ref and carry its metadata (media type, size, sha256).
 package contentstore
 
 import (
@@ -63,6 +65,7 @@ var (
 )
 
 type item struct {
+	key     string // owner and ref
 	receipt Receipt
 	data    []byte
 	expires time.Time
@@ -75,7 +78,7 @@ type Store struct {
 	now    func() time.Time
 
 	mu    sync.Mutex
-	items map[string]*item // by ref
+	items map[string]*item // by owner and ref
 	order *list.List       // of *item, by expiry (uploads refresh; TTL is constant)
 	total int64
 }
@@ -91,9 +94,11 @@ func New(l Limits, now func() time.Time) *Store {
 // Limits reports the effective limits.
 func (s *Store) Limits() Limits { return s.limits }
 
-// Put stores data, whose SHA-256 (64 lowercase hex) the caller has verified, and returns its
-// receipt. The same bytes uploaded again refresh the existing item.
-func (s *Store) Put(data []byte, sha256Hex string) (Receipt, error) {
+func key(owner, ref string) string { return owner + "\x00" + ref }
+
+// Put stores data for owner, whose SHA-256 (64 lowercase hex) the caller has verified, and returns
+// its receipt. The same bytes uploaded again by the same owner refresh the existing item.
+func (s *Store) Put(owner string, data []byte, sha256Hex string) (Receipt, error) {
 	size := int64(len(data))
 	if size > s.limits.MaxItemBytes {
 		return Receipt{}, ErrTooLarge
@@ -103,7 +108,8 @@ func (s *Store) Put(data []byte, sha256Hex string) (Receipt, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expire(now)
-	if it, ok := s.items[ref]; ok {
+	k := key(owner, ref)
+	if it, ok := s.items[k]; ok {
 		it.expires = now.Add(s.limits.TTL)
 		s.order.MoveToBack(it.elem)
 		return it.receipt, nil
@@ -111,19 +117,19 @@ func (s *Store) Put(data []byte, sha256Hex string) (Receipt, error) {
 	if len(s.items)+1 > s.limits.MaxItems || s.total+size > s.limits.MaxTotalBytes {
 		return Receipt{}, ErrFull
 	}
-	it := &item{receipt: Receipt{Ref: ref, Size: size, SHA256: sha256Hex}, data: append([]byte(nil), data...), expires: now.Add(s.limits.TTL)}
+	it := &item{key: k, receipt: Receipt{Ref: ref, Size: size, SHA256: sha256Hex}, data: append([]byte(nil), data...), expires: now.Add(s.limits.TTL)}
 	it.elem = s.order.PushBack(it)
-	s.items[ref] = it
+	s.items[k] = it
 	s.total += size
 	return it.receipt, nil
 }
 
-// Lookup returns the receipt of a live item.
-func (s *Store) Lookup(ref string) (Receipt, bool) {
+// Lookup returns the receipt of a live item of owner.
+func (s *Store) Lookup(owner, ref string) (Receipt, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expire(s.now())
-	it, ok := s.items[ref]
+	it, ok := s.items[key(owner, ref)]
 	if !ok {
 		return Receipt{}, false
 	}
@@ -146,7 +152,7 @@ func (s *Store) expire(now time.Time) {
 			return
 		}
 		s.order.Remove(e)
-		delete(s.items, it.receipt.Ref)
+		delete(s.items, it.key)
 		s.total -= it.receipt.Size
 	}
 }

@@ -1,7 +1,8 @@
 // Package upload serves the Agent Hooks Protocol "draft" content upload binding on HTTP: a POST
 // of raw octets (Content-Type application/octet-stream, an exact Content-Length, the
 // AHP-Content-SHA256 header with 64 lowercase hex characters) is checked for length and hash,
-// kept in a contentstore.Store and answered 201 with the receipt {ref, size, sha256}.
+// kept in a contentstore.Store under the authenticated principal and answered 201 with the
+// receipt {ref, size, sha256}.
 //
 // Status codes as the binding defines them: 400 framing, length or hash mismatch; 405 not a POST;
 // 411 no Content-Length (chunked bodies are refused); 413 too large; 415 another media type;
@@ -18,6 +19,7 @@ import (
 	"mime"
 	"net/http"
 
+	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/contentstore"
 )
 
@@ -75,7 +77,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "the body does not match "+HeaderSHA256)
 		return
 	}
-	receipt, err := h.store.Put(data, want)
+	owner := ""
+	if p, ok := auth.PrincipalFrom(r.Context()); ok {
+		owner = p.Name
+	}
+	receipt, err := h.store.Put(owner, data, want)
 	switch {
 	case errors.Is(err, contentstore.ErrTooLarge):
 		fail(w, http.StatusRequestEntityTooLarge, "content over the size limit")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/contentstore"
 	"github.com/ahp-gateway/ahp/internal/transport/upload"
 )
@@ -43,7 +44,7 @@ func TestUploadBinding(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &receipt); err != nil || receipt.Size != 7 || receipt.SHA256 != hash("PNGDATA") || receipt.Ref == "" {
 		t.Fatalf("receipt %s (%v)", w.Body, err)
 	}
-	if _, ok := store.Lookup(receipt.Ref); !ok {
+	if _, ok := store.Lookup("", receipt.Ref); !ok {
 		t.Errorf("the receipt's ref is not referable")
 	}
 
@@ -78,5 +79,28 @@ func TestUploadBinding(t *testing.T) {
 	}
 	if w := post(h, "C", "application/octet-stream", hash("C"), nil); w.Code != http.StatusInsufficientStorage {
 		t.Errorf("full store: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestUploadBelongsToItsPrincipal: an upload is referable only by the principal that made it.
+func TestUploadBelongsToItsPrincipal(t *testing.T) {
+	t.Parallel()
+	store := contentstore.New(contentstore.Limits{}, nil)
+	h := upload.Handler(store, nil)
+	w := post(h, "DATA", "application/octet-stream", hash("DATA"), func(r *http.Request) {
+		*r = *r.WithContext(auth.ContextWithPrincipal(r.Context(), auth.Principal{Name: "alice"}))
+	})
+	if w.Code != http.StatusCreated {
+		t.Fatalf("upload: %d %s", w.Code, w.Body)
+	}
+	var receipt contentstore.Receipt
+	if err := json.Unmarshal(w.Body.Bytes(), &receipt); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := store.Lookup("alice", receipt.Ref); !ok {
+		t.Errorf("alice cannot refer to her upload")
+	}
+	if _, ok := store.Lookup("", receipt.Ref); ok {
+		t.Errorf("an unauthenticated caller sees alice's upload")
 	}
 }
