@@ -115,6 +115,25 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 }
 
+// BenchmarkRoundTripDraft is BenchmarkRoundTrip's stdio-embedded case for a draft
+// hooks/intercept (the same tool call in the draft's shape), to compare the two versions.
+func BenchmarkRoundTripDraft(b *testing.B) {
+	p := startBenchProc(b)
+	w := bufio.NewWriter(p.stdin)
+	r := bufio.NewReader(p.stdout)
+	i := 0
+	for b.Loop() {
+		i++
+		id := fmt.Sprintf("bench-%d", i)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%q,"method":"hooks/intercept","params":{"protocolVersion":"draft","event":{"id":%q,"source":"urn:bench:harness","type":"tool.before","time":"2026-08-24T08:51:14Z","session":{"id":"s1"},"call":{"id":"c-%d"},"tool":{"name":"Bash","kind":"shell","input":{"command":"ls -la"},"origin":"native"},"path":"native"},"capabilities":{"effects":["deny"]}}}`+"\n", id, id, i)
+		w.Flush()
+		line, err := r.ReadString('\n')
+		if err != nil || !strings.Contains(line, `"protocolVersion":"draft"`) {
+			b.Fatalf("answer %q: %v", line, err)
+		}
+	}
+}
+
 // BenchmarkDirectConnect asks the loopback ahp-server of BenchmarkRoundTrip for the same decision
 // over Connect (h2c), without a bridge: the baseline for the bridge's overhead.
 func BenchmarkDirectConnect(b *testing.B) {

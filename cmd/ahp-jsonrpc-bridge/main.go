@@ -26,6 +26,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli"
+	"github.com/ahp-gateway/ahp/internal/contentstore"
 	"github.com/ahp-gateway/ahp/internal/transport"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 	"github.com/ahp-gateway/ahp/internal/transport/unixsock"
@@ -78,6 +79,9 @@ type config struct {
 	log                 *slog.Logger // built from logLevel and logFormat
 	listeners           int          // how many of --http, --ws, --unix are set
 	configFile          string
+	clientAuth          bool // the listeners demand credentials (set once the auth section is loaded)
+	uploadPath          string
+	uploadLimits        contentstore.Limits
 	metricsAddr         string
 	unixAllowUIDs       []uint32
 }
@@ -131,6 +135,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	logFormat := fs.String("log-format", "text", "log `format` on stderr: text or json", "AHP_BRIDGE_LOG_FORMAT")
 	configFile := fs.String("config", "", "YAML `file` whose auth section lists the credentials HTTP and WebSocket clients must present (docs/auth.md)", "AHP_BRIDGE_CONFIG")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus GET /metrics (fail-open/fail-closed counts) on this `address`; empty: off", "AHP_BRIDGE_METRICS_ADDR")
+	uploads := defineUpload(fs)
 	if status, ok := fs.Parse(args); !ok {
 		return nil, status
 	}
@@ -171,6 +176,10 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 		if !strings.HasPrefix(p.path, "/") {
 			return nil, fs.Fail(cli.BadValue(p.flag, "-%s must start with /, got %q", p.flag, p.path))
 		}
+	}
+	var err error
+	if cfg.uploadPath, cfg.uploadLimits, err = parseUpload(uploads); err != nil {
+		return nil, fs.Fail(err)
 	}
 	mode, err := strconv.ParseUint(*unixMode, 8, 32)
 	if err != nil || mode > 0o777 {
@@ -214,15 +223,17 @@ func newBridge(cfg *config, log *slog.Logger, getenv func(string) string, onFail
 		hooksTransports = append(hooksTransports, "http")
 	}
 	b, err := bridge.New(bridge.Config{
-		Clients:         clients,
-		Dialect:         cfg.dialect,
-		Timeout:         cfg.timeout,
-		ApprovalWait:    cfg.approvalWait,
-		FailurePolicy:   cfg.failurePolicy,
-		HooksTransports: hooksTransports,
-		Version:         cli.Version(version),
-		Logger:          log,
-		OnFailure:       onFailure,
+		Clients:             clients,
+		Dialect:             cfg.dialect,
+		Timeout:             cfg.timeout,
+		ApprovalWait:        cfg.approvalWait,
+		FailurePolicy:       cfg.failurePolicy,
+		HooksTransports:     hooksTransports,
+		HooksAuthentication: cfg.clientAuth,
+		UploadMaxBytes:      uploadMaxBytes(cfg),
+		Version:             cli.Version(version),
+		Logger:              log,
+		OnFailure:           onFailure,
 	})
 	if err != nil {
 		_ = closer.Close()

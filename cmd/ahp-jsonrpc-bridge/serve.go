@@ -9,10 +9,12 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/ahp-gateway/ahp/internal/contentstore"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 	"github.com/ahp-gateway/ahp/internal/transport/ndjson"
 	"github.com/ahp-gateway/ahp/internal/transport/stdio"
 	"github.com/ahp-gateway/ahp/internal/transport/unixsock"
+	"github.com/ahp-gateway/ahp/internal/transport/upload"
 	"github.com/ahp-gateway/ahp/internal/transport/ws"
 )
 
@@ -34,6 +36,7 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 		log.Error("cannot start the bridge", "error", err)
 		return 1
 	}
+	cfg.clientAuth = hardening.auth != nil
 	h, closer, err := newBridge(cfg, log, getenv, hardening.onFailure)
 	if err != nil {
 		log.Error("cannot start the bridge", "error", err)
@@ -83,6 +86,9 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 		}
 		logListening(log, "http", ln.Addr(), hardening.auth != nil, "hooks_path", cfg.hooksPath, "harness_path", cfg.harnessPath)
 		opts := httprpc.Options{HooksPath: cfg.hooksPath, HarnessPath: cfg.harnessPath, MaxMessageBytes: cfg.maxMessageBytes, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: hardening.requireHTTP, ApprovalWait: cfg.approvalWait}
+		if cfg.uploadPath != "" {
+			opts.UploadPath, opts.Upload = cfg.uploadPath, upload.Handler(contentstore.New(cfg.uploadLimits, nil), log)
+		}
 		servers = append(servers, func(ctx context.Context) error { return httprpc.Serve(ctx, ln, h, opts) })
 	}
 	if cfg.wsAddr != "" {

@@ -26,6 +26,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/cli"
+	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/console"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/policy"
@@ -258,7 +259,7 @@ func runPolicy(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	suite, err := policy.ParseTests(data)
+	suite, err := policy.ParseTestsWith(data, hooks.WireRequests{}) // cases may state Hooks requests
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", args[2], err)
 		return 1

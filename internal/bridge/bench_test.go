@@ -2,8 +2,10 @@ package bridge_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -32,15 +34,29 @@ func benchmarkBridge(b *testing.B, clients bridge.Clients, msg func(i int) []byt
 	b.ReportAllocs()
 	b.ResetTimer()
 	i := 0
+	var took []time.Duration
 	for b.Loop() {
 		i++
+		start := time.Now()
 		if r := br.Handle(ctx, msg(i), bridge.TransportStdio); len(r.Body) == 0 {
 			b.Fatal("no answer")
 		}
+		took = append(took, time.Since(start))
 	}
+	reportPercentiles(b, took)
 	if c := br.Counters(); c.FailClosed+c.FailOpen > 0 {
 		b.Fatalf("upstream failures during the benchmark: %+v", c)
 	}
+}
+
+// reportPercentiles adds p50 and p99 of the per-message latencies.
+func reportPercentiles(b *testing.B, took []time.Duration) {
+	if len(took) == 0 {
+		return
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds()), "p99-ns")
 }
 
 func hooksBenchMessage(i int) []byte {
@@ -115,4 +131,24 @@ func BenchmarkHandleHooksInterceptLocalWork(b *testing.B) {
 	clients := embeddedClients(b)
 	clients.Intercept = instantIntercept{}
 	benchmarkBridge(b, clients, hooksBenchMessage)
+}
+
+func draftBenchMessage(i int) []byte {
+	id := "evt-" + itoa(i)
+	return []byte(`{"jsonrpc":"2.0","id":"` + id + `","method":"hooks/intercept","params":{"protocolVersion":"draft","event":{"id":"` + id +
+		`","source":"urn:bench:harness","type":"tool.before","time":"2026-08-24T08:51:14Z","session":{"id":"s1","cwd":"/repo"},"call":{"id":"c-` + itoa(i) +
+		`"},"tool":{"name":"Bash","kind":"shell","input":{"command":"ls -la"},"origin":"native"},"path":"native"},"capabilities":{"effects":["deny","allow","ask","message"]}}}`)
+}
+
+// BenchmarkHandleDraftInterceptEmbedded is BenchmarkHandleHooksInterceptEmbedded for a draft
+// hooks/intercept: decode, decide (embedded core, default policy), render within the offer, encode.
+func BenchmarkHandleDraftInterceptEmbedded(b *testing.B) {
+	benchmarkBridge(b, embeddedClients(b), draftBenchMessage)
+}
+
+// BenchmarkHandleDraftInterceptLocalWork is the bridge's own cost per draft hooks/intercept.
+func BenchmarkHandleDraftInterceptLocalWork(b *testing.B) {
+	clients := embeddedClients(b)
+	clients.Intercept = instantIntercept{}
+	benchmarkBridge(b, clients, draftBenchMessage)
 }

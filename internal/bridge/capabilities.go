@@ -53,6 +53,9 @@ func (b *Bridge) hooksCapabilities(ctx context.Context, m *hooks.Message) Reply 
 			"code", code, "failure", ue.failure.String(), "error", redact(ue.message))
 		return b.hooksReply(&hooks.Message{ID: m.ID, Error: &ahpv1.RpcError{Code: int32(code), Message: message}})
 	}
+	if hooks.Version(m.Capabilities.ProtocolVersion) == hooks.Draft {
+		return b.hooksDiscoveryReply(m, caps, b.draftManifest(caps))
+	}
 	events := make([]any, 0, len(hooksV01Events))
 	for _, t := range hooksV01Events {
 		modes := []any{}
@@ -78,25 +81,24 @@ func (b *Bridge) hooksCapabilities(ctx context.Context, m *hooks.Message) Reply 
 	for i, t := range b.cfg.HooksTransports {
 		transports[i] = t
 	}
+	return b.hooksDiscoveryReply(m, caps, map[string]any{"events": events, "transports": transports})
+}
+
+// hooksDiscoveryReply answers hooks/capabilities with manifest plus the project's extension block.
+func (b *Bridge) hooksDiscoveryReply(m *hooks.Message, caps *ahpv1.GetCapabilitiesResponse, manifest map[string]any) Reply {
 	hooksVersions := make([]any, len(caps.GetHooksProtocolVersions()))
 	for i, v := range caps.GetHooksProtocolVersions() {
 		hooksVersions[i] = v
 	}
-	result := map[string]any{
-		"protocolVersion": m.Capabilities.ProtocolVersion,
-		"manifest": map[string]any{
-			"events":     events,
-			"transports": transports,
-			"extensions": map[string]any{names.Namespace: map[string]any{
-				"bridgeVersion":          b.cfg.Version,
-				"serverVersion":          caps.GetServerVersion(),
-				"hooksProtocolVersions":  hooksVersions,
-				"harnessProtocolVersion": caps.GetHarnessProtocolVersion(),
-				"failurePolicy":          b.cfg.FailurePolicy.String(),
-				"timeoutMs":              b.cfg.Timeout.Milliseconds(),
-			}},
-		},
-	}
+	manifest["extensions"] = map[string]any{names.Namespace: map[string]any{
+		"bridgeVersion":          b.cfg.Version,
+		"serverVersion":          caps.GetServerVersion(),
+		"hooksProtocolVersions":  hooksVersions,
+		"harnessProtocolVersion": caps.GetHarnessProtocolVersion(),
+		"failurePolicy":          b.cfg.FailurePolicy.String(),
+		"timeoutMs":              b.cfg.Timeout.Milliseconds(),
+	}}
+	result := map[string]any{"protocolVersion": m.Capabilities.ProtocolVersion, "manifest": manifest}
 	raw, err := jsonwire.Marshal(result)
 	if err != nil { // plain JSON values always marshal
 		return Reply{Body: hooksErrorBody(hooksIDJSON(m.ID), hooksInternalError()), HTTPStatus: hooksOKStatus}

@@ -156,6 +156,14 @@ type Config struct {
 	// hooks/capabilities (default ["stdio", "http"]).
 	HooksTransports []string
 
+	// HooksAuthentication reports that the HTTP listener demands bearer credentials, which the
+	// "draft" hooks/capabilities manifest states.
+	HooksAuthentication bool
+
+	// UploadMaxBytes is the largest content upload the HTTP listener accepts (the draft content
+	// upload binding), stated in the draft manifest; 0 when the binding is not served.
+	UploadMaxBytes int64
+
 	// Version is this bridge's version, reported by hooks/capabilities and by a handshake answered
 	// locally (default "dev").
 	Version string

@@ -150,8 +150,8 @@ func connectionLost(err error) bool {
 
 // counters are the running totals behind Bridge.Counters.
 type counters struct {
-	failOpen, failClosed, observeFailures, handshakeFallbacks, panics atomic.Uint64
-	byFailure                                                         [failureKinds]atomic.Uint64
+	failOpen, failClosed, observeFailures, handshakeFallbacks, panics, draftFallbacks atomic.Uint64
+	byFailure                                                                         [failureKinds]atomic.Uint64
 }
 
 // Counters are totals since the Bridge was made; metrics exporters read them with
@@ -169,6 +169,9 @@ type Counters struct {
 	HandshakeFallbacks uint64
 	// Panics counts messages whose handling panicked (a bug; the message got an internal error).
 	Panics uint64
+	// DraftFallbacks counts effects a "draft" caller could not express as themselves (each is
+	// labelled in the answer and logged).
+	DraftFallbacks uint64
 	// ByFailure counts operational upstream failures by Failure name ("deadline_exceeded", ...),
 	// whatever became of them.
 	ByFailure map[string]uint64
@@ -182,6 +185,7 @@ func (b *Bridge) Counters() Counters {
 		ObserveFailures:    b.count.observeFailures.Load(),
 		HandshakeFallbacks: b.count.handshakeFallbacks.Load(),
 		Panics:             b.count.panics.Load(),
+		DraftFallbacks:     b.count.draftFallbacks.Load(),
 		ByFailure:          make(map[string]uint64, failureKinds),
 	}
 	for i := range b.count.byFailure {

@@ -47,7 +47,8 @@ func (b *Bridge) handleHooks(ctx context.Context, c *call, msg []byte, env *json
 			return b.hooksRejected(err)
 		}
 	}
-	m, err := hooks.DecodeParsed(env.Doc, env.Err)
+	// protocolVersion "0.1" and "draft" are both served, matched exactly; hooks.Decode routes.
+	m, err := hooks.Decode(env.Doc, env.Err)
 	if err != nil {
 		return b.hooksRejected(err)
 	}
@@ -106,12 +107,29 @@ func (b *Bridge) hooksIntercept(ctx context.Context, m *hooks.Message) Reply {
 			return b.hooksReply(&hooks.Message{ID: m.ID, Error: hooksRejectedByUpstream(ue)})
 		}
 		d = b.syntheticDecision()
-		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "hooks", "method", m.Method, "event_type", "tool.before")
-		result := hooks.RenderResult(d, params.ProtocolVersion)
+		b.applyPolicy(ue, d.GetDecisionId(), "dialect", "hooks", "method", m.Method,
+			"event_type", params.Request.GetEvent().GetOrigin().GetEventType())
+		result := b.renderHooks(d, params)
 		b.markHooksSynthetic(result, ue.failure)
 		return hooksResultReply(m.ID, result)
 	}
-	return hooksResultReply(m.ID, hooks.RenderResult(d, params.ProtocolVersion))
+	return hooksResultReply(m.ID, b.renderHooks(d, params))
+}
+
+// renderHooks renders a decision in the request's version: v0.1 as deny or nothing, the draft
+// within what the request advertised (params.Offer), logging and counting every fallback the
+// renderer had to make (they are also labelled in the answer's extensions).
+func (b *Bridge) renderHooks(d *ahpv1.Decision, params *hooks.InterceptParams) *ahpv1.HooksInterceptResult {
+	if params.Offer == nil {
+		return hooks.RenderResult(d, params.ProtocolVersion)
+	}
+	result, fallbacks := hooks.RenderDraftResult(d, params.Offer)
+	for _, f := range fallbacks {
+		b.count.draftFallbacks.Add(1)
+		b.log.Info("draft answer fell back", "decision_id", d.GetDecisionId(), "rule_id", f.GetRuleId(),
+			"event_type", params.Offer.Event, "reason", f.GetReason())
+	}
+	return result
 }
 
 // hooksResultReply writes a result RenderResult built (markHooksSynthetic only adds

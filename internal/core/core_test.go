@@ -399,8 +399,8 @@ func TestCapabilitiesListTypes(t *testing.T) {
 	if caps.GetHarnessProtocolVersion() != "2.4" {
 		t.Fatalf("caps: caps.GetHarnessProtocolVersion() = %v, want \"2.4\" in %v", caps.GetHarnessProtocolVersion(), caps)
 	}
-	if len(caps.GetHooksProtocolVersions()) != 1 {
-		t.Fatalf("caps: len(caps.GetHooksProtocolVersions()) = %v, want 1 in %v", len(caps.GetHooksProtocolVersions()), caps)
+	if len(caps.GetHooksProtocolVersions()) != 2 {
+		t.Fatalf("caps: len(caps.GetHooksProtocolVersions()) = %v, want 2 (0.1 and draft) in %v", len(caps.GetHooksProtocolVersions()), caps)
 	}
 	has := func(list []ahpv1.EventType, t ahpv1.EventType) bool {
 		for _, x := range list {

@@ -16,7 +16,7 @@ import (
 const HarnessProtocolVersion = "2.4"
 
 // HooksProtocolVersions are the Agent Hooks Protocol versions this server serves.
-var HooksProtocolVersions = []string{"0.1"}
+var HooksProtocolVersions = []string{"0.1", "draft"}
 
 // harnessCapabilityNames are advertised in the handshake: the reference server's list plus the
 // typed decisions this server answers.

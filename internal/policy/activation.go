@@ -165,7 +165,7 @@ func jsonVal(adapter types.Adapter, v *structpb.Value) ref.Val {
 type eventFields struct{ a *activation }
 
 var eventFieldNames = []string{"id", "source", "type", "time", "session", "tool", "extensions",
-	"harness", "payload", "raw_payload", "outcome", "origin", "native"}
+	"harness", "payload", "raw_payload", "outcome", "origin", "native", "catalogue"}
 
 func (f eventFields) names() []string { return eventFieldNames }
 
@@ -202,6 +202,8 @@ func (f eventFields) field(name string) (ref.Val, bool) {
 			"event_type":       types.String(o.GetEventType()),
 			"provider":         types.String(o.GetProvider()),
 		}), true
+	case "catalogue":
+		return catalogueVal(a.adapter, ev), true
 	case "native":
 		n := ev.GetNative()
 		return types.NewMap(a.adapter, map[string]ref.Val{
@@ -299,8 +301,11 @@ func (f toolFields) field(name string) (ref.Val, bool) {
 		}), true
 	case "mcp":
 		return types.NewMap(f.a.adapter, map[string]ref.Val{
-			"server": types.String(f.t.GetMcp().GetServer()),
-			"tool":   types.String(f.t.GetMcp().GetTool()),
+			"server":      types.String(f.t.GetMcp().GetServer()),
+			"tool":        types.String(f.t.GetMcp().GetTool()),
+			"server_name": types.String(f.t.GetMcp().GetServerName()),
+			"provenance":  types.String(f.t.GetMcp().GetProvenance()),
+			"connection":  structVal(f.a.adapter, f.t.GetMcp().GetConnection()),
 		}), true
 	}
 	return nil, false

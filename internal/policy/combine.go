@@ -53,7 +53,9 @@ type combiner struct {
 	modifies                   []candidate
 	input                      *structpb.Struct // input after the last modify
 	messages                   []candidate
-	added                      []added // every add, in order, kept only while approval rules may follow
+	added                      []added     // every add, in order, kept only while approval rules may follow
+	extras                     []candidate // return, flow, inject, modify of a draft target (draft_effects.go)
+	draftTargets               bool        // the caller can take modify of a target other than input
 }
 
 // added is one call of combiner.add, to replay it into another combiner.
@@ -67,6 +69,9 @@ type added struct {
 func (c *combiner) add(r *rule, e *ahpv1.Effect, input *structpb.Struct) {
 	if c.keep {
 		c.added = append(c.added, added{r, e, input})
+	}
+	if c.addDraft(r, e) {
+		return
 	}
 	kind := r.effect
 	switch kind {
@@ -177,9 +182,16 @@ func (c *combiner) finish() {
 		win = c.allow
 	}
 	out := c.messages
+	// Supplied results, loop control, injections and draft-target edits go with everything but a
+	// refusal or a hold: a deny, ask or defer ends the call, and they would not apply.
+	if c.deny == nil && c.ask == nil && c.deferral == nil {
+		out = append(slices.Clone(out), c.extras...)
+	}
 	if win != nil {
 		out = append(out, *win)
-		// Rule order: the winner goes where its rule is among the messages.
+	}
+	if win != nil || len(out) > len(c.messages) {
+		// Rule order: the winner (and any draft effect) goes where its rule is among the messages.
 		slices.SortStableFunc(out, func(a, b candidate) int { return a.rule.index - b.rule.index })
 	}
 	if len(out) > 0 {

@@ -55,6 +55,7 @@ type rule struct {
 	mergeExpr  *compiledExpr
 	inputExpr  *compiledExpr
 	approval   *approvalRule // ask and escalate with an `approval:` block
+	draft      draftRule     // return, flow, inject and modify of a draft target
 }
 
 func (r *rule) appliesTo(t ahpv1.EventType) bool {
@@ -156,7 +157,7 @@ func compileRule(c *compiler, spec ruleSpec, index, line int) (*rule, error) {
 		add("fallback: want %s or %s, got %q", fallbackDeny, fallbackNoEffect, spec.Fallback)
 	}
 	switch r.info.Effect {
-	case "deny", "allow", "message", "typed":
+	case "deny", "allow", "message", "typed", "inject":
 		if spec.Fallback != "" {
 			// Nothing to fall back from: deny is the floor, allow and message degrade to
 			// nothing, typed answers are not generic effects.
@@ -177,6 +178,7 @@ func (r *rule) compileEffect(c *compiler, e effectSpec, add func(string, ...any)
 	for name, set := range map[string]bool{
 		"deny": e.Deny != nil, "allow": e.Allow != nil, "ask": e.Ask != nil, "modify": e.Modify != nil,
 		"defer": e.Defer != nil, "escalate": e.Escalate != nil, "message": e.Message != nil, "typed": e.Typed != nil,
+		"return": e.Return != nil, "flow": e.Flow != nil, "inject": e.Inject != nil,
 	} {
 		if set {
 			given = append(given, name)
@@ -184,7 +186,7 @@ func (r *rule) compileEffect(c *compiler, e effectSpec, add func(string, ...any)
 	}
 	slices.Sort(given)
 	if len(given) != 1 {
-		const all = "deny, allow, ask, modify, defer, escalate, message, typed"
+		const all = "deny, allow, ask, modify, defer, escalate, message, typed, return, flow, inject"
 		if len(given) == 0 {
 			add("effect: give exactly one of %s (write `allow: {}` for one without fields)", all)
 		} else {
@@ -242,10 +244,15 @@ func (r *rule) compileEffect(c *compiler, e effectSpec, add func(string, ...any)
 		if e.Message.Text == "" && e.Message.TextExpr == "" {
 			add("effect.message: text or text_expr is required")
 		}
+	case e.Modify != nil && isTargetModify(e.Modify):
+		r.effect = ahpv1.EffectKind_EFFECT_KIND_MODIFY
+		reason(e.Modify.reasonSpec, false)
+		r.compileTargetModify(e.Modify, add)
 	case e.Modify != nil:
 		r.effect = ahpv1.EffectKind_EFFECT_KIND_MODIFY
 		reason(e.Modify.reasonSpec, false)
 		r.compileModify(c, e.Modify, add)
+	case r.compileDraftEffect(e, add):
 	case e.Typed != nil:
 		r.compileTyped(e.Typed, add)
 	}

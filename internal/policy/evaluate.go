@@ -55,7 +55,7 @@ func (p *Policy) EvaluateContext(ctx context.Context, in Input) (res Result) {
 	act := newActivation(ctx, &in, p.adapter)
 	done := ctx.Done()
 	agent := agentOf(&in)
-	c := combiner{caps: capsOf(in.Capabilities), res: &res, keep: p.approvals}
+	c := combiner{caps: capsOf(in.Capabilities), res: &res, keep: p.approvals, draftTargets: acceptsDraftTargets(in.Event)}
 	// Without approval rules: what the caller receives once a person approves (only built when
 	// one matches).
 	var others *combiner
@@ -106,7 +106,7 @@ func (p *Policy) EvaluateContext(ctx context.Context, in Input) (res Result) {
 			}
 			if r.approval != nil && others == nil {
 				// The rules before this one, replayed without it: none was an approval rule.
-				others = &combiner{caps: c.caps, res: &Result{}}
+				others = &combiner{caps: c.caps, res: &Result{}, draftTargets: c.draftTargets}
 				for _, prev := range c.added {
 					others.add(prev.rule, prev.effect, prev.input)
 				}
@@ -214,6 +214,9 @@ func (r *rule) buildEffect(act *activation, input *structpb.Struct) (*ahpv1.Effe
 		reason = s
 	}
 	e := &ahpv1.Effect{RuleId: r.info.ID}
+	if r.buildDraftEffect(e, reason) {
+		return e, nil, nil
+	}
 	switch r.effect {
 	case ahpv1.EffectKind_EFFECT_KIND_DENY:
 		if reason == "" {

@@ -53,6 +53,9 @@ type effectSpec struct {
 	Escalate *escalateSpec `yaml:"escalate"`
 	Message  *messageSpec  `yaml:"message"`
 	Typed    *typedSpec    `yaml:"typed"`
+	Return   *returnSpec   `yaml:"return"`
+	Flow     *flowSpec     `yaml:"flow"`
+	Inject   *injectSpec   `yaml:"inject"`
 }
 
 // reasonSpec is a reason given as text or as a CEL string expression.
@@ -71,6 +74,10 @@ type modifySpec struct {
 	Merge      map[string]any `yaml:"merge"`
 	MergeExpr  string         `yaml:"merge_expr"`
 	Input      string         `yaml:"input"`
+	// Target and Operation address the Hooks "draft" targets other than input (draft_effects.go).
+	Target    string `yaml:"target"`
+	Operation string `yaml:"operation"`
+	Value     any    `yaml:"value"`
 }
 
 type deferSpec struct {

@@ -39,6 +39,7 @@ type TestCase struct {
 	Input Input
 
 	expect expectation
+	wire   *wireCase // set for `request:` cases (testwire.go)
 }
 
 // The YAML shapes of a test file, decoded strictly like policy files.
@@ -49,6 +50,7 @@ type testFile struct {
 type testCaseSpec struct {
 	Name         string         `yaml:"name"`
 	Event        map[string]any `yaml:"event"`
+	Request      map[string]any `yaml:"request"`
 	Capabilities *[]string      `yaml:"capabilities"`
 	Session      *sessionSpec   `yaml:"session"`
 	Now          string         `yaml:"now"`
@@ -97,6 +99,7 @@ type expectSpec struct {
 	DryRuns        *[]string      `yaml:"dry_runs"`
 	Messages       *[]string      `yaml:"messages"`
 	Errors         *[]string      `yaml:"errors"`
+	AnswerEffects  []any          `yaml:"answer_effects"`
 }
 
 // expectation is a checked expectSpec.
@@ -112,10 +115,13 @@ type expectation struct {
 	dryRuns        *[]string
 	messages       *[]string
 	errors         []string // rule ids expected to fail; nil = none
+	answerEffects  []any    // the rendered answer's result.effects (request cases)
 }
 
 // ParseTests parses a policy test file.
-func ParseTests(data []byte) (*TestSuite, error) {
+func ParseTests(data []byte) (*TestSuite, error) { return parseTests(data, nil) }
+
+func parseTests(data []byte, wire WireRequests) (*TestSuite, error) {
 	var f testFile
 	if err := decodeStrict(data, &f); err != nil {
 		return nil, err
@@ -126,7 +132,7 @@ func ParseTests(data []byte) (*TestSuite, error) {
 	suite := &TestSuite{}
 	var errs []error
 	for i, spec := range f.Cases {
-		tc, err := spec.build(i)
+		tc, err := spec.build(i, wire)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("case %d (%s): %w", i+1, spec.Name, err))
 			continue
@@ -152,7 +158,7 @@ func LoadTestFile(path string) (*TestSuite, error) {
 	return s, nil
 }
 
-func (spec testCaseSpec) build(i int) (TestCase, error) {
+func (spec testCaseSpec) build(i int, wire WireRequests) (TestCase, error) {
 	tc := TestCase{Name: spec.Name}
 	if tc.Name == "" {
 		return tc, errors.New("name is required")
@@ -165,11 +171,18 @@ func (spec testCaseSpec) build(i int) (TestCase, error) {
 		}
 		now = t
 	}
-	ev, err := buildTestEvent(spec.Event, i)
-	if err != nil {
-		return tc, err
+	tc.Input = Input{Now: now, Session: &SessionView{}}
+	if spec.Request != nil {
+		if err := spec.buildWire(&tc, wire); err != nil {
+			return tc, err
+		}
+	} else {
+		ev, err := buildTestEvent(spec.Event, i)
+		if err != nil {
+			return tc, err
+		}
+		tc.Input.Event = ev
 	}
-	tc.Input = Input{Event: ev, Now: now, Session: &SessionView{}}
 	if spec.Capabilities != nil {
 		caps := &ahpv1.Capabilities{Effects: []ahpv1.EffectKind{}}
 		for _, name := range *spec.Capabilities {
@@ -189,6 +202,7 @@ func (spec testCaseSpec) build(i int) (TestCase, error) {
 		}
 		tc.Input.Session = sv
 	}
+	var err error
 	tc.expect, err = spec.Expect.build()
 	if err != nil {
 		return tc, fmt.Errorf("expect: %w", err)
@@ -280,7 +294,7 @@ var typedFields = []string{"rule_id", "action", "reason", "strategy", "task", "h
 
 func (s expectSpec) build() (expectation, error) {
 	x := expectation{
-		ruleIDs: s.RuleIDs, effects: s.Effects, reasonContains: s.ReasonContains,
+		ruleIDs: s.RuleIDs, effects: s.Effects, reasonContains: s.ReasonContains, answerEffects: s.AnswerEffects,
 		typedAction: s.TypedAction, fallbacks: s.Fallbacks, dryRuns: s.DryRuns, messages: s.Messages,
 	}
 	if s.Verdict != "" {
@@ -329,7 +343,9 @@ func (p *Policy) RunTests(s *TestSuite) TestReport {
 	r := TestReport{Policy: p.Name(), Digest: p.Digest()}
 	for _, tc := range s.Cases {
 		res := p.Evaluate(tc.Input)
-		r.Cases = append(r.Cases, CaseReport{Name: tc.Name, Failures: tc.expect.check(res)})
+		fails := tc.expect.check(res)
+		tc.expect.checkAnswer(tc, res, func(format string, args ...any) { fails = append(fails, fmt.Sprintf(format, args...)) })
+		r.Cases = append(r.Cases, CaseReport{Name: tc.Name, Failures: fails})
 	}
 	return r
 }

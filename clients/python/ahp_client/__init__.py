@@ -15,6 +15,7 @@ packages (the generated modules import each other by those names).
 from __future__ import annotations
 
 from ahp.v1 import (
+    catalogue_pb2,
     decision_pb2,
     event_pb2,
     harness_pb2,
@@ -40,6 +41,7 @@ __all__ = [
     "DecisionSummary",
     "Watch",
     "__version__",
+    "catalogue_pb2",
     "decision_pb2",
     "event_pb2",
     "grpc_target",

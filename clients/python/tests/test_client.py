@@ -15,9 +15,11 @@ import unittest
 import uuid
 
 import grpc
+from google.protobuf import struct_pb2
 
 from ahp_client import (
     AhpClient,
+    catalogue_pb2,
     decision_pb2,
     event_pb2,
     harness_pb2,
@@ -141,6 +143,30 @@ class InterceptTest(unittest.TestCase):
                 got[resp.event_id] = resp.decision.verdict
         self.assertEqual(got, want)
         self.assertEqual(errors, {bad_id: "invalid_argument"})
+
+
+class HooksDraftTest(unittest.TestCase):
+    """Events only the Agent Hooks Protocol "draft" has, with their typed catalogue fields."""
+
+    def test_intercepts_a_turn_start(self) -> None:
+        event = event_pb2.Event(
+            id=uid("turn"),
+            source=SOURCE,
+            type=event_pb2.EVENT_TYPE_TURN_START,
+            origin=event_pb2.Origin(dialect=event_pb2.DIALECT_HOOKS, protocol_version="draft", event_type="turn.start"),
+            catalogue=catalogue_pb2.Catalogue(turn=catalogue_pb2.TurnRef(id="turn-1"), trigger="user"),
+        )
+        reply = client.intercept.Intercept(service_pb2.InterceptRequest(event=event), timeout=CALL_TIMEOUT)
+        self.assertEqual(reply.decision.verdict, decision_pb2.VERDICT_ALLOW)
+        self.assertTrue(reply.decision.decision_id)
+
+    def test_file_changed_is_observe_only(self) -> None:
+        event = event_pb2.Event(id=uid("file"), source=SOURCE, type=event_pb2.EVENT_TYPE_FILE_CHANGED,
+                                payload=struct_pb2.Value(struct_value=struct({"changes": [{"path": "/w/a", "operation": "update", "agentCaused": True}]})))
+        with self.assertRaises(grpc.RpcError) as caught:
+            client.intercept.Intercept(service_pb2.InterceptRequest(event=event), timeout=CALL_TIMEOUT)
+        self.assertEqual(caught.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, caught.exception.details())
+        self.assertIn("observe-only", caught.exception.details())
 
 
 class TypedAndHarnessTest(unittest.TestCase):

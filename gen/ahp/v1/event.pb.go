@@ -496,6 +496,8 @@ type Event struct {
 	Payload *structpb.Value `protobuf:"bytes,12,opt,name=payload,proto3" json:"payload,omitempty"`
 	// Envelope fields the sender included that this schema does not model, kept verbatim.
 	UnknownFields *structpb.Struct `protobuf:"bytes,13,opt,name=unknown_fields,json=unknownFields,proto3" json:"unknown_fields,omitempty"`
+	// Typed envelope members of an Agent Hooks Protocol "draft" event; absent for other dialects.
+	Catalogue *Catalogue `protobuf:"bytes,14,opt,name=catalogue,proto3" json:"catalogue,omitempty"`
 	// Typed payload of Harness typed and contract events.
 	//
 	// Types that are valid to be assigned to Body:
@@ -633,6 +635,13 @@ func (x *Event) GetPayload() *structpb.Value {
 func (x *Event) GetUnknownFields() *structpb.Struct {
 	if x != nil {
 		return x.UnknownFields
+	}
+	return nil
+}
+
+func (x *Event) GetCatalogue() *Catalogue {
+	if x != nil {
+		return x.Catalogue
 	}
 	return nil
 }
@@ -1087,6 +1096,8 @@ type Tool struct {
 	Error *ToolError `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
 	// MCP details, for kind mcp.
 	Mcp *McpTool `protobuf:"bytes,7,opt,name=mcp,proto3" json:"mcp,omitempty"`
+	// Where the tool comes from in the Hooks "draft" ("native" or "mcp"); empty otherwise.
+	Origin string `protobuf:"bytes,8,opt,name=origin,proto3" json:"origin,omitempty"`
 	// Tool fields the sender included that this schema does not model.
 	UnknownFields *structpb.Struct `protobuf:"bytes,15,opt,name=unknown_fields,json=unknownFields,proto3" json:"unknown_fields,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1170,6 +1181,13 @@ func (x *Tool) GetMcp() *McpTool {
 		return x.Mcp
 	}
 	return nil
+}
+
+func (x *Tool) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
 }
 
 func (x *Tool) GetUnknownFields() *structpb.Struct {
@@ -1257,8 +1275,14 @@ type McpTool struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// MCP server name.
 	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
-	// Tool name on that server.
+	// Tool name on that server (Hooks "draft" mcp.toolName).
 	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// Display name of the server (Hooks "draft" mcp.server.name).
+	ServerName string `protobuf:"bytes,3,opt,name=server_name,json=serverName,proto3" json:"server_name,omitempty"`
+	// Where the descriptor comes from: "runtime" or "inferred" (Hooks "draft").
+	Provenance string `protobuf:"bytes,4,opt,name=provenance,proto3" json:"provenance,omitempty"`
+	// How the server is reached (Hooks "draft" mcp.connection), as sent and validated.
+	Connection *structpb.Struct `protobuf:"bytes,5,opt,name=connection,proto3" json:"connection,omitempty"`
 	// Other MCP fields (transport metadata), kept verbatim.
 	UnknownFields *structpb.Struct `protobuf:"bytes,15,opt,name=unknown_fields,json=unknownFields,proto3" json:"unknown_fields,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1307,6 +1331,27 @@ func (x *McpTool) GetTool() string {
 		return x.Tool
 	}
 	return ""
+}
+
+func (x *McpTool) GetServerName() string {
+	if x != nil {
+		return x.ServerName
+	}
+	return ""
+}
+
+func (x *McpTool) GetProvenance() string {
+	if x != nil {
+		return x.Provenance
+	}
+	return ""
+}
+
+func (x *McpTool) GetConnection() *structpb.Struct {
+	if x != nil {
+		return x.Connection
+	}
+	return nil
 }
 
 func (x *McpTool) GetUnknownFields() *structpb.Struct {
@@ -1466,7 +1511,8 @@ var File_ahp_v1_event_proto protoreflect.FileDescriptor
 
 const file_ahp_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x12ahp/v1/event.proto\x12\x06ahp.v1\x1a\x14ahp/v1/context.proto\x1a\x15ahp/v1/contract.proto\x1a\x14ahp/v1/options.proto\x1a\x12ahp/v1/typed.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xf2\t\n" +
+	"\x12ahp/v1/event.proto\x12\x06ahp.v1\x1a\x16ahp/v1/catalogue.proto\x1a\x14ahp/v1/context.proto\x1a\x15ahp/v1/contract.proto\x1a\x14ahp/v1/options.proto\x1a\x12ahp/v1/typed.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xa3\n" +
+	"\n" +
 	"\x05Event\x12\x1a\n" +
 	"\x02id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\x02id\x12 \n" +
@@ -1485,7 +1531,8 @@ const file_ahp_v1_event_proto_rawDesc = "" +
 	" \x01(\x0e2\x16.ahp.v1.SessionOutcomeR\aoutcome\x121\n" +
 	"\aharness\x18\v \x01(\v2\x17.ahp.v1.HarnessEnvelopeR\aharness\x120\n" +
 	"\apayload\x18\f \x01(\v2\x16.google.protobuf.ValueR\apayload\x12>\n" +
-	"\x0eunknown_fields\x18\r \x01(\v2\x17.google.protobuf.StructR\runknownFields\x12)\n" +
+	"\x0eunknown_fields\x18\r \x01(\v2\x17.google.protobuf.StructR\runknownFields\x12/\n" +
+	"\tcatalogue\x18\x0e \x01(\v2\x11.ahp.v1.CatalogueR\tcatalogue\x12)\n" +
 	"\x04idle\x18\x14 \x01(\v2\x13.ahp.v1.IdlePayloadH\x00R\x04idle\x12K\n" +
 	"\x10intent_detection\x18\x15 \x01(\v2\x1e.ahp.v1.IntentDetectionPayloadH\x00R\x0fintentDetection\x12Q\n" +
 	"\x12context_perception\x18\x16 \x01(\v2 .ahp.v1.ContextPerceptionPayloadH\x00R\x11contextPerception\x12B\n" +
@@ -1518,7 +1565,7 @@ const file_ahp_v1_event_proto_rawDesc = "" +
 	"\x05Agent\x12\x18\n" +
 	"\x02id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x02id\x12\x1c\n" +
 	"\x04type\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04type\x12>\n" +
-	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\xd8\x02\n" +
+	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\xf9\x02\n" +
 	"\x04Tool\x12!\n" +
 	"\acall_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x06callId\x12\x1c\n" +
 	"\x04name\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04name\x12$\n" +
@@ -1526,16 +1573,25 @@ const file_ahp_v1_event_proto_rawDesc = "" +
 	"\x05input\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05input\x12.\n" +
 	"\x06output\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06output\x12'\n" +
 	"\x05error\x18\x06 \x01(\v2\x11.ahp.v1.ToolErrorR\x05error\x12!\n" +
-	"\x03mcp\x18\a \x01(\v2\x0f.ahp.v1.McpToolR\x03mcp\x12>\n" +
+	"\x03mcp\x18\a \x01(\v2\x0f.ahp.v1.McpToolR\x03mcp\x12\x1f\n" +
+	"\x06origin\x18\b \x01(\tB\a\xbaH\x04r\x02\x18 R\x06origin\x12>\n" +
 	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\xb7\x01\n" +
 	"\tToolError\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12*\n" +
 	"\x04code\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x04code\x12$\n" +
 	"\bcategory\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\bcategory\x12>\n" +
-	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\x89\x01\n" +
+	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\x96\x02\n" +
 	"\aMcpTool\x12 \n" +
 	"\x06server\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x06server\x12\x1c\n" +
-	"\x04tool\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04tool\x12>\n" +
+	"\x04tool\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04tool\x12)\n" +
+	"\vserver_name\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\n" +
+	"serverName\x12'\n" +
+	"\n" +
+	"provenance\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18 R\n" +
+	"provenance\x127\n" +
+	"\n" +
+	"connection\x18\x05 \x01(\v2\x17.google.protobuf.StructR\n" +
+	"connection\x12>\n" +
 	"\x0eunknown_fields\x18\x0f \x01(\v2\x17.google.protobuf.StructR\runknownFields\"\xca\x01\n" +
 	"\x06Native\x12$\n" +
 	"\bprovider\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\bprovider\x12'\n" +
@@ -1656,18 +1712,19 @@ var file_ahp_v1_event_proto_goTypes = []any{
 	(*HarnessEnvelope)(nil),          // 12: ahp.v1.HarnessEnvelope
 	(*structpb.Struct)(nil),          // 13: google.protobuf.Struct
 	(*structpb.Value)(nil),           // 14: google.protobuf.Value
-	(*IdlePayload)(nil),              // 15: ahp.v1.IdlePayload
-	(*IntentDetectionPayload)(nil),   // 16: ahp.v1.IntentDetectionPayload
-	(*ContextPerceptionPayload)(nil), // 17: ahp.v1.ContextPerceptionPayload
-	(*MemoryRecallPayload)(nil),      // 18: ahp.v1.MemoryRecallPayload
-	(*PlanningPayload)(nil),          // 19: ahp.v1.PlanningPayload
-	(*ReasoningPayload)(nil),         // 20: ahp.v1.ReasoningPayload
-	(*RateLimitPayload)(nil),         // 21: ahp.v1.RateLimitPayload
-	(*ConfirmationPayload)(nil),      // 22: ahp.v1.ConfirmationPayload
-	(*RunLifecycle)(nil),             // 23: ahp.v1.RunLifecycle
-	(*TaskList)(nil),                 // 24: ahp.v1.TaskList
-	(*Verification)(nil),             // 25: ahp.v1.Verification
-	(*EventContext)(nil),             // 26: ahp.v1.EventContext
+	(*Catalogue)(nil),                // 15: ahp.v1.Catalogue
+	(*IdlePayload)(nil),              // 16: ahp.v1.IdlePayload
+	(*IntentDetectionPayload)(nil),   // 17: ahp.v1.IntentDetectionPayload
+	(*ContextPerceptionPayload)(nil), // 18: ahp.v1.ContextPerceptionPayload
+	(*MemoryRecallPayload)(nil),      // 19: ahp.v1.MemoryRecallPayload
+	(*PlanningPayload)(nil),          // 20: ahp.v1.PlanningPayload
+	(*ReasoningPayload)(nil),         // 21: ahp.v1.ReasoningPayload
+	(*RateLimitPayload)(nil),         // 22: ahp.v1.RateLimitPayload
+	(*ConfirmationPayload)(nil),      // 23: ahp.v1.ConfirmationPayload
+	(*RunLifecycle)(nil),             // 24: ahp.v1.RunLifecycle
+	(*TaskList)(nil),                 // 25: ahp.v1.TaskList
+	(*Verification)(nil),             // 26: ahp.v1.Verification
+	(*EventContext)(nil),             // 27: ahp.v1.EventContext
 }
 var file_ahp_v1_event_proto_depIdxs = []int32{
 	0,  // 0: ahp.v1.Event.type:type_name -> ahp.v1.EventType
@@ -1680,39 +1737,41 @@ var file_ahp_v1_event_proto_depIdxs = []int32{
 	12, // 7: ahp.v1.Event.harness:type_name -> ahp.v1.HarnessEnvelope
 	14, // 8: ahp.v1.Event.payload:type_name -> google.protobuf.Value
 	13, // 9: ahp.v1.Event.unknown_fields:type_name -> google.protobuf.Struct
-	15, // 10: ahp.v1.Event.idle:type_name -> ahp.v1.IdlePayload
-	16, // 11: ahp.v1.Event.intent_detection:type_name -> ahp.v1.IntentDetectionPayload
-	17, // 12: ahp.v1.Event.context_perception:type_name -> ahp.v1.ContextPerceptionPayload
-	18, // 13: ahp.v1.Event.memory_recall:type_name -> ahp.v1.MemoryRecallPayload
-	19, // 14: ahp.v1.Event.planning:type_name -> ahp.v1.PlanningPayload
-	20, // 15: ahp.v1.Event.reasoning:type_name -> ahp.v1.ReasoningPayload
-	21, // 16: ahp.v1.Event.rate_limit:type_name -> ahp.v1.RateLimitPayload
-	22, // 17: ahp.v1.Event.confirmation:type_name -> ahp.v1.ConfirmationPayload
-	23, // 18: ahp.v1.Event.run_lifecycle:type_name -> ahp.v1.RunLifecycle
-	24, // 19: ahp.v1.Event.task_list:type_name -> ahp.v1.TaskList
-	25, // 20: ahp.v1.Event.verification:type_name -> ahp.v1.Verification
-	1,  // 21: ahp.v1.Origin.dialect:type_name -> ahp.v1.Dialect
-	7,  // 22: ahp.v1.Session.agent:type_name -> ahp.v1.Agent
-	13, // 23: ahp.v1.Session.unknown_fields:type_name -> google.protobuf.Struct
-	13, // 24: ahp.v1.Agent.unknown_fields:type_name -> google.protobuf.Struct
-	2,  // 25: ahp.v1.Tool.kind:type_name -> ahp.v1.ToolKind
-	13, // 26: ahp.v1.Tool.input:type_name -> google.protobuf.Struct
-	14, // 27: ahp.v1.Tool.output:type_name -> google.protobuf.Value
-	9,  // 28: ahp.v1.Tool.error:type_name -> ahp.v1.ToolError
-	10, // 29: ahp.v1.Tool.mcp:type_name -> ahp.v1.McpTool
-	13, // 30: ahp.v1.Tool.unknown_fields:type_name -> google.protobuf.Struct
-	14, // 31: ahp.v1.ToolError.code:type_name -> google.protobuf.Value
-	13, // 32: ahp.v1.ToolError.unknown_fields:type_name -> google.protobuf.Struct
-	13, // 33: ahp.v1.McpTool.unknown_fields:type_name -> google.protobuf.Struct
-	13, // 34: ahp.v1.Native.payload:type_name -> google.protobuf.Struct
-	13, // 35: ahp.v1.Native.unknown_fields:type_name -> google.protobuf.Struct
-	26, // 36: ahp.v1.HarnessEnvelope.context:type_name -> ahp.v1.EventContext
-	13, // 37: ahp.v1.HarnessEnvelope.metadata:type_name -> google.protobuf.Struct
-	38, // [38:38] is the sub-list for method output_type
-	38, // [38:38] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	15, // 10: ahp.v1.Event.catalogue:type_name -> ahp.v1.Catalogue
+	16, // 11: ahp.v1.Event.idle:type_name -> ahp.v1.IdlePayload
+	17, // 12: ahp.v1.Event.intent_detection:type_name -> ahp.v1.IntentDetectionPayload
+	18, // 13: ahp.v1.Event.context_perception:type_name -> ahp.v1.ContextPerceptionPayload
+	19, // 14: ahp.v1.Event.memory_recall:type_name -> ahp.v1.MemoryRecallPayload
+	20, // 15: ahp.v1.Event.planning:type_name -> ahp.v1.PlanningPayload
+	21, // 16: ahp.v1.Event.reasoning:type_name -> ahp.v1.ReasoningPayload
+	22, // 17: ahp.v1.Event.rate_limit:type_name -> ahp.v1.RateLimitPayload
+	23, // 18: ahp.v1.Event.confirmation:type_name -> ahp.v1.ConfirmationPayload
+	24, // 19: ahp.v1.Event.run_lifecycle:type_name -> ahp.v1.RunLifecycle
+	25, // 20: ahp.v1.Event.task_list:type_name -> ahp.v1.TaskList
+	26, // 21: ahp.v1.Event.verification:type_name -> ahp.v1.Verification
+	1,  // 22: ahp.v1.Origin.dialect:type_name -> ahp.v1.Dialect
+	7,  // 23: ahp.v1.Session.agent:type_name -> ahp.v1.Agent
+	13, // 24: ahp.v1.Session.unknown_fields:type_name -> google.protobuf.Struct
+	13, // 25: ahp.v1.Agent.unknown_fields:type_name -> google.protobuf.Struct
+	2,  // 26: ahp.v1.Tool.kind:type_name -> ahp.v1.ToolKind
+	13, // 27: ahp.v1.Tool.input:type_name -> google.protobuf.Struct
+	14, // 28: ahp.v1.Tool.output:type_name -> google.protobuf.Value
+	9,  // 29: ahp.v1.Tool.error:type_name -> ahp.v1.ToolError
+	10, // 30: ahp.v1.Tool.mcp:type_name -> ahp.v1.McpTool
+	13, // 31: ahp.v1.Tool.unknown_fields:type_name -> google.protobuf.Struct
+	14, // 32: ahp.v1.ToolError.code:type_name -> google.protobuf.Value
+	13, // 33: ahp.v1.ToolError.unknown_fields:type_name -> google.protobuf.Struct
+	13, // 34: ahp.v1.McpTool.connection:type_name -> google.protobuf.Struct
+	13, // 35: ahp.v1.McpTool.unknown_fields:type_name -> google.protobuf.Struct
+	13, // 36: ahp.v1.Native.payload:type_name -> google.protobuf.Struct
+	13, // 37: ahp.v1.Native.unknown_fields:type_name -> google.protobuf.Struct
+	27, // 38: ahp.v1.HarnessEnvelope.context:type_name -> ahp.v1.EventContext
+	13, // 39: ahp.v1.HarnessEnvelope.metadata:type_name -> google.protobuf.Struct
+	40, // [40:40] is the sub-list for method output_type
+	40, // [40:40] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_ahp_v1_event_proto_init() }
@@ -1720,6 +1779,7 @@ func file_ahp_v1_event_proto_init() {
 	if File_ahp_v1_event_proto != nil {
 		return
 	}
+	file_ahp_v1_catalogue_proto_init()
 	file_ahp_v1_context_proto_init()
 	file_ahp_v1_contract_proto_init()
 	file_ahp_v1_options_proto_init()

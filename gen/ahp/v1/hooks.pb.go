@@ -587,6 +587,13 @@ type HookSubscription struct {
 	FailurePolicy FailurePolicy `protobuf:"varint,4,opt,name=failure_policy,json=failurePolicy,proto3,enum=ahp.v1.FailurePolicy" json:"failure_policy,omitempty"`
 	// Whether native payloads are delivered.
 	IncludeNative *bool `protobuf:"varint,5,opt,name=include_native,json=includeNative,proto3,oneof" json:"include_native,omitempty"`
+	// Hooks "draft": content selection per category ("default" and category names → "body",
+	// "metadata" or "omit").
+	Content map[string]string `protobuf:"bytes,6,rep,name=content,proto3" json:"content,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Hooks "draft": optimization hints ({toolKinds, paths}), as written.
+	Filters *structpb.Struct `protobuf:"bytes,7,opt,name=filters,proto3" json:"filters,omitempty"`
+	// Hooks "draft": content upload settings, as written.
+	Upload        *structpb.Struct `protobuf:"bytes,8,opt,name=upload,proto3" json:"upload,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -654,6 +661,27 @@ func (x *HookSubscription) GetIncludeNative() bool {
 		return *x.IncludeNative
 	}
 	return false
+}
+
+func (x *HookSubscription) GetContent() map[string]string {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+func (x *HookSubscription) GetFilters() *structpb.Struct {
+	if x != nil {
+		return x.Filters
+	}
+	return nil
+}
+
+func (x *HookSubscription) GetUpload() *structpb.Struct {
+	if x != nil {
+		return x.Upload
+	}
+	return nil
 }
 
 // HookBackend is one registered backend.
@@ -858,14 +886,20 @@ const file_ahp_v1_hooks_proto_rawDesc = "" +
 	"\x03url\x18\x01 \x01(\tR\x03url\"E\n" +
 	"\x12HookAuthentication\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1b\n" +
-	"\ttoken_env\x18\x02 \x01(\tR\btokenEnv\"\x88\x02\n" +
+	"\ttoken_env\x18\x02 \x01(\tR\btokenEnv\"\xe9\x03\n" +
 	"\x10HookSubscription\x12\x16\n" +
 	"\x06events\x18\x01 \x03(\tR\x06events\x12,\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x18.ahp.v1.SubscriptionModeR\x04mode\x12\"\n" +
 	"\n" +
 	"timeout_ms\x18\x03 \x01(\rH\x00R\ttimeoutMs\x88\x01\x01\x12<\n" +
 	"\x0efailure_policy\x18\x04 \x01(\x0e2\x15.ahp.v1.FailurePolicyR\rfailurePolicy\x12*\n" +
-	"\x0einclude_native\x18\x05 \x01(\bH\x01R\rincludeNative\x88\x01\x01B\r\n" +
+	"\x0einclude_native\x18\x05 \x01(\bH\x01R\rincludeNative\x88\x01\x01\x12?\n" +
+	"\acontent\x18\x06 \x03(\v2%.ahp.v1.HookSubscription.ContentEntryR\acontent\x121\n" +
+	"\afilters\x18\a \x01(\v2\x17.google.protobuf.StructR\afilters\x12/\n" +
+	"\x06upload\x18\b \x01(\v2\x17.google.protobuf.StructR\x06upload\x1a:\n" +
+	"\fContentEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
 	"\v_timeout_msB\x11\n" +
 	"\x0f_include_native\"\x93\x02\n" +
 	"\vHookBackend\x12\x0e\n" +
@@ -904,7 +938,7 @@ func file_ahp_v1_hooks_proto_rawDescGZIP() []byte {
 }
 
 var file_ahp_v1_hooks_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_ahp_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_ahp_v1_hooks_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_ahp_v1_hooks_proto_goTypes = []any{
 	(HookLifecycle)(0),           // 0: ahp.v1.HookLifecycle
 	(SubscriptionMode)(0),        // 1: ahp.v1.SubscriptionMode
@@ -918,29 +952,33 @@ var file_ahp_v1_hooks_proto_goTypes = []any{
 	(*HookSubscription)(nil),     // 9: ahp.v1.HookSubscription
 	(*HookBackend)(nil),          // 10: ahp.v1.HookBackend
 	(*HooksRegistration)(nil),    // 11: ahp.v1.HooksRegistration
-	(*structpb.Struct)(nil),      // 12: google.protobuf.Struct
-	(*structpb.Value)(nil),       // 13: google.protobuf.Value
+	nil,                          // 12: ahp.v1.HookSubscription.ContentEntry
+	(*structpb.Struct)(nil),      // 13: google.protobuf.Struct
+	(*structpb.Value)(nil),       // 14: google.protobuf.Value
 }
 var file_ahp_v1_hooks_proto_depIdxs = []int32{
-	12, // 0: ahp.v1.HooksEffect.extensions:type_name -> google.protobuf.Struct
-	12, // 1: ahp.v1.HooksEffect.unknown_fields:type_name -> google.protobuf.Struct
+	13, // 0: ahp.v1.HooksEffect.extensions:type_name -> google.protobuf.Struct
+	13, // 1: ahp.v1.HooksEffect.unknown_fields:type_name -> google.protobuf.Struct
 	3,  // 2: ahp.v1.HooksInterceptResult.effects:type_name -> ahp.v1.HooksEffect
-	12, // 3: ahp.v1.HooksInterceptResult.extensions:type_name -> google.protobuf.Struct
-	12, // 4: ahp.v1.HooksInterceptResult.unknown_fields:type_name -> google.protobuf.Struct
-	13, // 5: ahp.v1.RpcError.data:type_name -> google.protobuf.Value
+	13, // 3: ahp.v1.HooksInterceptResult.extensions:type_name -> google.protobuf.Struct
+	13, // 4: ahp.v1.HooksInterceptResult.unknown_fields:type_name -> google.protobuf.Struct
+	14, // 5: ahp.v1.RpcError.data:type_name -> google.protobuf.Value
 	0,  // 6: ahp.v1.HookStdioTransport.lifecycle:type_name -> ahp.v1.HookLifecycle
 	1,  // 7: ahp.v1.HookSubscription.mode:type_name -> ahp.v1.SubscriptionMode
 	2,  // 8: ahp.v1.HookSubscription.failure_policy:type_name -> ahp.v1.FailurePolicy
-	6,  // 9: ahp.v1.HookBackend.stdio:type_name -> ahp.v1.HookStdioTransport
-	7,  // 10: ahp.v1.HookBackend.http:type_name -> ahp.v1.HookHttpTransport
-	8,  // 11: ahp.v1.HookBackend.authentication:type_name -> ahp.v1.HookAuthentication
-	9,  // 12: ahp.v1.HookBackend.subscriptions:type_name -> ahp.v1.HookSubscription
-	10, // 13: ahp.v1.HooksRegistration.hooks:type_name -> ahp.v1.HookBackend
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	12, // 9: ahp.v1.HookSubscription.content:type_name -> ahp.v1.HookSubscription.ContentEntry
+	13, // 10: ahp.v1.HookSubscription.filters:type_name -> google.protobuf.Struct
+	13, // 11: ahp.v1.HookSubscription.upload:type_name -> google.protobuf.Struct
+	6,  // 12: ahp.v1.HookBackend.stdio:type_name -> ahp.v1.HookStdioTransport
+	7,  // 13: ahp.v1.HookBackend.http:type_name -> ahp.v1.HookHttpTransport
+	8,  // 14: ahp.v1.HookBackend.authentication:type_name -> ahp.v1.HookAuthentication
+	9,  // 15: ahp.v1.HookBackend.subscriptions:type_name -> ahp.v1.HookSubscription
+	10, // 16: ahp.v1.HooksRegistration.hooks:type_name -> ahp.v1.HookBackend
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_ahp_v1_hooks_proto_init() }
@@ -959,7 +997,7 @@ func file_ahp_v1_hooks_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ahp_v1_hooks_proto_rawDesc), len(file_ahp_v1_hooks_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

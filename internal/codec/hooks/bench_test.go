@@ -40,3 +40,44 @@ func BenchmarkEncodeHooksDeny(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeDraftMessage decodes the richest draft intercept request of the test data (an
+// MCP tool.before with lineage, gaps, state and every effect advertised).
+func BenchmarkDecodeDraftMessage(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(testdataDir, "draft", "intercept-tool-before-mcp.valid.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := hooks.DecodeBytes(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncodeDraftDeny renders a deny for a draft offer and writes the response, as the
+// bridge does (hooks.EncodeResult).
+func BenchmarkEncodeDraftDeny(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(testdataDir, "draft", "intercept-tool-before-mcp.valid.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := hooks.DecodeBytes(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := &ahpv1.Decision{
+		DecisionId:     "0190f1c2-7d1e-7000-8000-000000000001",
+		MatchedRuleIds: []string{"git-1"},
+		Effects:        []*ahpv1.Effect{denyEffect("Force pushes are blocked.", "dev.ahpgateway.git.force_push", "git-1")},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r, _ := hooks.RenderDraftResult(d, m.Intercept.Offer)
+		if out := hooks.EncodeResult(m.ID, r); len(out) == 0 {
+			b.Fatal("empty answer")
+		}
+	}
+}

@@ -18,7 +18,7 @@ import (
 var conformanceDir = func() string {
 	shared := os.Getenv("AHP_SHARED_DIR")
 	if shared == "" {
-		shared = filepath.Join("..", "..", "..", "shared")
+		shared = filepath.Join("..", "..", "..", "..", "shared") // ../shared from the repository root
 	}
 	return filepath.Join(shared, "conformance", "hooks-v0.1")
 }()

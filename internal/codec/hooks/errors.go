@@ -37,6 +37,8 @@ type codedError struct {
 	field *jsonwire.FieldError
 	code  int
 	kind  error
+	// supported overrides data.supported of a -32001 (Decode serves more than v0.1).
+	supported []any
 }
 
 func (e *codedError) Error() string { return e.field.Error() }
@@ -149,6 +151,9 @@ func errorObject(err error) *ahpv1.RpcError {
 	}
 	if code == CodeUnsupportedProtocolVersion {
 		data["supported"] = []any{ProtocolVersion}
+		if he != nil && he.supported != nil {
+			data["supported"] = he.supported
+		}
 	}
 	if len(data) > 0 {
 		v, convErr := jsonwire.ToValue(data)

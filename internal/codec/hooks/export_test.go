@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"encoding/json"
+
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 )
 
@@ -50,4 +52,26 @@ func CheckStdioFraming(frame []byte) error {
 		return unparsable("", "stdio message must end with a line feed")
 	}
 	return CheckStdioLine(frame[:len(frame)-1])
+}
+
+// WrapDraftDocument wraps a bare draft params or result document in its JSON-RPC envelope (as
+// hooks/intercept when it has capabilities, hooks/observe when it has only an event, a response
+// when it has effects or a manifest); full messages come back unchanged.
+func WrapDraftDocument(data []byte) []byte {
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil || doc["jsonrpc"] != nil {
+		return data
+	}
+	var env map[string]any
+	ev, _ := doc["event"].(map[string]any)
+	switch {
+	case doc["capabilities"] != nil:
+		env = map[string]any{"jsonrpc": "2.0", "id": ev["id"], "method": MethodIntercept, "params": doc}
+	case doc["event"] != nil:
+		env = map[string]any{"jsonrpc": "2.0", "method": MethodObserve, "params": doc}
+	default:
+		env = map[string]any{"jsonrpc": "2.0", "id": "fixture", "result": doc}
+	}
+	out, _ := json.Marshal(env)
+	return out
 }

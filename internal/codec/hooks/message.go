@@ -103,6 +103,8 @@ type Message struct {
 	Capabilities *CapabilitiesParams
 	// Result holds the result of a successful hooks/intercept response.
 	Result *ahpv1.HooksInterceptResult
+	// Discovery holds the result of a successful "draft" hooks/capabilities response.
+	Discovery *DiscoveryResult
 	// Error holds the error of an error response.
 	Error *ahpv1.RpcError
 	// UnknownFields keeps envelope members JSON-RPC 2.0 does not define, verbatim.
@@ -122,6 +124,8 @@ type InterceptParams struct {
 	// CapabilitiesUnknownFields keeps members of params.capabilities other than effects, which
 	// ahpv1.Capabilities has no room for.
 	CapabilitiesUnknownFields *structpb.Struct
+	// Offer is the full "draft" advertisement (modify targets, flow, inject), nil for v0.1.
+	Offer *Offer
 	// UnknownFields keeps the other params members, verbatim.
 	UnknownFields *structpb.Struct
 }
@@ -449,7 +453,11 @@ func EncodeMessage(m *Message) ([]byte, error) {
 	// The check is what decoding the encoded message would say. responseValid settles the
 	// common case, a response, from the typed fields alone; everything else is decoded for real.
 	if !responseValid(m) {
-		if _, err := decodeEnvelope(plainEncoder.envelope(m)); err != nil {
+		decode := decodeEnvelope
+		if VersionOf(m) == Draft {
+			decode = decodeDraftEnvelope
+		}
+		if _, err := decode(plainEncoder.envelope(m)); err != nil {
 			return nil, encodeError("message", err)
 		}
 	}
@@ -480,13 +488,13 @@ func checkShape(m *Message) error {
 		return errors.New("convert: nil HooksMessage")
 	}
 	set := 0
-	for _, isSet := range [...]bool{m.Intercept != nil, m.Observe != nil, m.Capabilities != nil, m.Result != nil, m.Error != nil} {
+	for _, isSet := range [...]bool{m.Intercept != nil, m.Observe != nil, m.Capabilities != nil, m.Result != nil, m.Error != nil, m.Discovery != nil} {
 		if isSet {
 			set++
 		}
 	}
 	if set != 1 {
-		return errors.New("convert: a HooksMessage needs exactly one of Intercept, Observe, Capabilities, Result and Error")
+		return errors.New("convert: a HooksMessage needs exactly one of Intercept, Observe, Capabilities, Result, Discovery and Error")
 	}
 	if m.Method != "" && m.Method != methodOf(m) {
 		return errors.New("convert: HooksMessage.Method does not match its params")
@@ -584,7 +592,7 @@ func (e encoder) envelope(m *Message) map[string]any {
 		p := e.base(m.Observe.UnknownFields)
 		p["protocolVersion"] = m.Observe.ProtocolVersion
 		if ev := m.Observe.Request.GetEvent(); ev != nil {
-			p["event"] = e.event(ev)
+			p["event"] = e.eventAt(Version(m.Observe.ProtocolVersion), ev)
 		}
 		out["params"] = p
 	case m.Capabilities != nil:
@@ -593,6 +601,8 @@ func (e encoder) envelope(m *Message) map[string]any {
 		out["params"] = p
 	case m.Result != nil:
 		out["result"] = e.result(m.Result)
+	case m.Discovery != nil:
+		out["result"] = e.discovery(m.Discovery)
 	case m.Error != nil:
 		out["error"] = e.rpcError(m.Error)
 	}
@@ -603,9 +613,11 @@ func (e encoder) interceptParams(p *InterceptParams) map[string]any {
 	out := e.base(p.UnknownFields)
 	out["protocolVersion"] = p.ProtocolVersion
 	if ev := p.Request.GetEvent(); ev != nil {
-		out["event"] = e.event(ev)
+		out["event"] = e.eventAt(Version(p.ProtocolVersion), ev)
 	}
-	if c := p.Request.GetCapabilities(); c != nil {
+	if p.Offer != nil {
+		out["capabilities"] = p.Offer.raw
+	} else if c := p.Request.GetCapabilities(); c != nil {
 		caps := e.base(p.CapabilitiesUnknownFields)
 		caps["effects"] = encodeCapabilities(c)["effects"]
 		out["capabilities"] = caps

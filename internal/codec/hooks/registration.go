@@ -44,16 +44,20 @@ func DecodeRegistration(data []byte) (*ahpv1.HooksRegistration, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeRegistration(v)
+	return decodeRegistration(v, V01)
 }
 
-func decodeRegistration(v any) (*ahpv1.HooksRegistration, error) {
+func decodeRegistration(v any, version Version) (*ahpv1.HooksRegistration, error) {
 	o, err := objectAt("", v)
 	if err != nil {
 		return nil, err
 	}
 	r := &ahpv1.HooksRegistration{}
-	if r.ProtocolVersion, err = checkVersion(o); err != nil {
+	check := checkVersion
+	if version == Draft {
+		check = checkDraftVersion
+	}
+	if r.ProtocolVersion, err = check(o); err != nil {
 		return nil, err
 	}
 	list, err := o.requiredArray("hooks", "must be an array of backends", "must contain at least one backend")
@@ -63,7 +67,7 @@ func decodeRegistration(v any) (*ahpv1.HooksRegistration, error) {
 	firstByID := map[string]int{}
 	for i, e := range list {
 		path := jsonwire.IndexPath("hooks", i)
-		b, err := decodeBackend(path, e)
+		b, err := decodeBackend(path, e, version)
 		if err != nil {
 			return nil, err
 		}
@@ -76,7 +80,7 @@ func decodeRegistration(v any) (*ahpv1.HooksRegistration, error) {
 	return r, nil
 }
 
-func decodeBackend(path string, v any) (*ahpv1.HookBackend, error) {
+func decodeBackend(path string, v any, version Version) (*ahpv1.HookBackend, error) {
 	o, err := objectAt(path, v)
 	if err != nil {
 		return nil, err
@@ -119,7 +123,7 @@ func decodeBackend(path string, v any) (*ahpv1.HookBackend, error) {
 	subscribedBy := map[eventMode]int{}
 	for i, e := range list {
 		spath := jsonwire.IndexPath(o.at("subscriptions"), i)
-		s, err := decodeSubscription(spath, e)
+		s, err := decodeSubscription(spath, e, version)
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +216,7 @@ func decodeAuthentication(o *object) (*ahpv1.HookAuthentication, error) {
 	return a, nil
 }
 
-func decodeSubscription(path string, v any) (*ahpv1.HookSubscription, error) {
+func decodeSubscription(path string, v any, version Version) (*ahpv1.HookSubscription, error) {
 	o, err := objectAt(path, v)
 	if err != nil {
 		return nil, err
@@ -227,7 +231,11 @@ func decodeSubscription(path string, v any) (*ahpv1.HookSubscription, error) {
 		return nil, invalid(o.at("mode"), "unknown mode; expected intercept or observe")
 	}
 	s.Mode = ahpv1.SubscriptionMode(n)
-	if s.Events, err = decodeSubscribedEvents(o, s.Mode); err != nil {
+	decodeEvents := decodeSubscribedEvents
+	if version == Draft {
+		decodeEvents = decodeDraftSubscribedEvents
+	}
+	if s.Events, err = decodeEvents(o, s.Mode); err != nil {
 		return nil, err
 	}
 
@@ -258,6 +266,11 @@ func decodeSubscription(path string, v any) (*ahpv1.HookSubscription, error) {
 	}
 	if s.IncludeNative, err = o.optionalBool("includeNative"); err != nil {
 		return nil, err
+	}
+	if version == Draft {
+		if err := decodeDraftSubscription(o, s); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -296,7 +309,7 @@ func decodeSubscribedEvents(o *object, mode ahpv1.SubscriptionMode) ([]string, e
 // rules of DecodeRegistration first, so an invalid registration is refused, not written.
 func EncodeRegistration(r *ahpv1.HooksRegistration) ([]byte, error) {
 	v := encodeRegistration(r)
-	if _, err := decodeRegistration(v); err != nil {
+	if _, err := decodeRegistration(v, V01); err != nil {
 		return nil, encodeError("registration", err)
 	}
 	return jsonwire.Marshal(v)
@@ -346,6 +359,7 @@ func encodeRegistration(r *ahpv1.HooksRegistration) map[string]any {
 			if s.IncludeNative != nil {
 				sm["includeNative"] = s.GetIncludeNative()
 			}
+			encodeDraftSubscription(sm, s)
 			subs = append(subs, sm)
 		}
 		m["subscriptions"] = subs

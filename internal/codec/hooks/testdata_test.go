@@ -43,6 +43,10 @@ func TestTestdata(t *testing.T) {
 				messageDoc.check(t, data, c.Valid, c.ErrorPath, c.ErrorCode)
 			case "registration":
 				registrationDoc.check(t, data, c.Valid, c.ErrorPath, c.ErrorCode)
+			case "draft":
+				draftDoc.check(t, data, c.Valid, c.ErrorPath, c.ErrorCode)
+			case "draft-registration":
+				draftRegistrationDoc.check(t, data, c.Valid, c.ErrorPath, c.ErrorCode)
 			default:
 				t.Fatalf("unknown kind %q", c.Kind)
 			}

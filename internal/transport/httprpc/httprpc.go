@@ -55,6 +55,10 @@ type Options struct {
 	// ApprovalWait is how long a Handler may wait on a decision held for an approval; the write
 	// timeout is raised to cover it.
 	ApprovalWait time.Duration
+	// UploadPath and Upload, if both set, serve the Agent Hooks "draft" content upload binding
+	// (package upload) on that exact path.
+	UploadPath string
+	Upload     http.Handler
 }
 
 func (o Options) withDefaults() Options {
@@ -88,6 +92,10 @@ type handler struct {
 func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Exact paths, no http.ServeMux: its clean-path redirects would be operational failures for a
 	// Hooks harness, which must not follow redirects.
+	if s.opts.Upload != nil && s.opts.UploadPath != "" && r.URL.Path == s.opts.UploadPath {
+		s.opts.Upload.ServeHTTP(w, r)
+		return
+	}
 	if r.URL.Path != s.opts.HooksPath && r.URL.Path != s.opts.HarnessPath {
 		http.NotFound(w, r)
 		return

@@ -1,3 +1,4 @@
+from ahp.v1 import catalogue_pb2 as _catalogue_pb2
 from ahp.v1 import context_pb2 as _context_pb2
 from ahp.v1 import contract_pb2 as _contract_pb2
 from ahp.v1 import options_pb2 as _options_pb2
@@ -92,7 +93,8 @@ class Agent(_message.Message):
     def __init__(self, id: _Optional[str] = ..., type: _Optional[str] = ..., unknown_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ["confirmation", "context_perception", "extensions", "harness", "id", "idle", "intent_detection", "memory_recall", "native", "origin", "outcome", "payload", "planning", "rate_limit", "reasoning", "run_lifecycle", "session", "source", "task_list", "time", "tool", "type", "unknown_fields", "verification"]
+    __slots__ = ["catalogue", "confirmation", "context_perception", "extensions", "harness", "id", "idle", "intent_detection", "memory_recall", "native", "origin", "outcome", "payload", "planning", "rate_limit", "reasoning", "run_lifecycle", "session", "source", "task_list", "time", "tool", "type", "unknown_fields", "verification"]
+    CATALOGUE_FIELD_NUMBER: _ClassVar[int]
     CONFIRMATION_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_PERCEPTION_FIELD_NUMBER: _ClassVar[int]
     EXTENSIONS_FIELD_NUMBER: _ClassVar[int]
@@ -117,6 +119,7 @@ class Event(_message.Message):
     TYPE_FIELD_NUMBER: _ClassVar[int]
     UNKNOWN_FIELDS_FIELD_NUMBER: _ClassVar[int]
     VERIFICATION_FIELD_NUMBER: _ClassVar[int]
+    catalogue: _catalogue_pb2.Catalogue
     confirmation: _typed_pb2.ConfirmationPayload
     context_perception: _typed_pb2.ContextPerceptionPayload
     extensions: _struct_pb2.Struct
@@ -141,7 +144,7 @@ class Event(_message.Message):
     type: EventType
     unknown_fields: _struct_pb2.Struct
     verification: _contract_pb2.Verification
-    def __init__(self, id: _Optional[str] = ..., source: _Optional[str] = ..., type: _Optional[_Union[EventType, str]] = ..., time: _Optional[str] = ..., session: _Optional[_Union[Session, _Mapping]] = ..., tool: _Optional[_Union[Tool, _Mapping]] = ..., native: _Optional[_Union[Native, _Mapping]] = ..., extensions: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., origin: _Optional[_Union[Origin, _Mapping]] = ..., outcome: _Optional[_Union[SessionOutcome, str]] = ..., harness: _Optional[_Union[HarnessEnvelope, _Mapping]] = ..., payload: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., unknown_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., idle: _Optional[_Union[_typed_pb2.IdlePayload, _Mapping]] = ..., intent_detection: _Optional[_Union[_typed_pb2.IntentDetectionPayload, _Mapping]] = ..., context_perception: _Optional[_Union[_typed_pb2.ContextPerceptionPayload, _Mapping]] = ..., memory_recall: _Optional[_Union[_typed_pb2.MemoryRecallPayload, _Mapping]] = ..., planning: _Optional[_Union[_typed_pb2.PlanningPayload, _Mapping]] = ..., reasoning: _Optional[_Union[_typed_pb2.ReasoningPayload, _Mapping]] = ..., rate_limit: _Optional[_Union[_typed_pb2.RateLimitPayload, _Mapping]] = ..., confirmation: _Optional[_Union[_typed_pb2.ConfirmationPayload, _Mapping]] = ..., run_lifecycle: _Optional[_Union[_contract_pb2.RunLifecycle, _Mapping]] = ..., task_list: _Optional[_Union[_contract_pb2.TaskList, _Mapping]] = ..., verification: _Optional[_Union[_contract_pb2.Verification, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., source: _Optional[str] = ..., type: _Optional[_Union[EventType, str]] = ..., time: _Optional[str] = ..., session: _Optional[_Union[Session, _Mapping]] = ..., tool: _Optional[_Union[Tool, _Mapping]] = ..., native: _Optional[_Union[Native, _Mapping]] = ..., extensions: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., origin: _Optional[_Union[Origin, _Mapping]] = ..., outcome: _Optional[_Union[SessionOutcome, str]] = ..., harness: _Optional[_Union[HarnessEnvelope, _Mapping]] = ..., payload: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., unknown_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., catalogue: _Optional[_Union[_catalogue_pb2.Catalogue, _Mapping]] = ..., idle: _Optional[_Union[_typed_pb2.IdlePayload, _Mapping]] = ..., intent_detection: _Optional[_Union[_typed_pb2.IntentDetectionPayload, _Mapping]] = ..., context_perception: _Optional[_Union[_typed_pb2.ContextPerceptionPayload, _Mapping]] = ..., memory_recall: _Optional[_Union[_typed_pb2.MemoryRecallPayload, _Mapping]] = ..., planning: _Optional[_Union[_typed_pb2.PlanningPayload, _Mapping]] = ..., reasoning: _Optional[_Union[_typed_pb2.ReasoningPayload, _Mapping]] = ..., rate_limit: _Optional[_Union[_typed_pb2.RateLimitPayload, _Mapping]] = ..., confirmation: _Optional[_Union[_typed_pb2.ConfirmationPayload, _Mapping]] = ..., run_lifecycle: _Optional[_Union[_contract_pb2.RunLifecycle, _Mapping]] = ..., task_list: _Optional[_Union[_contract_pb2.TaskList, _Mapping]] = ..., verification: _Optional[_Union[_contract_pb2.Verification, _Mapping]] = ...) -> None: ...
 
 class HarnessEnvelope(_message.Message):
     __slots__ = ["agent_id", "context", "depth", "metadata"]
@@ -156,14 +159,20 @@ class HarnessEnvelope(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., depth: _Optional[int] = ..., context: _Optional[_Union[_context_pb2.EventContext, _Mapping]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class McpTool(_message.Message):
-    __slots__ = ["server", "tool", "unknown_fields"]
+    __slots__ = ["connection", "provenance", "server", "server_name", "tool", "unknown_fields"]
+    CONNECTION_FIELD_NUMBER: _ClassVar[int]
+    PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     SERVER_FIELD_NUMBER: _ClassVar[int]
+    SERVER_NAME_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
     UNKNOWN_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    connection: _struct_pb2.Struct
+    provenance: str
     server: str
+    server_name: str
     tool: str
     unknown_fields: _struct_pb2.Struct
-    def __init__(self, server: _Optional[str] = ..., tool: _Optional[str] = ..., unknown_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    def __init__(self, server: _Optional[str] = ..., tool: _Optional[str] = ..., server_name: _Optional[str] = ..., provenance: _Optional[str] = ..., connection: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., unknown_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Native(_message.Message):
     __slots__ = ["event_name", "payload", "provider", "unknown_fields"]
@@ -210,13 +219,14 @@ class Session(_message.Message):
     def __init__(self, id: _Optional[str] = ..., cwd: _Optional[str] = ..., workspace_roots: _Optional[_Iterable[str]] = ..., model: _Optional[str] = ..., agent: _Optional[_Union[Agent, _Mapping]] = ..., unknown_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Tool(_message.Message):
-    __slots__ = ["call_id", "error", "input", "kind", "mcp", "name", "output", "unknown_fields"]
+    __slots__ = ["call_id", "error", "input", "kind", "mcp", "name", "origin", "output", "unknown_fields"]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     MCP_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     UNKNOWN_FIELDS_FIELD_NUMBER: _ClassVar[int]
     call_id: str
@@ -225,9 +235,10 @@ class Tool(_message.Message):
     kind: ToolKind
     mcp: McpTool
     name: str
+    origin: str
     output: _struct_pb2.Value
     unknown_fields: _struct_pb2.Struct
-    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., kind: _Optional[_Union[ToolKind, str]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., mcp: _Optional[_Union[McpTool, _Mapping]] = ..., unknown_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., kind: _Optional[_Union[ToolKind, str]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., mcp: _Optional[_Union[McpTool, _Mapping]] = ..., origin: _Optional[str] = ..., unknown_fields: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class ToolError(_message.Message):
     __slots__ = ["category", "code", "message", "unknown_fields"]

@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12\x61hp/v1/hooks.proto\x12\x06\x61hp.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xc6\x01\n\x0bHooksEffect\x12\x12\n\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\x12\x12\n\x04\x63ode\x18\x03 \x01(\tR\x04\x63ode\x12\x37\n\nextensions\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\nextensions\x12>\n\x0eunknown_fields\x18\x0f \x01(\x0b\x32\x17.google.protobuf.StructR\runknownFields\"\xe9\x01\n\x14HooksInterceptResult\x12)\n\x10protocol_version\x18\x01 \x01(\tR\x0fprotocolVersion\x12-\n\x07\x65\x66\x66\x65\x63ts\x18\x02 \x03(\x0b\x32\x13.ahp.v1.HooksEffectR\x07\x65\x66\x66\x65\x63ts\x12\x37\n\nextensions\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\nextensions\x12>\n\x0eunknown_fields\x18\x0f \x01(\x0b\x32\x17.google.protobuf.StructR\runknownFields\"d\n\x08RpcError\x12\x12\n\x04\x63ode\x18\x01 \x01(\x05R\x04\x63ode\x12\x18\n\x07message\x18\x02 \x01(\tR\x07message\x12*\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x64\x61ta\"\x89\x01\n\x12HookStdioTransport\x12\x18\n\x07\x63ommand\x18\x01 \x01(\tR\x07\x63ommand\x12\x12\n\x04\x61rgs\x18\x02 \x03(\tR\x04\x61rgs\x12\x33\n\tlifecycle\x18\x03 \x01(\x0e\x32\x15.ahp.v1.HookLifecycleR\tlifecycle\x12\x10\n\x03\x63wd\x18\x04 \x01(\tR\x03\x63wd\"%\n\x11HookHttpTransport\x12\x10\n\x03url\x18\x01 \x01(\tR\x03url\"E\n\x12HookAuthentication\x12\x12\n\x04type\x18\x01 \x01(\tR\x04type\x12\x1b\n\ttoken_env\x18\x02 \x01(\tR\x08tokenEnv\"\x88\x02\n\x10HookSubscription\x12\x16\n\x06\x65vents\x18\x01 \x03(\tR\x06\x65vents\x12,\n\x04mode\x18\x02 \x01(\x0e\x32\x18.ahp.v1.SubscriptionModeR\x04mode\x12\"\n\ntimeout_ms\x18\x03 \x01(\rH\x00R\ttimeoutMs\x88\x01\x01\x12<\n\x0e\x66\x61ilure_policy\x18\x04 \x01(\x0e\x32\x15.ahp.v1.FailurePolicyR\rfailurePolicy\x12*\n\x0einclude_native\x18\x05 \x01(\x08H\x01R\rincludeNative\x88\x01\x01\x42\r\n\x0b_timeout_msB\x11\n\x0f_include_native\"\x93\x02\n\x0bHookBackend\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x32\n\x05stdio\x18\x02 \x01(\x0b\x32\x1a.ahp.v1.HookStdioTransportH\x00R\x05stdio\x12/\n\x04http\x18\x03 \x01(\x0b\x32\x19.ahp.v1.HookHttpTransportH\x00R\x04http\x12\x42\n\x0e\x61uthentication\x18\x04 \x01(\x0b\x32\x1a.ahp.v1.HookAuthenticationR\x0e\x61uthentication\x12>\n\rsubscriptions\x18\x05 \x03(\x0b\x32\x18.ahp.v1.HookSubscriptionR\rsubscriptionsB\x0b\n\ttransport\"i\n\x11HooksRegistration\x12)\n\x10protocol_version\x18\x01 \x01(\tR\x0fprotocolVersion\x12)\n\x05hooks\x18\x02 \x03(\x0b\x32\x13.ahp.v1.HookBackendR\x05hooks*l\n\rHookLifecycle\x12\x1e\n\x1aHOOK_LIFECYCLE_UNSPECIFIED\x10\x00\x12\x1d\n\x19HOOK_LIFECYCLE_PERSISTENT\x10\x01\x12\x1c\n\x18HOOK_LIFECYCLE_PER_EVENT\x10\x02*u\n\x10SubscriptionMode\x12!\n\x1dSUBSCRIPTION_MODE_UNSPECIFIED\x10\x00\x12\x1f\n\x1bSUBSCRIPTION_MODE_INTERCEPT\x10\x01\x12\x1d\n\x19SUBSCRIPTION_MODE_OBSERVE\x10\x02*m\n\rFailurePolicy\x12\x1e\n\x1a\x46\x41ILURE_POLICY_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x46\x41ILURE_POLICY_FAIL_OPEN\x10\x01\x12\x1e\n\x1a\x46\x41ILURE_POLICY_FAIL_CLOSED\x10\x02\x42-Z+github.com/ahp-gateway/ahp/gen/ahp/v1;ahpv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12\x61hp/v1/hooks.proto\x12\x06\x61hp.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xc6\x01\n\x0bHooksEffect\x12\x12\n\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\x12\x12\n\x04\x63ode\x18\x03 \x01(\tR\x04\x63ode\x12\x37\n\nextensions\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\nextensions\x12>\n\x0eunknown_fields\x18\x0f \x01(\x0b\x32\x17.google.protobuf.StructR\runknownFields\"\xe9\x01\n\x14HooksInterceptResult\x12)\n\x10protocol_version\x18\x01 \x01(\tR\x0fprotocolVersion\x12-\n\x07\x65\x66\x66\x65\x63ts\x18\x02 \x03(\x0b\x32\x13.ahp.v1.HooksEffectR\x07\x65\x66\x66\x65\x63ts\x12\x37\n\nextensions\x18\x03 \x01(\x0b\x32\x17.google.protobuf.StructR\nextensions\x12>\n\x0eunknown_fields\x18\x0f \x01(\x0b\x32\x17.google.protobuf.StructR\runknownFields\"d\n\x08RpcError\x12\x12\n\x04\x63ode\x18\x01 \x01(\x05R\x04\x63ode\x12\x18\n\x07message\x18\x02 \x01(\tR\x07message\x12*\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04\x64\x61ta\"\x89\x01\n\x12HookStdioTransport\x12\x18\n\x07\x63ommand\x18\x01 \x01(\tR\x07\x63ommand\x12\x12\n\x04\x61rgs\x18\x02 \x03(\tR\x04\x61rgs\x12\x33\n\tlifecycle\x18\x03 \x01(\x0e\x32\x15.ahp.v1.HookLifecycleR\tlifecycle\x12\x10\n\x03\x63wd\x18\x04 \x01(\tR\x03\x63wd\"%\n\x11HookHttpTransport\x12\x10\n\x03url\x18\x01 \x01(\tR\x03url\"E\n\x12HookAuthentication\x12\x12\n\x04type\x18\x01 \x01(\tR\x04type\x12\x1b\n\ttoken_env\x18\x02 \x01(\tR\x08tokenEnv\"\xe9\x03\n\x10HookSubscription\x12\x16\n\x06\x65vents\x18\x01 \x03(\tR\x06\x65vents\x12,\n\x04mode\x18\x02 \x01(\x0e\x32\x18.ahp.v1.SubscriptionModeR\x04mode\x12\"\n\ntimeout_ms\x18\x03 \x01(\rH\x00R\ttimeoutMs\x88\x01\x01\x12<\n\x0e\x66\x61ilure_policy\x18\x04 \x01(\x0e\x32\x15.ahp.v1.FailurePolicyR\rfailurePolicy\x12*\n\x0einclude_native\x18\x05 \x01(\x08H\x01R\rincludeNative\x88\x01\x01\x12?\n\x07\x63ontent\x18\x06 \x03(\x0b\x32%.ahp.v1.HookSubscription.ContentEntryR\x07\x63ontent\x12\x31\n\x07\x66ilters\x18\x07 \x01(\x0b\x32\x17.google.protobuf.StructR\x07\x66ilters\x12/\n\x06upload\x18\x08 \x01(\x0b\x32\x17.google.protobuf.StructR\x06upload\x1a:\n\x0c\x43ontentEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\x42\r\n\x0b_timeout_msB\x11\n\x0f_include_native\"\x93\x02\n\x0bHookBackend\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x32\n\x05stdio\x18\x02 \x01(\x0b\x32\x1a.ahp.v1.HookStdioTransportH\x00R\x05stdio\x12/\n\x04http\x18\x03 \x01(\x0b\x32\x19.ahp.v1.HookHttpTransportH\x00R\x04http\x12\x42\n\x0e\x61uthentication\x18\x04 \x01(\x0b\x32\x1a.ahp.v1.HookAuthenticationR\x0e\x61uthentication\x12>\n\rsubscriptions\x18\x05 \x03(\x0b\x32\x18.ahp.v1.HookSubscriptionR\rsubscriptionsB\x0b\n\ttransport\"i\n\x11HooksRegistration\x12)\n\x10protocol_version\x18\x01 \x01(\tR\x0fprotocolVersion\x12)\n\x05hooks\x18\x02 \x03(\x0b\x32\x13.ahp.v1.HookBackendR\x05hooks*l\n\rHookLifecycle\x12\x1e\n\x1aHOOK_LIFECYCLE_UNSPECIFIED\x10\x00\x12\x1d\n\x19HOOK_LIFECYCLE_PERSISTENT\x10\x01\x12\x1c\n\x18HOOK_LIFECYCLE_PER_EVENT\x10\x02*u\n\x10SubscriptionMode\x12!\n\x1dSUBSCRIPTION_MODE_UNSPECIFIED\x10\x00\x12\x1f\n\x1bSUBSCRIPTION_MODE_INTERCEPT\x10\x01\x12\x1d\n\x19SUBSCRIPTION_MODE_OBSERVE\x10\x02*m\n\rFailurePolicy\x12\x1e\n\x1a\x46\x41ILURE_POLICY_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x46\x41ILURE_POLICY_FAIL_OPEN\x10\x01\x12\x1e\n\x1a\x46\x41ILURE_POLICY_FAIL_CLOSED\x10\x02\x42-Z+github.com/ahp-gateway/ahp/gen/ahp/v1;ahpv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ahp.v1.hooks_pb2', globals())
@@ -22,12 +22,14 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z+github.com/ahp-gateway/ahp/gen/ahp/v1;ahpv1'
-  _HOOKLIFECYCLE._serialized_start=1501
-  _HOOKLIFECYCLE._serialized_end=1609
-  _SUBSCRIPTIONMODE._serialized_start=1611
-  _SUBSCRIPTIONMODE._serialized_end=1728
-  _FAILUREPOLICY._serialized_start=1730
-  _FAILUREPOLICY._serialized_end=1839
+  _HOOKSUBSCRIPTION_CONTENTENTRY._options = None
+  _HOOKSUBSCRIPTION_CONTENTENTRY._serialized_options = b'8\001'
+  _HOOKLIFECYCLE._serialized_start=1726
+  _HOOKLIFECYCLE._serialized_end=1834
+  _SUBSCRIPTIONMODE._serialized_start=1836
+  _SUBSCRIPTIONMODE._serialized_end=1953
+  _FAILUREPOLICY._serialized_start=1955
+  _FAILUREPOLICY._serialized_end=2064
   _HOOKSEFFECT._serialized_start=61
   _HOOKSEFFECT._serialized_end=259
   _HOOKSINTERCEPTRESULT._serialized_start=262
@@ -41,9 +43,11 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _HOOKAUTHENTICATION._serialized_start=778
   _HOOKAUTHENTICATION._serialized_end=847
   _HOOKSUBSCRIPTION._serialized_start=850
-  _HOOKSUBSCRIPTION._serialized_end=1114
-  _HOOKBACKEND._serialized_start=1117
-  _HOOKBACKEND._serialized_end=1392
-  _HOOKSREGISTRATION._serialized_start=1394
-  _HOOKSREGISTRATION._serialized_end=1499
+  _HOOKSUBSCRIPTION._serialized_end=1339
+  _HOOKSUBSCRIPTION_CONTENTENTRY._serialized_start=1247
+  _HOOKSUBSCRIPTION_CONTENTENTRY._serialized_end=1305
+  _HOOKBACKEND._serialized_start=1342
+  _HOOKBACKEND._serialized_end=1617
+  _HOOKSREGISTRATION._serialized_start=1619
+  _HOOKSREGISTRATION._serialized_end=1724
 # @@protoc_insertion_point(module_scope)

@@ -57,18 +57,31 @@ class HookStdioTransport(_message.Message):
     def __init__(self, command: _Optional[str] = ..., args: _Optional[_Iterable[str]] = ..., lifecycle: _Optional[_Union[HookLifecycle, str]] = ..., cwd: _Optional[str] = ...) -> None: ...
 
 class HookSubscription(_message.Message):
-    __slots__ = ["events", "failure_policy", "include_native", "mode", "timeout_ms"]
+    __slots__ = ["content", "events", "failure_policy", "filters", "include_native", "mode", "timeout_ms", "upload"]
+    class ContentEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     FAILURE_POLICY_FIELD_NUMBER: _ClassVar[int]
+    FILTERS_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_NATIVE_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    UPLOAD_FIELD_NUMBER: _ClassVar[int]
+    content: _containers.ScalarMap[str, str]
     events: _containers.RepeatedScalarFieldContainer[str]
     failure_policy: FailurePolicy
+    filters: _struct_pb2.Struct
     include_native: bool
     mode: SubscriptionMode
     timeout_ms: int
-    def __init__(self, events: _Optional[_Iterable[str]] = ..., mode: _Optional[_Union[SubscriptionMode, str]] = ..., timeout_ms: _Optional[int] = ..., failure_policy: _Optional[_Union[FailurePolicy, str]] = ..., include_native: bool = ...) -> None: ...
+    upload: _struct_pb2.Struct
+    def __init__(self, events: _Optional[_Iterable[str]] = ..., mode: _Optional[_Union[SubscriptionMode, str]] = ..., timeout_ms: _Optional[int] = ..., failure_policy: _Optional[_Union[FailurePolicy, str]] = ..., include_native: bool = ..., content: _Optional[_Mapping[str, str]] = ..., filters: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., upload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class HooksEffect(_message.Message):
     __slots__ = ["code", "extensions", "reason", "type", "unknown_fields"]
