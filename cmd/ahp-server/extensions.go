@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/cluster"
 	"github.com/ahp-gateway/ahp/internal/config"
 	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/ahp-gateway/ahp/internal/redact"
@@ -31,6 +32,7 @@ type extensions struct {
 	tracing   connect.Interceptor
 	audit     *audit.Log
 	redactor  *redact.Redactor
+	cluster   cluster.Config // the config file's cluster: block
 	closers   []func()
 }
 
@@ -52,7 +54,7 @@ func loadExtensions(ctx context.Context, f extensionFlags, log *slog.Logger) (*e
 		}
 		file = loaded
 	}
-	ext := &extensions{}
+	ext := &extensions{cluster: file.Cluster}
 	fail := func(err error) (*extensions, error) {
 		ext.close()
 		return nil, err

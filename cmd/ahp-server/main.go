@@ -22,6 +22,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/cli"
+	"github.com/ahp-gateway/ahp/internal/cluster"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/server"
@@ -95,6 +96,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	bodyRead := fs.Duration("body-read-timeout", 30*time.Second, "a unary or server-streaming call must send its headers and body within this long; negative: no limit", "AHP_BODY_READ_TIMEOUT")
 	idle := fs.Duration("idle-timeout", 30*time.Second, "connections without calls in flight (an HTTP/2 connection that never starts a stream included) close after this long", "AHP_IDLE_TIMEOUT")
 	maxConns := fs.Int("max-connections", 8192, "connections open at once; more are closed at accept; negative: no cap", "AHP_MAX_CONNECTIONS")
+	natsURLs := fs.String("nats", "", "cluster mode: NATS server URLs, comma-separated; replicas share idempotency, sessions, Watch and policy through JetStream (docs/cluster.md)", "AHP_NATS_URL")
+	clusterReady := fs.Bool("cluster-ready-required", false, "in cluster mode, health reports NOT_SERVING while NATS is unreachable", "AHP_CLUSTER_READY_REQUIRED")
 	maxConnsPerAddr := fs.Int("max-connections-per-address", 2048, "connections open at once from one client IP address; negative: no cap", "AHP_MAX_CONNECTIONS_PER_ADDRESS")
 	if status, ok := fs.Parse(args); !ok {
 		return status
@@ -125,7 +128,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		return 1
 	}
 	defer ext.close()
-	srv, err := server.New(server.Config{
+	shared, err := openCluster(ctx, ext.cluster, cluster.ParseServers(*natsURLs), logger)
+	if err != nil {
+		fmt.Fprintln(stderr, "ahp-server:", err)
+		return 1
+	}
+	defer shared.close()
+	if shared == nil && *clusterReady {
+		return fs.Fail(clusterFlagError("-cluster-ready-required"))
+	}
+	sc := server.Config{
 		PolicyFile:         *policyFile,
 		PolicyPollInterval: pollInterval,
 		TLSCertFile:        *tlsCert,
@@ -152,7 +164,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		Audit:                    ext.audit,
 		Redactor:                 ext.redactor,
 		Reflection:               reflection.Mount,
-	})
+	}
+	shared.wire(&sc, *clusterReady)
+	srv, err := server.New(sc)
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-server:", err)
 		return 1

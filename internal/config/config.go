@@ -14,6 +14,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/cluster"
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/tracing"
 	"go.yaml.in/yaml/v3"
@@ -26,6 +27,7 @@ import (
 //	redaction:  what is masked before anything is written or streamed
 //	metrics:    Prometheus listener
 //	tracing:    OpenTelemetry (docs/observability.md)
+//	cluster:    NATS JetStream shared state for replicas (docs/cluster.md)
 type File struct {
 	// Auth configures credentials; empty means no authentication (loopback use).
 	Auth auth.Config `yaml:"auth"`
@@ -37,6 +39,8 @@ type File struct {
 	Metrics Metrics `yaml:"metrics"`
 	// Tracing configures OpenTelemetry.
 	Tracing tracing.Config `yaml:"tracing"`
+	// Cluster shares state between replicas through NATS JetStream (docs/cluster.md).
+	Cluster cluster.Config `yaml:"cluster"`
 }
 
 // Audit configures the audit log.
@@ -104,6 +108,9 @@ func Parse(data []byte) (*File, error) {
 	}
 	if _, err := f.Redactor(); err != nil {
 		return nil, fmt.Errorf("redaction: %w", err)
+	}
+	if err := f.Cluster.Validate(); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }

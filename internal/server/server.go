@@ -29,6 +29,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/hub"
+	"github.com/ahp-gateway/ahp/internal/idempotency"
 	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/redact"
@@ -95,6 +96,21 @@ type Config struct {
 	Audit *audit.Log
 	// Redactor masks secrets in everything streamed to Watch (nil: redact.New with defaults).
 	Redactor *redact.Redactor
+	// Sessions is session memory (nil: in-process); cluster mode shares it (cluster/sessionkv).
+	Sessions session.Store
+	// Idempotency remembers decisions and observations (nil: in-process); cluster mode shares it
+	// (cluster/idemkv).
+	Idempotency idempotency.Store
+	// Fanout, when set, joins the local Watch hub to the other replicas' (cluster/fanout): it is
+	// given the hub, feeds the other replicas' items into it, and returns the Publisher the core
+	// publishes to.
+	Fanout func(local *hub.Hub) hub.Publisher
+	// Unavailable, when set, makes decisions fail closed while it returns a reason (see
+	// core.Config.Unavailable).
+	Unavailable func() string
+	// Ready, when set, is part of health: while it returns an error, every service reports
+	// NOT_SERVING (cluster mode with -cluster-ready-required: the shared store is unreachable).
+	Ready func() error
 	// Reflection, when set, mounts gRPC server reflection for the given services (the AHP ones
 	// and health) with the options they get, auth included; ahp-server passes reflection.Mount.
 	// Nil serves no reflection, and a binary that never sets it (the bridge) does not link it.
@@ -179,16 +195,26 @@ func New(cfg Config) (*Server, error) {
 		recorder = auditRecorder{log: cfg.Audit, metrics: cfg.Metrics}
 	}
 
+	sessions := cfg.Sessions
+	if sessions == nil {
+		sessions = session.NewMemory(session.Options{})
+	}
+	var publisher hub.Publisher = s.hub
+	if cfg.Fanout != nil {
+		publisher = cfg.Fanout(s.hub)
+	}
 	s.core = core.New(core.Config{
-		Policy:   func() core.Policy { return s.current.Load() },
-		Typed:    typed.Decide,
-		Sessions: session.NewMemory(session.Options{}),
-		Hub:      s.hub,
-		Recorder: recorder,
-		Observer: observer,
-		Limits:   cfg.Limits,
-		Version:  cfg.Version,
-		Logger:   s.log,
+		Policy:      func() core.Policy { return s.current.Load() },
+		Typed:       typed.Decide,
+		Sessions:    sessions,
+		Idempotency: cfg.Idempotency,
+		Hub:         publisher,
+		Unavailable: cfg.Unavailable,
+		Recorder:    recorder,
+		Observer:    observer,
+		Limits:      cfg.Limits,
+		Version:     cfg.Version,
+		Logger:      s.log,
 	})
 	// Loading the policy (compiling its CEL) and building the services (protovalidate's CEL
 	// environment and rules) are the two slow steps and independent of each other: run them side
@@ -249,12 +275,30 @@ func (s *Server) mountHandler() {
 	s.names = s.svc.Register(mux, opts...)
 	s.health = grpchealth.NewStaticChecker(s.names...)
 	// Health and reflection get the same options, so auth decides whether they are public.
-	mux.Handle(grpchealth.NewHandler(s.health, opts...))
+	var checker grpchealth.Checker = s.health
+	if cfg.Ready != nil {
+		checker = readiness{s.health, cfg.Ready}
+	}
+	mux.Handle(grpchealth.NewHandler(checker, opts...))
 	if cfg.Reflection != nil {
 		cfg.Reflection(mux, append(append([]string(nil), s.names...), grpchealth.HealthV1ServiceName), opts...)
 	}
 	s.handler = limitBodies(mux, cfg.BodyReadTimeout, cfg.MaxRequestBytes)
 	s.handlerBuilt.Store(true)
+}
+
+// readiness reports NOT_SERVING while ready fails, and the static status otherwise.
+type readiness struct {
+	static *grpchealth.StaticChecker
+	ready  func() error
+}
+
+func (r readiness) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
+	resp, err := r.static.Check(ctx, req)
+	if err == nil && resp.Status == grpchealth.StatusServing && r.ready() != nil {
+		resp.Status = grpchealth.StatusNotServing
+	}
+	return resp, err
 }
 
 func policySource(file string) string {

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/cli/clitest"
+	"github.com/ahp-gateway/ahp/internal/cluster/natstest"
+	"github.com/ahp-gateway/ahp/internal/testkit"
+)
+
+// replica is one ahp-server of a test cluster.
+type replica struct {
+	url    string
+	stderr *clitest.Output
+	stop   func() int
+}
+
+func (r replica) intercept() ahpv1connect.InterceptServiceClient {
+	return ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), r.url)
+}
+
+// clusterConfig writes a config file whose cluster block names the replica and gives store
+// operations a budget a loaded test machine can meet.
+func clusterConfig(t *testing.T, name, extra string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	doc := fmt.Sprintf("cluster:\n  name: %s\n  lookup_budget: 5s\n%s", name, extra)
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startReplicas starts n ahp-servers on the NATS servers at urls.
+func startReplicas(t *testing.T, urls string, n int, args ...string) []replica {
+	t.Helper()
+	out := make([]replica, n)
+	for i := range n {
+		name := fmt.Sprintf("r%c", 'a'+i)
+		url, stderr, stop := startServer(t, append([]string{"-nats", urls, "-config", clusterConfig(t, name, "")}, args...), nil)
+		out[i] = replica{url: url, stderr: stderr, stop: stop}
+		t.Cleanup(func() { stop() })
+	}
+	return out
+}
+
+func TestClusterRetryOnAnotherReplicaIsReplayed(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	rs := startReplicas(t, nats.URL(), 2)
+	ctx := context.Background()
+	ev := testkit.ShellEvent("retry-1", "ls", testkit.Source("urn:cluster-test"), testkit.Session("s1"))
+	first, err := rs[0].intercept().Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := rs[1].intercept().Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := again.Msg.GetDecision(); !d.GetReplayed() || d.GetDecisionId() != first.Msg.GetDecision().GetDecisionId() {
+		t.Fatalf("retry on replica B = %v (replayed %v), want decision %s replayed", d.GetDecisionId(), d.GetReplayed(), first.Msg.GetDecision().GetDecisionId())
+	}
+}
+
+func TestClusterSameEventAtTwoReplicasGetsOneDecision(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	rs := startReplicas(t, nats.URL(), 2)
+	clients := []ahpv1connect.InterceptServiceClient{rs[0].intercept(), rs[1].intercept()}
+	const events = 40
+	for i := range events {
+		ev := testkit.ShellEvent(fmt.Sprintf("race-%d", i), "ls", testkit.Source("urn:cluster-test"), testkit.Session("s1"))
+		var (
+			wg   sync.WaitGroup
+			got  [2]*ahpv1.Decision
+			errs [2]error
+		)
+		start := make(chan struct{})
+		for r := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				resp, err := clients[r].Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+				if err != nil {
+					errs[r] = err
+					return
+				}
+				got[r] = resp.Msg.GetDecision()
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for r := range 2 {
+			if errs[r] != nil {
+				t.Fatalf("event %d on replica %d: %v", i, r, errs[r])
+			}
+		}
+		if got[0].GetDecisionId() != got[1].GetDecisionId() {
+			t.Fatalf("event %d: replicas answered decisions %s and %s, want one", i, got[0].GetDecisionId(), got[1].GetDecisionId())
+		}
+		if got[0].GetReplayed() == got[1].GetReplayed() {
+			t.Fatalf("event %d: replayed = %v and %v, want exactly one replay", i, got[0].GetReplayed(), got[1].GetReplayed())
+		}
+	}
+}
