@@ -7,13 +7,16 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/cluster"
 	"github.com/ahp-gateway/ahp/internal/cluster/idemkv"
+	"github.com/ahp-gateway/ahp/internal/cluster/sessionkv"
 	"github.com/ahp-gateway/ahp/internal/server"
+	"github.com/ahp-gateway/ahp/internal/session"
 )
 
 // clusterStores are the shared stores of cluster mode, opened on one NATS connection.
 type clusterStores struct {
 	conn        *cluster.Conn
 	idempotency *idemkv.Store
+	sessions    *sessionkv.Store
 }
 
 // openCluster connects to NATS and opens every shared store; servers from -nats replace the
@@ -36,6 +39,10 @@ func openCluster(ctx context.Context, cfg cluster.Config, servers []string, log 
 		conn.Close()
 		return nil, err
 	}
+	if cs.sessions, err = sessionkv.Open(setupCtx, conn, session.Options{}); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	cfg = conn.Config()
 	log.Info("cluster mode: sharing state through NATS JetStream", "replica", cfg.Name, "prefix", cfg.Prefix,
 		"replicas", cfg.Replicas, "on_unavailable", cfg.OnUnavailable)
@@ -48,6 +55,7 @@ func (cs *clusterStores) wire(sc *server.Config, readyRequired bool) {
 		return
 	}
 	sc.Idempotency = cs.idempotency
+	sc.Sessions = cs.sessions
 	sc.Unavailable = cs.conn.Unavailable
 	if readyRequired {
 		sc.Ready = cs.conn.Ready

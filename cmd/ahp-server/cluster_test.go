@@ -113,3 +113,37 @@ func TestClusterSameEventAtTwoReplicasGetsOneDecision(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterLockoutCountsDenialsOfEveryReplica(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte(testkit.PolicyYAML("lockout", `  - id: lockout
+    on: [tool.before]
+    when: 'session.deny_count >= 2'
+    effect: {deny: {reason: "locked out", code: dev.ahpgateway.test.lockout}}
+`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs := startReplicas(t, nats.URL(), 2, "-policy", pol)
+	ctx := context.Background()
+	decide := func(r int, id, command string) *ahpv1.Decision {
+		t.Helper()
+		ev := testkit.ShellEvent(id, command, testkit.Source("urn:cluster-test"), testkit.Session("lock"))
+		resp, err := rs[r].intercept().Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Msg.GetDecision()
+	}
+	if d := decide(0, "l1", "rm a"); d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("rm on A = %v, want deny", d.GetVerdict())
+	}
+	if d := decide(1, "l2", "rm b"); d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("rm on B = %v, want deny", d.GetVerdict())
+	}
+	d := decide(0, "l3", "ls")
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || len(d.GetMatchedRuleIds()) == 0 || d.GetMatchedRuleIds()[0] != "lockout" {
+		t.Fatalf("ls on A after a denial on each replica = %v %v, want the lockout rule's deny (two denials counted)", d.GetVerdict(), d.GetMatchedRuleIds())
+	}
+}
