@@ -6,8 +6,10 @@ import (
 	"log/slog"
 
 	"github.com/ahp-gateway/ahp/internal/cluster"
+	"github.com/ahp-gateway/ahp/internal/cluster/fanout"
 	"github.com/ahp-gateway/ahp/internal/cluster/idemkv"
 	"github.com/ahp-gateway/ahp/internal/cluster/sessionkv"
+	"github.com/ahp-gateway/ahp/internal/hub"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/session"
 )
@@ -17,6 +19,7 @@ type clusterStores struct {
 	conn        *cluster.Conn
 	idempotency *idemkv.Store
 	sessions    *sessionkv.Store
+	fanout      *fanout.Fanout
 }
 
 // openCluster connects to NATS and opens every shared store; servers from -nats replace the
@@ -54,6 +57,23 @@ func (cs *clusterStores) wire(sc *server.Config, readyRequired bool) {
 	if cs == nil {
 		return
 	}
+	red := sc.Redactor
+	sc.Fanout = func(local *hub.Hub) (hub.Publisher, error) {
+		f, err := fanout.Start(cs.conn, local, fanout.Options{
+			// Items leave the process redacted, as Watch shows them.
+			Transform: func(it hub.Item) hub.Item {
+				if red == nil {
+					return it
+				}
+				ev, _ := red.Event(it.Event)
+				d, _ := red.Decision(it.Decision)
+				return hub.Item{Event: ev, Decision: d, Time: it.Time}
+			},
+			Logger: sc.Logger,
+		})
+		cs.fanout = f
+		return f, err
+	}
 	sc.Idempotency = cs.idempotency
 	sc.Sessions = cs.sessions
 	sc.Unavailable = cs.conn.Unavailable
@@ -63,9 +83,13 @@ func (cs *clusterStores) wire(sc *server.Config, readyRequired bool) {
 }
 
 func (cs *clusterStores) close() {
-	if cs != nil {
-		cs.conn.Close()
+	if cs == nil {
+		return
 	}
+	if cs.fanout != nil {
+		cs.fanout.Close()
+	}
+	cs.conn.Close()
 }
 
 // clusterFlagError explains a cluster flag given without a cluster.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -42,10 +43,17 @@ func clusterConfig(t *testing.T, name, extra string) string {
 // startReplicas starts n ahp-servers on the NATS servers at urls.
 func startReplicas(t *testing.T, urls string, n int, args ...string) []replica {
 	t.Helper()
+	return startReplicasWith(t, urls, n, "", args...)
+}
+
+// startReplicasWith starts n ahp-servers whose cluster blocks add extra (YAML lines indented
+// two spaces).
+func startReplicasWith(t *testing.T, urls string, n int, extra string, args ...string) []replica {
+	t.Helper()
 	out := make([]replica, n)
 	for i := range n {
 		name := fmt.Sprintf("r%c", 'a'+i)
-		url, stderr, stop := startServer(t, append([]string{"-nats", urls, "-config", clusterConfig(t, name, "")}, args...), nil)
+		url, stderr, stop := startServer(t, append([]string{"-nats", urls, "-config", clusterConfig(t, name, extra)}, args...), nil)
 		out[i] = replica{url: url, stderr: stderr, stop: stop}
 		t.Cleanup(func() { stop() })
 	}
@@ -145,5 +153,104 @@ func TestClusterLockoutCountsDenialsOfEveryReplica(t *testing.T) {
 	d := decide(0, "l3", "ls")
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || len(d.GetMatchedRuleIds()) == 0 || d.GetMatchedRuleIds()[0] != "lockout" {
 		t.Fatalf("ls on A after a denial on each replica = %v %v, want the lockout rule's deny (two denials counted)", d.GetVerdict(), d.GetMatchedRuleIds())
+	}
+}
+
+func (r replica) observe() ahpv1connect.ObservationServiceClient {
+	return ahpv1connect.NewObservationServiceClient(testkit.H2CClient(), r.url)
+}
+
+// watchItems opens a Watch on r and delivers its items on a channel until the test ends.
+func watchItems(t *testing.T, r replica, req *ahpv1.WatchRequest) <-chan *ahpv1.WatchResponse {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := r.observe().Watch(ctx, connect.NewRequest(req))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	items := make(chan *ahpv1.WatchResponse, 1024)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(items)
+		for stream.Receive() {
+			items <- stream.Msg()
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return items
+}
+
+// awaitFanout sends probe events to each of from until watch (a Watch on another replica's
+// probe session) has received one from each: the NATS interest of the watching replica has
+// reached the servers the others publish to.
+func awaitFanout(t *testing.T, watch <-chan *ahpv1.WatchResponse, from []replica) {
+	t.Helper()
+	for i, r := range from {
+		for k := 0; ; k++ {
+			if k == 100 {
+				t.Fatalf("replica %d: no probe reached the watching replica in 100 tries", i)
+			}
+			ev := testkit.ShellEvent(fmt.Sprintf("probe-%d-%d", i, k), "ls", testkit.Source("urn:probe"), testkit.Session("probe"))
+			if _, err := r.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev})); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case it := <-watch:
+				if it.GetEvent().GetId() != ev.GetId() {
+					continue // an earlier probe arriving late
+				}
+			case <-time.After(100 * time.Millisecond):
+				continue // not routed yet: probe again
+			}
+			break
+		}
+	}
+}
+
+func TestClusterWatchOnOneReplicaSeesEveryReplicaOnce(t *testing.T) {
+	t.Parallel()
+	nodes := natstest.Cluster(t, 3)
+	rs := startReplicasWith(t, natstest.URLs(nodes), 3, "  replicas: 3\n")
+	main := watchItems(t, rs[0], &ahpv1.WatchRequest{SessionId: "main"})
+	awaitFanout(t, watchItems(t, rs[0], &ahpv1.WatchRequest{SessionId: "probe"}), rs[1:])
+
+	const perReplica = 20
+	want := map[string]bool{}
+	for i, r := range rs {
+		for j := range perReplica {
+			ev := testkit.ShellEvent(fmt.Sprintf("w-%d-%d", i, j), "ls", testkit.Source("urn:cluster-test"), testkit.Session("main"))
+			resp, err := r.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[resp.Msg.GetDecision().GetDecisionId()] = true
+		}
+		obs := testkit.ShellEvent(fmt.Sprintf("o-%d", i), "ls", testkit.Source("urn:cluster-test"), testkit.Session("main"), testkit.Type(ahpv1.EventType_EVENT_TYPE_TOOL_AFTER))
+		if _, err := r.observe().Observe(context.Background(), connect.NewRequest(&ahpv1.ObserveRequest{Event: obs})); err != nil {
+			t.Fatal(err)
+		}
+		want["observation "+obs.GetId()] = true
+	}
+	seen := map[string]bool{}
+	for len(seen) < len(want) {
+		it := testkit.Receive(t, main, "a Watch item")
+		key := it.GetDecision().GetDecisionId()
+		if it.GetDecision() == nil {
+			key = "observation " + it.GetEvent().GetId()
+		}
+		if !want[key] || seen[key] {
+			t.Fatalf("Watch on replica A got %q: unknown or seen before", key)
+		}
+		seen[key] = true
+	}
+	// Exactly once: a sentinel sent after everything else is the next item, no duplicate before it.
+	sentinel := testkit.ShellEvent("sentinel", "ls", testkit.Source("urn:cluster-test"), testkit.Session("main"))
+	if _, err := rs[2].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: sentinel})); err != nil {
+		t.Fatal(err)
+	}
+	if it := testkit.Receive(t, main, "the sentinel"); it.GetEvent().GetId() != "sentinel" {
+		t.Fatalf("after all items, Watch got %s again before the sentinel", it.GetEvent().GetId())
 	}
 }

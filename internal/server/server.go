@@ -104,7 +104,7 @@ type Config struct {
 	// Fanout, when set, joins the local Watch hub to the other replicas' (cluster/fanout): it is
 	// given the hub, feeds the other replicas' items into it, and returns the Publisher the core
 	// publishes to.
-	Fanout func(local *hub.Hub) hub.Publisher
+	Fanout func(local *hub.Hub) (hub.Publisher, error)
 	// Unavailable, when set, makes decisions fail closed while it returns a reason (see
 	// core.Config.Unavailable).
 	Unavailable func() string
@@ -201,7 +201,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	var publisher hub.Publisher = s.hub
 	if cfg.Fanout != nil {
-		publisher = cfg.Fanout(s.hub)
+		var err error
+		if publisher, err = cfg.Fanout(s.hub); err != nil {
+			s.hub.Close()
+			return nil, err
+		}
 	}
 	s.core = core.New(core.Config{
 		Policy:      func() core.Policy { return s.current.Load() },
