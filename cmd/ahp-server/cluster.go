@@ -2,14 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
+	"time"
 
+	"github.com/ahp-gateway/ahp/internal/cli"
 	"github.com/ahp-gateway/ahp/internal/cluster"
 	"github.com/ahp-gateway/ahp/internal/cluster/fanout"
 	"github.com/ahp-gateway/ahp/internal/cluster/idemkv"
+	"github.com/ahp-gateway/ahp/internal/cluster/policykv"
 	"github.com/ahp-gateway/ahp/internal/cluster/sessionkv"
+	"github.com/ahp-gateway/ahp/internal/config"
 	"github.com/ahp-gateway/ahp/internal/hub"
+	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/session"
 )
@@ -36,7 +44,7 @@ func openCluster(ctx context.Context, cfg cluster.Config, servers []string, log 
 		return nil, err
 	}
 	cs := &clusterStores{conn: conn}
-	setupCtx, cancel := context.WithTimeout(ctx, conn.Config().ConnectTimeout)
+	setupCtx, cancel := context.WithTimeout(ctx, conn.Config().SetupTimeout)
 	defer cancel()
 	if cs.idempotency, err = idemkv.Open(setupCtx, conn, idemkv.Options{}); err != nil {
 		conn.Close()
@@ -95,4 +103,102 @@ func (cs *clusterStores) close() {
 // clusterFlagError explains a cluster flag given without a cluster.
 func clusterFlagError(flag string) error {
 	return fmt.Errorf("%s needs cluster mode: give -nats or a cluster: block in -config", flag)
+}
+
+// clusterFromFlags reads the cluster settings of a subcommand: the -config file's cluster block,
+// with -nats replacing its servers.
+func clusterFromFlags(configFile, natsURLs string) (cluster.Config, error) {
+	var cfg cluster.Config
+	if configFile != "" {
+		f, err := config.Load(configFile)
+		if err != nil {
+			return cfg, err
+		}
+		cfg = f.Cluster
+	}
+	if s := cluster.ParseServers(natsURLs); len(s) > 0 {
+		cfg.Servers = s
+	}
+	if !cfg.Enabled() {
+		return cfg, errors.New("no NATS servers: give -nats URL (or AHP_NATS_URL) or a cluster: block in -config")
+	}
+	cfg.OnStartUnavailable = cluster.Refuse // a command that cannot reach NATS fails now
+	return cfg, nil
+}
+
+const policyPushUsage = `Usage: ahp-server policy push [flags] FILE
+
+Checks FILE as a policy and, if it compiles, stores it in the cluster's policy bucket; every
+replica (and every bridge in embedded mode given --nats) switches to it. A broken policy is
+refused and nothing is stored.
+
+Flags:
+`
+
+// runPolicyPush is `ahp-server policy push`.
+func runPolicyPush(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := cli.NewFlags("ahp-server policy push", stderr, getenv, policyPushUsage)
+	natsURLs := fs.String("nats", "", "NATS server URLs, comma-separated", "AHP_NATS_URL")
+	configFile := fs.String("config", "", "config file whose cluster: block says how to reach NATS", "AHP_CONFIG")
+	if status, ok := fs.Parse(args); !ok {
+		return status
+	}
+	if fs.NArg() != 1 {
+		status := fs.Failf("want one policy FILE")
+		fs.Usage()
+		return status
+	}
+	file := fs.Arg(0)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if _, err := policy.Parse(data, file); err != nil {
+		fmt.Fprintf(stderr, "%v\nnot pushed: the cluster keeps its policy\n", err)
+		return 1
+	}
+	cfg, err := clusterFromFlags(*configFile, *natsURLs)
+	if err != nil {
+		return fs.Fail(err)
+	}
+	conn, err := cluster.Connect(cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		fmt.Fprintln(stderr, "ahp-server:", err)
+		return 1
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	p, err := policykv.Push(ctx, conn, data, file)
+	if err != nil {
+		fmt.Fprintln(stderr, "ahp-server:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: pushed as revision %d (%d rules, policy %q, digest %s)\n", file, p.Revision(), len(p.Rules()), p.Name(), p.Digest())
+	return 0
+}
+
+// followPolicy makes the cluster's policy bucket the policy source of srv: the policy pushed
+// last is put in force now, if there is one, and every later push as it comes, until ctx ends.
+func (cs *clusterStores) followPolicy(ctx context.Context, srv *server.Server, log *slog.Logger) error {
+	setupCtx, cancel := context.WithTimeout(ctx, cs.conn.Config().SetupTimeout)
+	defer cancel()
+	kv, err := policykv.Open(setupCtx, cs.conn)
+	if err != nil {
+		return err
+	}
+	w := policykv.NewWatcher(kv, srv.SetPolicy, log)
+	switch found, err := w.Load(setupCtx); {
+	case err != nil:
+		log.Warn("cluster policy not readable at start; the local policy is in force until it is", "error", err)
+	case !found:
+		log.Info("no cluster policy pushed yet; the local policy is in force until `ahp-server policy push`")
+	}
+	go func() {
+		if err := w.Run(ctx); err != nil {
+			log.Error("cluster policy watch stopped; the policy in force stays", "error", err)
+		}
+	}()
+	return nil
 }

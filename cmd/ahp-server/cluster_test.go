@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,8 @@ import (
 	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 	"github.com/ahp-gateway/ahp/internal/cluster/natstest"
 	"github.com/ahp-gateway/ahp/internal/testkit"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // replica is one ahp-server of a test cluster.
@@ -193,8 +196,11 @@ func awaitFanout(t *testing.T, watch <-chan *ahpv1.WatchResponse, from []replica
 				t.Fatalf("replica %d: no probe reached the watching replica in 100 tries", i)
 			}
 			ev := testkit.ShellEvent(fmt.Sprintf("probe-%d-%d", i, k), "ls", testkit.Source("urn:probe"), testkit.Session("probe"))
-			if _, err := r.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev})); err != nil {
-				t.Fatal(err)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			_, err := r.intercept().Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+			cancel()
+			if err != nil {
+				t.Fatalf("probe to replica %d: %v\n%s", i, err, r.stderr.String())
 			}
 			select {
 			case it := <-watch:
@@ -252,5 +258,75 @@ func TestClusterWatchOnOneReplicaSeesEveryReplicaOnce(t *testing.T) {
 	}
 	if it := testkit.Receive(t, main, "the sentinel"); it.GetEvent().GetId() != "sentinel" {
 		t.Fatalf("after all items, Watch got %s again before the sentinel", it.GetEvent().GetId())
+	}
+}
+
+func TestClusterPolicyPushSwitchesEveryReplica(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	rs := startReplicas(t, nats.URL(), 3)
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := write("good.yaml", testkit.PolicyYAML("pushed", ""))
+	broken := write("broken.yaml", "version: 1\nrules:\n  - id: broken\n    when: 'input.('\n    effect: {deny: {reason: r}}\n")
+
+	if r := runServer([]string{"policy", "push", "-nats", nats.URL(), broken}, nil); r.Code != 1 || !strings.Contains(r.Stderr, "not pushed") {
+		t.Fatalf("push of a broken policy: exit %d, stderr %q; want 1 and nothing pushed", r.Code, r.Stderr)
+	}
+	r := runServer([]string{"policy", "push", "-nats", nats.URL(), good}, nil)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "revision 1") {
+		t.Fatalf("push: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	for i, rep := range rs {
+		rep.stderr.Wait(t, func(line string) bool {
+			return strings.Contains(line, "policy switched") && strings.Contains(line, "revision=1")
+		})
+		ev := testkit.ShellEvent(fmt.Sprintf("after-push-%d", i), "rm -rf x", testkit.Source("urn:cluster-test"))
+		resp, err := rep.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := resp.Msg.GetDecision()
+		if d.GetPolicyRevision() != 1 || !strings.HasPrefix(d.GetPolicyDigest(), "sha256:") || d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+			t.Fatalf("replica %d after the push: revision %d, digest %q, verdict %v; want revision 1 denying rm", i, d.GetPolicyRevision(), d.GetPolicyDigest(), d.GetVerdict())
+		}
+	}
+
+	// A value that does not compile, written past the push command's check, is logged once by
+	// each replica and ignored.
+	nc, err := natsgo.Connect(nats.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(context.Background(), "ahp_policy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(context.Background(), "current", []byte("version: 1\nrules: [{id: x, when: '(', effect: {deny: {reason: r}}}]\n")); err != nil {
+		t.Fatal(err)
+	}
+	for i, rep := range rs {
+		rep.stderr.Wait(t, func(line string) bool {
+			return strings.Contains(line, "does not compile") && strings.Contains(line, "revision=2")
+		})
+		ev := testkit.ShellEvent(fmt.Sprintf("after-bad-%d", i), "ls", testkit.Source("urn:cluster-test"))
+		resp, err := rep.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rev := resp.Msg.GetDecision().GetPolicyRevision(); rev != 1 {
+			t.Fatalf("replica %d after a broken value: decided by revision %d, want 1 still", i, rev)
+		}
+		if n := strings.Count(rep.stderr.String(), "does not compile"); n != 1 {
+			t.Fatalf("replica %d logged the broken value %d times, want once", i, n)
+		}
 	}
 }

@@ -4,6 +4,7 @@
 //	ahp-server [flags]                       serve (default 127.0.0.1:8080, embedded default policy)
 //	ahp-server policy check FILE             validate and compile a policy
 //	ahp-server policy test FILE TESTS.yaml   run policy test cases
+//	ahp-server policy push [-nats URL] FILE  check a policy and distribute it to a cluster
 //	ahp-server audit verify FILE...          check an audit log's hash chain
 //	ahp-server version                       print the version
 package main
@@ -41,6 +42,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if len(args) > 0 {
 		switch args[0] {
 		case "policy":
+			if len(args) > 1 && args[1] == "push" {
+				return runPolicyPush(ctx, args[2:], stdout, stderr, getenv)
+			}
 			return runPolicy(args[1:], stdout, stderr)
 		case "version":
 			fmt.Fprintln(stdout, cli.Version(version))
@@ -59,6 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 const usageHead = `Usage: ahp-server [flags]
        ahp-server policy check FILE
        ahp-server policy test FILE TESTS.yaml
+       ahp-server policy push [-nats URL] [-config FILE] FILE
        ahp-server audit verify FILE...
        ahp-server version
 
@@ -165,6 +170,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		Redactor:                 ext.redactor,
 		Reflection:               reflection.Mount,
 	}
+	if shared != nil {
+		// The cluster's policy bucket is the policy source: the file (or the built-in policy) is
+		// only the policy until one is pushed, and is not watched.
+		sc.PolicyPollInterval = -1
+	}
 	shared.wire(&sc, *clusterReady)
 	srv, err := server.New(sc)
 	if err != nil {
@@ -197,12 +207,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		}()
 		logger.Info("metrics listening", "addr", ext.metricsLn.Addr().String())
 	}
+	if shared != nil {
+		if err := shared.followPolicy(ctx, srv, logger); err != nil {
+			fmt.Fprintln(stderr, "ahp-server:", err)
+			return 1
+		}
+	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	go func() {
 		for range hup {
-			reloadPolicyOnSIGHUP(srv, *policyFile != "", logger)
+			if shared != nil {
+				logger.Info("SIGHUP: in cluster mode the policy comes from the cluster's policy bucket (ahp-server policy push); nothing reloaded")
+			} else {
+				reloadPolicyOnSIGHUP(srv, *policyFile != "", logger)
+			}
 			if ext.auth != nil {
 				if _, err := ext.auth.Reload(); err != nil {
 					logger.Error("credential reload failed; the previous credentials stay in force", "error", err)

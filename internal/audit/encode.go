@@ -52,6 +52,8 @@ func appendBody(dst []byte, rec *Record) ([]byte, error) {
 	e.bool("synthetic", rec.Synthetic)
 	e.bool("replayed", rec.Replayed)
 	e.uint("latency_us", rec.LatencyUs)
+	e.str("policy_digest", rec.PolicyDigest, true)
+	e.uint("policy_revision", rec.PolicyRevision)
 	if len(rec.Extensions) > 0 {
 		// Extensions are rare and free-form: written as encoding/json would (sorted keys).
 		ext, err := jsonwire.Marshal(rec.Extensions)

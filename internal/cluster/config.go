@@ -49,6 +49,9 @@ type Config struct {
 	LookupBudget time.Duration `yaml:"lookup_budget"`
 	// ConnectTimeout bounds the first connection attempt (default 5s).
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// SetupTimeout bounds creating or checking the buckets and streams at start (default 30s:
+	// a replicated stream needs its RAFT group elected).
+	SetupTimeout time.Duration `yaml:"setup_timeout"`
 }
 
 // TLS configures TLS to NATS.
@@ -104,6 +107,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = 5 * time.Second
+	}
+	if c.SetupTimeout <= 0 {
+		c.SetupTimeout = 30 * time.Second
 	}
 	return c
 }

@@ -30,6 +30,7 @@ type Conn struct {
 	degradedTotal atomic.Int64 // nanoseconds of ended degraded periods
 	failures      atomic.Uint64
 	mu            sync.Mutex // orders the start/end log lines
+	closed        atomic.Bool
 }
 
 // Connect dials NATS with the settings of cfg (defaults filled in). With OnStartUnavailable
@@ -75,7 +76,9 @@ func (c *Conn) options() ([]nats.Option, error) {
 		nats.ReconnectJitter(100*time.Millisecond, time.Second),
 		nats.ReconnectBufSize(8 << 20),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			c.Failed(fmt.Errorf("NATS connection lost: %v", err))
+			if !c.closed.Load() { // our own Close is no outage
+				c.Failed(fmt.Errorf("NATS connection lost: %v", err))
+			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			c.log.Info("cluster: reconnected to NATS", "server", nc.ConnectedUrlRedacted())
@@ -191,7 +194,7 @@ func (c *Conn) FailClosed() bool { return c.cfg.OnUnavailable == FailClosed }
 // degraded period, logged once.
 func (c *Conn) Failed(err error) {
 	c.failures.Add(1)
-	if c.degraded.Load() {
+	if c.degraded.Load() || c.closed.Load() {
 		return
 	}
 	c.mu.Lock()
@@ -254,9 +257,40 @@ func (c *Conn) Stats() Stats {
 
 // Close flushes what was published (for up to a second) and closes the connection.
 func (c *Conn) Close() {
-	if c.nc == nil {
+	if c.nc == nil || c.closed.Swap(true) {
 		return
 	}
 	_ = c.nc.FlushTimeout(time.Second)
 	c.nc.Close()
+}
+
+// setupAttempt bounds one try at creating or updating a bucket or stream. Replicas starting
+// together race to create the same replicated stream, and on a JetStream cluster a request that
+// loses that race can go unanswered; trying again soon finds the stream made by the winner.
+const setupAttempt = 2 * time.Second
+
+// KeyValue creates the bucket cfg describes, or updates it to cfg, retrying unanswered attempts
+// until ctx ends.
+func (c *Conn) KeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	return retrySetup(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return c.js.CreateOrUpdateKeyValue(ctx, cfg)
+	})
+}
+
+// Stream creates the stream cfg describes, or updates it to cfg, retrying like KeyValue.
+func (c *Conn) Stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	return retrySetup(ctx, func(ctx context.Context) (jetstream.Stream, error) {
+		return c.js.CreateOrUpdateStream(ctx, cfg)
+	})
+}
+
+func retrySetup[T any](ctx context.Context, try func(context.Context) (T, error)) (T, error) {
+	for {
+		attempt, cancel := context.WithTimeout(ctx, setupAttempt)
+		v, err := try(attempt)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) {
+			return v, err
+		}
+	}
 }

@@ -42,6 +42,13 @@ type Policy interface {
 	Settings() policy.Settings
 }
 
+// policyIdentity is what a Policy may say about itself, for every decision to record which
+// policy made it; *policy.Policy does.
+type policyIdentity interface {
+	Digest() string
+	Revision() uint64
+}
+
 // TypedDecider fills the typed answer of a typed event; typed.Decide implements it.
 type TypedDecider func(d *ahpv1.Decision, ev *ahpv1.Event, res policy.Result, view *policy.SessionView, s policy.Settings, now time.Time) error
 
@@ -343,6 +350,9 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 		MatchedRuleIds: res.MatchedRuleIDs,
 		Fallbacks:      res.Fallbacks,
 		DryRuns:        res.DryRuns,
+	}
+	if id, ok := pol.(policyIdentity); ok {
+		d.PolicyDigest, d.PolicyRevision = id.Digest(), id.Revision()
 	}
 	if failed, why := enforceErrors(res); failed != "" {
 		c.cfg.Logger.Warn("policy rule failed to evaluate; failing closed", "event_id", ev.GetId(), "rule_id", failed, "why", why)

@@ -367,6 +367,18 @@ func (s *Server) WatchPolicy(ctx context.Context) {
 	}
 }
 
+// SetPolicy puts p in force at once, for every decision after this call (cluster mode: a policy
+// distributed through the policy bucket). The file watcher, if any, may replace it on its next
+// change; cluster mode therefore runs without one.
+func (s *Server) SetPolicy(p *policy.Policy) {
+	old := s.current.Swap(p)
+	s.reloads.Add(1)
+	s.cfg.Metrics.PolicyReloaded()
+	s.policyMetrics(p)
+	s.log.Info("policy switched", "name", p.Name(), "rules", len(p.Rules()), "digest", p.Digest(), "revision", p.Revision(),
+		"previous_digest", old.Digest(), "previous_revision", old.Revision())
+}
+
 // ReloadPolicy re-reads the policy file now (for SIGHUP); it returns the load error, if any, and
 // keeps the old policy on failure.
 func (s *Server) ReloadPolicy() error {
@@ -387,6 +399,7 @@ func (s *Server) policyMetrics(p *policy.Policy) {
 		ids = append(ids, r.ID)
 	}
 	s.cfg.Metrics.SetPolicy(p.Name(), p.Digest(), ids)
+	s.cfg.Metrics.SetPolicyRevision(p.Revision())
 }
 
 // redactItem masks secrets in an item's event and decision.

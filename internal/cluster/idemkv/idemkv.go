@@ -60,7 +60,7 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error)
 	if opts.Fallback == nil {
 		opts.Fallback = idempotency.NewMemory(100_000, opts.TTL)
 	}
-	kv, err := conn.JetStream().CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := conn.KeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:       conn.Bucket(BucketName),
 		Description:  "ahp-server: remembered decisions and observations (idempotency)",
 		TTL:          opts.TTL,

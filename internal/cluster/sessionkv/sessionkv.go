@@ -63,7 +63,7 @@ func Open(ctx context.Context, conn *cluster.Conn, opts session.Options) (*Store
 		opts.MaxBytes = session.DefaultMaxBytes
 	}
 	recent, facts := opts.Limits()
-	kv, err := conn.JetStream().CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := conn.KeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:       conn.Bucket(BucketName),
 		Description:  "ahp-server: session memory (sessions and agents' facts)",
 		TTL:          opts.TTL,
