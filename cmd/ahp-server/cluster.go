@@ -9,8 +9,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/cli"
 	"github.com/ahp-gateway/ahp/internal/cluster"
+	"github.com/ahp-gateway/ahp/internal/cluster/auditstream"
 	"github.com/ahp-gateway/ahp/internal/cluster/fanout"
 	"github.com/ahp-gateway/ahp/internal/cluster/idemkv"
 	"github.com/ahp-gateway/ahp/internal/cluster/policykv"
@@ -28,16 +30,24 @@ type clusterStores struct {
 	idempotency *idemkv.Store
 	sessions    *sessionkv.Store
 	fanout      *fanout.Fanout
+	audit       *auditstream.Publisher // nil unless audit.nats
 }
 
 // openCluster connects to NATS and opens every shared store; servers from -nats replace the
 // config file's.
-func openCluster(ctx context.Context, cfg cluster.Config, servers []string, log *slog.Logger) (*clusterStores, error) {
+func openCluster(ctx context.Context, ext *extensions, servers []string, log *slog.Logger) (*clusterStores, error) {
+	cfg := ext.cluster
 	if len(servers) > 0 {
 		cfg.Servers = servers
 	}
 	if !cfg.Enabled() {
+		if ext.auditNATS {
+			return nil, clusterFlagError("audit.nats")
+		}
 		return nil, nil
+	}
+	if ext.auditNATS && ext.audit == nil {
+		return nil, errors.New("audit.nats publishes the audit log's records: turn the audit log on (-audit or an audit: path)")
 	}
 	conn, err := cluster.Connect(cfg, log)
 	if err != nil {
@@ -53,6 +63,12 @@ func openCluster(ctx context.Context, cfg cluster.Config, servers []string, log 
 	if cs.sessions, err = sessionkv.Open(setupCtx, conn, session.Options{}); err != nil {
 		conn.Close()
 		return nil, err
+	}
+	if ext.auditNATS {
+		if cs.audit, err = auditstream.Open(setupCtx, conn, auditstream.Options{Redactor: ext.redactor, Required: ext.audit.Required()}); err != nil {
+			conn.Close()
+			return nil, err
+		}
 	}
 	cfg = conn.Config()
 	log.Info("cluster mode: sharing state through NATS JetStream", "replica", cfg.Name, "prefix", cfg.Prefix,
@@ -83,6 +99,9 @@ func (cs *clusterStores) wire(sc *server.Config, readyRequired bool) {
 		return f, err
 	}
 	sc.Idempotency = cs.idempotency
+	if cs.audit != nil {
+		sc.AuditStream = cs.audit.Publish
+	}
 	sc.Sessions = cs.sessions
 	sc.Unavailable = cs.conn.Unavailable
 	if readyRequired {
@@ -201,4 +220,61 @@ func (cs *clusterStores) followPolicy(ctx context.Context, srv *server.Server, l
 		}
 	}()
 	return nil
+}
+
+const auditExportUsage = `Usage: ahp-server audit export [flags] -dir DIR
+
+Reads the cluster's audit stream and writes each replica's records to DIR/<replica>.jsonl, then
+verifies each file's hash chain (as ahp-server audit verify FILE does). DIR must not hold those
+files already.
+
+Flags:
+`
+
+// runAuditExport is `ahp-server audit export`.
+func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := cli.NewFlags("ahp-server audit export", stderr, getenv, auditExportUsage)
+	natsURLs := fs.String("nats", "", "NATS server URLs, comma-separated", "AHP_NATS_URL")
+	configFile := fs.String("config", "", "config file whose cluster: block says how to reach NATS", "AHP_CONFIG")
+	dir := fs.String("dir", "", "directory to write one file per replica into (created if missing)", "")
+	if status, ok := fs.Parse(args); !ok {
+		return status
+	}
+	if *dir == "" || fs.NArg() > 0 {
+		status := fs.Failf("want -dir DIR and no arguments")
+		fs.Usage()
+		return status
+	}
+	cfg, err := clusterFromFlags(*configFile, *natsURLs)
+	if err != nil {
+		return fs.Fail(err)
+	}
+	if err := os.MkdirAll(*dir, 0o700); err != nil {
+		fmt.Fprintln(stderr, "ahp-server:", err)
+		return 1
+	}
+	conn, err := cluster.Connect(cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		fmt.Fprintln(stderr, "ahp-server:", err)
+		return 1
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	files, err := auditstream.Export(ctx, conn, *dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "ahp-server: audit export:", err)
+		return 1
+	}
+	status := 0
+	for _, f := range auditstream.SortedFiles(files) {
+		fmt.Fprintf(stdout, "%s: %d records\n", f, files[f])
+		if code := audit.VerifyCommand([]string{f}, stdout, stderr); code != 0 {
+			status = code
+		}
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(stdout, "the audit stream holds no records")
+	}
+	return status
 }

@@ -330,3 +330,67 @@ func TestClusterPolicyPushSwitchesEveryReplica(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterAuditStreamHoldsEveryDecisionOnceAndEachChainVerifies(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	var rs []replica
+	for _, name := range []string{"ra", "rb"} {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "config.yaml")
+		doc := fmt.Sprintf("cluster: {name: %s, lookup_budget: 5s}\naudit: {path: %s, required: true, nats: true}\n", name, filepath.Join(dir, "audit.jsonl"))
+		if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		url, stderr, stop := startServer(t, []string{"-nats", nats.URL(), "-config", cfg}, nil)
+		rs = append(rs, replica{url: url, stderr: stderr, stop: stop})
+	}
+	decided := map[string]string{} // decision id -> replica
+	for i := range 30 {
+		r := i % 2
+		ev := testkit.ShellEvent(fmt.Sprintf("a-%d", i), "ls", testkit.Source("urn:cluster-test"), testkit.Session("audit"))
+		resp, err := rs[r].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		decided[resp.Msg.GetDecision().GetDecisionId()] = []string{"ra", "rb"}[r]
+		if r == 1 { // a retry on the other replica is a replay: recorded as such, not as a new decision
+			if _, err := rs[0].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev})); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, r := range rs {
+		if code := r.stop(); code != 0 {
+			t.Fatalf("exit %d: %s", code, r.stderr.String())
+		}
+	}
+	out := filepath.Join(t.TempDir(), "export")
+	res := runServer([]string{"audit", "export", "-nats", nats.URL(), "-dir", out}, nil)
+	if res.Code != 0 {
+		t.Fatalf("audit export: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	seen := map[string]bool{}
+	for _, name := range []string{"ra", "rb"} {
+		path := filepath.Join(out, name+".jsonl")
+		if want := fmt.Sprintf("%s: 15 records", path); !strings.Contains(res.Stdout, want) {
+			t.Fatalf("export output %q lacks %q: each decision exactly once", res.Stdout, want)
+		}
+		decisions, _ := auditIDs(t, path)
+		for id := range decisions {
+			if decided[id] != name {
+				t.Fatalf("%s holds decision %s, made by %q", path, id, decided[id])
+			}
+			seen[id] = true
+		}
+		if r := runServer([]string{"audit", "verify", path}, nil); r.Code != 0 {
+			t.Fatalf("audit verify %s: %d %s %s", path, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	if len(seen) != len(decided) {
+		t.Fatalf("the stream holds %d of the %d decisions", len(seen), len(decided))
+	}
+	if again := runServer([]string{"audit", "export", "-nats", nats.URL(), "-dir", out}, nil); again.Code == 0 {
+		t.Fatal("a second export into the same directory overwrote the files")
+	}
+}

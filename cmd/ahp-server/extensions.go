@@ -33,6 +33,7 @@ type extensions struct {
 	audit     *audit.Log
 	redactor  *redact.Redactor
 	cluster   cluster.Config // the config file's cluster: block
+	auditNATS bool           // audit.nats: publish records to the cluster's audit stream
 	closers   []func()
 }
 
@@ -54,7 +55,7 @@ func loadExtensions(ctx context.Context, f extensionFlags, log *slog.Logger) (*e
 		}
 		file = loaded
 	}
-	ext := &extensions{cluster: file.Cluster}
+	ext := &extensions{cluster: file.Cluster, auditNATS: file.Audit.NATS}
 	fail := func(err error) (*extensions, error) {
 		ext.close()
 		return nil, err

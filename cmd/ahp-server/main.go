@@ -6,6 +6,7 @@
 //	ahp-server policy test FILE TESTS.yaml   run policy test cases
 //	ahp-server policy push [-nats URL] FILE  check a policy and distribute it to a cluster
 //	ahp-server audit verify FILE...          check an audit log's hash chain
+//	ahp-server audit export -dir DIR         write the cluster's audit stream to files, verified
 //	ahp-server version                       print the version
 package main
 
@@ -53,7 +54,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			if len(args) > 1 && args[1] == "verify" {
 				return audit.VerifyCommand(args[2:], stdout, stderr)
 			}
-			fmt.Fprintln(stderr, "usage: ahp-server audit verify FILE...")
+			if len(args) > 1 && args[1] == "export" {
+				return runAuditExport(ctx, args[2:], stdout, stderr, getenv)
+			}
+			fmt.Fprintln(stderr, "usage: ahp-server audit verify FILE... | ahp-server audit export [-nats URL] -dir DIR")
 			return 2
 		}
 	}
@@ -65,6 +69,7 @@ const usageHead = `Usage: ahp-server [flags]
        ahp-server policy test FILE TESTS.yaml
        ahp-server policy push [-nats URL] [-config FILE] FILE
        ahp-server audit verify FILE...
+       ahp-server audit export [-nats URL] [-config FILE] -dir DIR
        ahp-server version
 
 Serves ahp.v1 InterceptService, TypedDecisionService, ObservationService and HarnessService over
@@ -133,7 +138,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		return 1
 	}
 	defer ext.close()
-	shared, err := openCluster(ctx, ext.cluster, cluster.ParseServers(*natsURLs), logger)
+	shared, err := openCluster(ctx, ext, cluster.ParseServers(*natsURLs), logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-server:", err)
 		return 1

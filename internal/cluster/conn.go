@@ -54,7 +54,12 @@ func Connect(cfg Config, log *slog.Logger) (*Conn, error) {
 		return nil, fmt.Errorf("cluster: connecting to NATS (%s): %w", redactURLs(cfg.Servers), err)
 	}
 	c.nc = nc
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc,
+		jetstream.WithPublishAsyncTimeout(10*time.Second),
+		jetstream.WithPublishAsyncMaxPending(8192),
+		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
+			c.Failed(fmt.Errorf("an asynchronous publish was not acknowledged: %w", err))
+		}))
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("cluster: JetStream: %w", err)

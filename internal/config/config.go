@@ -62,6 +62,9 @@ type Audit struct {
 	Required bool `yaml:"required"`
 	// IncludeEvent adds the redacted event to each record.
 	IncludeEvent bool `yaml:"include_event"`
+	// NATS also publishes every record to the cluster's replicated audit stream (cluster mode;
+	// docs/cluster.md). With Required, the stream's acknowledgement comes before the answer.
+	NATS bool `yaml:"nats"`
 }
 
 // Redaction configures secret masking.

@@ -94,6 +94,10 @@ type Config struct {
 	// Audit is the audit log every decision and observation is written to (nil: none). The server
 	// closes it — draining every accepted record — when Serve returns.
 	Audit *audit.Log
+	// AuditStream, when set with Audit, is given every record after the audit log (cluster mode:
+	// the replicated audit stream). Its error counts as an audit failure: with the log required,
+	// the decision fails closed.
+	AuditStream func(audit.Record) error
 	// Redactor masks secrets in everything streamed to Watch (nil: redact.New with defaults).
 	Redactor *redact.Redactor
 	// Sessions is session memory (nil: in-process); cluster mode shares it (cluster/sessionkv).
@@ -192,7 +196,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	var recorder core.Recorder
 	if cfg.Audit != nil {
-		recorder = auditRecorder{log: cfg.Audit, metrics: cfg.Metrics}
+		recorder = auditRecorder{log: cfg.Audit, metrics: cfg.Metrics, stream: cfg.AuditStream}
 	}
 
 	sessions := cfg.Sessions
@@ -415,6 +419,7 @@ func redactItem(r *redact.Redactor) func(hub.Item) hub.Item {
 type auditRecorder struct {
 	log     *audit.Log
 	metrics *metrics.Metrics
+	stream  func(audit.Record) error // nil: none
 }
 
 func (r auditRecorder) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision, at time.Time) error {
@@ -427,6 +432,11 @@ func (r auditRecorder) RecordObservation(ev *ahpv1.Event, at time.Time) error {
 
 func (r auditRecorder) append(rec audit.Record) error {
 	err := r.log.Append(rec)
+	if r.stream != nil {
+		if serr := r.stream(rec); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}
 	if r.metrics != nil {
 		if err != nil {
 			r.metrics.AuditWriteError()
