@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -392,5 +393,84 @@ func TestClusterAuditStreamHoldsEveryDecisionOnceAndEachChainVerifies(t *testing
 	}
 	if again := runServer([]string{"audit", "export", "-nats", nats.URL(), "-dir", out}, nil); again.Code == 0 {
 		t.Fatal("a second export into the same directory overwrote the files")
+	}
+}
+
+// health asks r's gRPC health service (Connect protocol, JSON) for the overall status.
+func health(t *testing.T, r replica) string {
+	t.Helper()
+	resp, err := testkit.H2CClient().Post(r.url+"/grpc.health.v1.Health/Check", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Status
+}
+
+func TestClusterFailClosedWhileNATSIsDownAndSharedModeReturns(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	rs := startReplicasWith(t, nats.URL(), 1, "  on_unavailable: fail-closed\n", "-cluster-ready-required")
+	r := rs[0]
+	decide := func(id string) *ahpv1.Decision {
+		t.Helper()
+		ev := testkit.ShellEvent(id, "ls", testkit.Source("urn:cluster-test"), testkit.Session("fc"))
+		resp, err := r.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Msg.GetDecision()
+	}
+	if d := decide("fc-1"); d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("with NATS up: %v synthetic=%v, want a policy allow", d.GetVerdict(), d.GetSynthetic())
+	}
+	if s := health(t, r); s != "SERVING" && s != "SERVING_STATUS_SERVING" {
+		t.Fatalf("health with NATS up = %q", s)
+	}
+	nats.Stop()
+	r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, "NATS unavailable; failing closed") })
+	d := decide("fc-2")
+	if !d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || d.GetEffects()[0].GetDeny().GetCode() != "dev.ahpgateway.cluster.unavailable" {
+		t.Fatalf("with NATS down: %v synthetic=%v effects=%v, want the labelled cluster-unavailable denial", d.GetVerdict(), d.GetSynthetic(), d.GetEffects())
+	}
+	if s := health(t, r); strings.HasSuffix(s, "SERVING") && !strings.Contains(s, "NOT") {
+		t.Fatalf("health with NATS down = %q, want NOT_SERVING (-cluster-ready-required)", s)
+	}
+	nats.Restart()
+	r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, "NATS available again") })
+	if d := decide("fc-3"); d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("after NATS returned: %v synthetic=%v, want a policy allow again", d.GetVerdict(), d.GetSynthetic())
+	}
+	if n := strings.Count(r.stderr.String(), "NATS unavailable"); n != 1 {
+		t.Fatalf("the outage was logged %d times, want once", n)
+	}
+}
+
+func TestClusterDegradeDecidesLocallyWhileNATSIsDown(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	r := startReplicas(t, nats.URL(), 1)[0]
+	nats.Stop()
+	r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, "deciding with local stores") })
+	ev := testkit.ShellEvent("dg-1", "ls", testkit.Source("urn:cluster-test"), testkit.Session("dg"))
+	first, err := r.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := first.Msg.GetDecision(); d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("degraded decision = %v synthetic=%v, want the policy's own allow", d.GetVerdict(), d.GetSynthetic())
+	}
+	again, err := r.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Msg.GetDecision().GetReplayed() {
+		t.Fatal("a retry while degraded was not replayed from the local store")
 	}
 }

@@ -186,6 +186,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		fmt.Fprintln(stderr, "ahp-server:", err)
 		return 1
 	}
+	if shared != nil {
+		policyCtx, stopPolicy := context.WithCancel(ctx)
+		defer stopPolicy()
+		if err := shared.followPolicy(policyCtx, srv, logger); err != nil {
+			fmt.Fprintln(stderr, "ahp-server:", err)
+			return 1
+		}
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-server:", err)
@@ -211,12 +219,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 			}
 		}()
 		logger.Info("metrics listening", "addr", ext.metricsLn.Addr().String())
-	}
-	if shared != nil {
-		if err := shared.followPolicy(ctx, srv, logger); err != nil {
-			fmt.Fprintln(stderr, "ahp-server:", err)
-			return 1
-		}
 	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

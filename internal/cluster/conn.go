@@ -168,6 +168,20 @@ func (c *Conn) Budget(ctx context.Context) (context.Context, context.CancelFunc)
 	return context.WithTimeout(ctx, c.cfg.LookupBudget)
 }
 
+// ErrNotConnected is what a store reports when it did not try NATS because the connection is
+// down: decisions then do not wait out the lookup budget while NATS reconnects.
+var ErrNotConnected = errors.New("NATS not connected")
+
+// Usable reports whether a store should try NATS now; when not, it records the failure, and the
+// store uses its local fallback at once.
+func (c *Conn) Usable() bool {
+	if c.nc.IsConnected() {
+		return true
+	}
+	c.Failed(ErrNotConnected)
+	return false
+}
+
 // Ready reports whether NATS is reachable: nil when connected and no store operation failed
 // since the last success.
 func (c *Conn) Ready() error {

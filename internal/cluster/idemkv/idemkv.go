@@ -93,6 +93,9 @@ func (s *Store) failed(err error) {
 
 // Decision implements idempotency.Store.
 func (s *Store) Decision(key string) (*ahpv1.Decision, bool) {
+	if !s.conn.Usable() {
+		return s.fallback.Decision(key)
+	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
 	e, err := s.kv.Get(ctx, kvKey("d", key))
@@ -116,7 +119,7 @@ func (s *Store) Decision(key string) (*ahpv1.Decision, bool) {
 // stands.
 func (s *Store) RememberDecision(key string, d *ahpv1.Decision) (*ahpv1.Decision, bool) {
 	b, err := proto.Marshal(d)
-	if err != nil || len(b) > maxValueBytes {
+	if err != nil || len(b) > maxValueBytes || !s.conn.Usable() {
 		return s.fallback.RememberDecision(key, d)
 	}
 	k := kvKey("d", key)
@@ -151,6 +154,9 @@ func (s *Store) ForgetDecision(key string) {
 }
 
 func (s *Store) delete(k string) {
+	if !s.conn.Usable() {
+		return
+	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
 	if err := s.kv.Purge(ctx, k); err != nil {
@@ -163,6 +169,9 @@ var observed = []byte{1}
 
 // FirstObservation implements idempotency.Store.
 func (s *Store) FirstObservation(key string) bool {
+	if !s.conn.Usable() {
+		return s.fallback.FirstObservation(key)
+	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
 	_, err := s.kv.Create(ctx, kvKey("o", key), observed)

@@ -92,6 +92,9 @@ func kvKey(kind, id string) string {
 
 // View implements session.Store.
 func (s *Store) View(sessionID, agentID string) *policy.SessionView {
+	if !s.conn.Usable() {
+		return s.fallback.View(sessionID, agentID)
+	}
 	v := &policy.SessionView{SessionID: sessionID, AgentID: agentID}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
@@ -139,6 +142,10 @@ func (s *Store) RecordEvent(ev *ahpv1.Event, at time.Time) {
 	sid := ev.GetSession().GetId()
 	agentID := session.AgentOf(ev)
 	derived := session.DeriveFacts(ev)
+	if !s.conn.Usable() {
+		s.fallback.RecordEvent(ev, at)
+		return
+	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
 	if sid != "" {
@@ -170,6 +177,10 @@ func (s *Store) RecordEvent(ev *ahpv1.Event, at time.Time) {
 func (s *Store) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 	sid := ev.GetSession().GetId()
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || sid == "" {
+		return
+	}
+	if !s.conn.Usable() {
+		s.fallback.RecordDecision(ev, d)
 		return
 	}
 	ctx, cancel := s.conn.Budget(context.Background())
