@@ -19,6 +19,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/cluster/sessionkv"
 	"github.com/ahp-gateway/ahp/internal/config"
 	"github.com/ahp-gateway/ahp/internal/hub"
+	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/session"
@@ -107,6 +108,7 @@ func (cs *clusterStores) wire(sc *server.Config, readyRequired bool) {
 	if readyRequired {
 		sc.Ready = cs.conn.Ready
 	}
+	sc.Metrics.ClusterStats(cs.stats)
 }
 
 func (cs *clusterStores) close() {
@@ -277,4 +279,33 @@ func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stdout, "the audit stream holds no records")
 	}
 	return status
+}
+
+// stats gathers the cluster metrics at scrape time; the bucket sizes cost one NATS request each,
+// bounded by a second.
+func (cs *clusterStores) stats() metrics.ClusterStats {
+	st := cs.conn.Stats()
+	out := metrics.ClusterStats{
+		Connected: st.Connected, Degraded: st.Degraded, Failures: st.Failures, Reconnects: st.Reconnects,
+		DegradedSeconds: st.DegradedSeconds,
+		BucketEntries:   map[string]uint64{}, BucketBytes: map[string]uint64{},
+	}
+	if cs.fanout != nil {
+		f := cs.fanout.Stats()
+		out.FanoutSent, out.FanoutReceived, out.FanoutDropped = f.Sent, f.Received, f.Dropped+f.Undecodable
+	}
+	if cs.audit != nil {
+		a := cs.audit.Stats()
+		out.AuditPublished, out.AuditFailed = a.Published, a.Failed
+	}
+	if st.Connected {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		for _, b := range []string{idemkv.BucketName, sessionkv.BucketName, policykv.BucketName} {
+			if n, size, err := cs.conn.BucketSize(ctx, b); err == nil {
+				out.BucketEntries[b], out.BucketBytes[b] = n, size
+			}
+		}
+	}
+	return out
 }

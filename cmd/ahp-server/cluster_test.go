@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,7 +69,7 @@ func startReplicasWith(t *testing.T, urls string, n int, extra string, args ...s
 func TestClusterRetryOnAnotherReplicaIsReplayed(t *testing.T) {
 	t.Parallel()
 	nats := natstest.Start(t)
-	rs := startReplicas(t, nats.URL(), 2)
+	rs := startReplicas(t, nats.URL(), 2, "-metrics-addr", "127.0.0.1:0")
 	ctx := context.Background()
 	ev := testkit.ShellEvent("retry-1", "ls", testkit.Source("urn:cluster-test"), testkit.Session("s1"))
 	first, err := rs[0].intercept().Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
@@ -80,6 +82,19 @@ func TestClusterRetryOnAnotherReplicaIsReplayed(t *testing.T) {
 	}
 	if d := again.Msg.GetDecision(); !d.GetReplayed() || d.GetDecisionId() != first.Msg.GetDecision().GetDecisionId() {
 		t.Fatalf("retry on replica B = %v (replayed %v), want decision %s replayed", d.GetDecisionId(), d.GetReplayed(), first.Msg.GetDecision().GetDecisionId())
+	}
+	line := rs[1].stderr.Wait(t, func(line string) bool { return strings.Contains(line, "metrics listening") })
+	_, addr, _ := strings.Cut(line, "addr=")
+	resp, err := http.Get("http://" + strings.TrimSpace(addr) + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{"ahp_cluster_connected 1", "ahp_cluster_degraded 0", `ahp_cluster_bucket_entries{bucket="idempotency"} 1`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
 	}
 }
 

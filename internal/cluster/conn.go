@@ -313,3 +313,16 @@ func retrySetup[T any](ctx context.Context, try func(context.Context) (T, error)
 		}
 	}
 }
+
+// BucketSize reads the entries and bytes of this installation's KV bucket what (for metrics).
+func (c *Conn) BucketSize(ctx context.Context, what string) (entries, bytes uint64, err error) {
+	kv, err := c.js.KeyValue(ctx, c.Bucket(what))
+	if err != nil {
+		return 0, 0, err
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	return st.Values(), st.Bytes(), nil
+}

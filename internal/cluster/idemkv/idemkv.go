@@ -192,18 +192,3 @@ func (s *Store) ForgetObservation(key string) {
 	s.fallback.ForgetObservation(key)
 	s.delete(kvKey("o", key))
 }
-
-// Stats describe the bucket for metrics.
-type Stats struct {
-	// Entries and Bytes are the bucket's size.
-	Entries, Bytes uint64
-}
-
-// Stats reads the bucket's size.
-func (s *Store) Stats(ctx context.Context) (Stats, error) {
-	st, err := s.kv.Status(ctx)
-	if err != nil {
-		return Stats{}, err
-	}
-	return Stats{Entries: st.Values(), Bytes: st.Bytes()}, nil
-}
