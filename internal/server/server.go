@@ -112,8 +112,9 @@ type Config struct {
 	// Unavailable, when set, makes decisions fail closed while it returns a reason (see
 	// core.Config.Unavailable).
 	Unavailable func() string
-	// Ready, when set, is part of health: while it returns an error, every service reports
-	// NOT_SERVING (cluster mode with -cluster-ready-required: the shared store is unreachable).
+	// Ready, when set, is part of health: while it returns an error, the overall status (the
+	// empty service name) is NOT_SERVING (cluster mode with -cluster-ready-required: the shared
+	// store is unreachable); the per-service statuses are not affected.
 	Ready func() error
 	// Reflection, when set, mounts gRPC server reflection for the given services (the AHP ones
 	// and health) with the options they get, auth included; ahp-server passes reflection.Mount.
@@ -295,7 +296,9 @@ func (s *Server) mountHandler() {
 	s.handlerBuilt.Store(true)
 }
 
-// readiness reports NOT_SERVING while ready fails, and the static status otherwise.
+// readiness reports the overall status (the empty service name) NOT_SERVING while ready fails,
+// and the static status otherwise; the per-service statuses stay as they are, so a liveness
+// probe can ask a service by name and not restart a replica that only waits for NATS.
 type readiness struct {
 	static *grpchealth.StaticChecker
 	ready  func() error
@@ -303,7 +306,7 @@ type readiness struct {
 
 func (r readiness) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
 	resp, err := r.static.Check(ctx, req)
-	if err == nil && resp.Status == grpchealth.StatusServing && r.ready() != nil {
+	if err == nil && req.Service == "" && resp.Status == grpchealth.StatusServing && r.ready() != nil {
 		resp.Status = grpchealth.StatusNotServing
 	}
 	return resp, err
