@@ -17,7 +17,10 @@ import (
 // cluster/idemkv shares it between replicas. Keys are opaque strings (see Key); a Store must not
 // assume their length or alphabet.
 type Store interface {
-	// Decision returns the decision remembered for key.
+	// Decision returns the decision remembered for key. A store whose lookups cost a round trip
+	// may answer false for a remembered key, as long as RememberDecision then reports it (the
+	// core replays what RememberDecision returns, so the caller gets the same answer; it only
+	// evaluates the policy once more, without side effects).
 	Decision(key string) (*ahpv1.Decision, bool)
 	// RememberDecision stores d under key unless a decision is there already (another replica
 	// may have decided the same event at the same moment: the first writer wins). It returns the

@@ -32,13 +32,17 @@ type Options struct {
 	// Fallback is the local store used while NATS is unavailable (default: in-memory, 100k
 	// entries, TTL).
 	Fallback idempotency.Store
+	// LookupFirst makes Decision look in the bucket before the policy is evaluated (one round
+	// trip per decision) instead of relying on RememberDecision.
+	LookupFirst bool
 }
 
 // Store implements idempotency.Store on a KV bucket.
 type Store struct {
-	conn     *cluster.Conn
-	kv       jetstream.KeyValue
-	fallback idempotency.Store
+	conn        *cluster.Conn
+	kv          jetstream.KeyValue
+	fallback    idempotency.Store
+	lookupFirst bool
 }
 
 var _ idempotency.Store = (*Store)(nil)
@@ -73,7 +77,7 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: idempotency bucket %s: %w", conn.Bucket(BucketName), err)
 	}
-	return &Store{conn: conn, kv: kv, fallback: opts.Fallback}, nil
+	return &Store{conn: conn, kv: kv, fallback: opts.Fallback, lookupFirst: opts.LookupFirst}, nil
 }
 
 // kvKey turns an opaque idempotency key into a KV key: unpadded URL-safe base64 (the KV key
@@ -91,10 +95,16 @@ func (s *Store) failed(err error) {
 	s.conn.Failed(err)
 }
 
-// Decision implements idempotency.Store.
+// Decision implements idempotency.Store. By default it answers from the local store only (what
+// was decided here while degraded) and leaves the shared bucket to RememberDecision, whose
+// create-if-absent finds a remembered decision anyway: a retry then costs one policy evaluation
+// more, and every first decision one round trip less (Options.LookupFirst turns the lookup on).
 func (s *Store) Decision(key string) (*ahpv1.Decision, bool) {
+	if d, ok := s.fallback.Decision(key); ok || !s.lookupFirst {
+		return d, ok
+	}
 	if !s.conn.Usable() {
-		return s.fallback.Decision(key)
+		return nil, false
 	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
@@ -102,15 +112,15 @@ func (s *Store) Decision(key string) (*ahpv1.Decision, bool) {
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		s.conn.Succeeded()
-		return s.fallback.Decision(key) // decided locally while degraded, perhaps
+		return nil, false
 	case err != nil:
 		s.failed(err)
-		return s.fallback.Decision(key)
+		return nil, false
 	}
 	s.conn.Succeeded()
 	d := new(ahpv1.Decision)
 	if err := proto.Unmarshal(e.Value(), d); err != nil {
-		return s.fallback.Decision(key)
+		return nil, false
 	}
 	return d, true
 }

@@ -21,6 +21,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/cluster"
+	"github.com/ahp-gateway/ahp/internal/lru"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/nats-io/nats.go/jetstream"
@@ -43,6 +44,16 @@ type Store struct {
 	recent, facts int
 	maxBytes      int
 	fallback      session.Store
+	// seen remembers the last revision of each key this replica read or wrote, so the update
+	// that follows a View (every decision does both) writes without reading again; a conflict
+	// (another replica wrote since) falls back to reading.
+	seen *lru.Cache[string, seenRecord]
+}
+
+// seenRecord is one key's value at one revision.
+type seenRecord struct {
+	rev   uint64
+	value []byte
 }
 
 var _ session.Store = (*Store)(nil)
@@ -79,7 +90,19 @@ func Open(ctx context.Context, conn *cluster.Conn, opts session.Options) (*Store
 	return &Store{
 		conn: conn, kv: kv, opts: opts, recent: recent, facts: facts, maxBytes: opts.MaxBytes,
 		fallback: session.NewMemory(opts),
+		seen:     newSeen(opts),
 	}, nil
+}
+
+func newSeen(opts session.Options) *lru.Cache[string, seenRecord] {
+	c := lru.New[string, seenRecord](opts.MaxSessions+opts.MaxAgents, time.Minute, nil)
+	c.SetMaxBytes(opts.MaxBytes)
+	return c
+}
+
+func (s *Store) remember(key string, rev uint64, value []byte) {
+	s.seen.Put(key, seenRecord{rev: rev, value: value})
+	s.seen.Resize(key, len(key)+len(value)+64)
 }
 
 func kvKey(kind, id string) string {
@@ -129,11 +152,13 @@ func (s *Store) View(sessionID, agentID string) *policy.SessionView {
 func (s *Store) get(ctx context.Context, key string, into any) (found bool, err error) {
 	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		s.seen.Delete(key)
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
+	s.remember(key, e.Revision(), e.Value())
 	return json.Unmarshal(e.Value(), into) == nil, nil
 }
 
@@ -149,7 +174,7 @@ func (s *Store) RecordEvent(ev *ahpv1.Event, at time.Time) {
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
 	if sid != "" {
-		err := update(ctx, s.kv, kvKey("s", sid), func(r *session.Record) bool {
+		err := update(ctx, s, kvKey("s", sid), func(r *session.Record) bool {
 			r.Apply(ev, at, derived, s.recent, s.facts)
 			return true
 		}, func(r *session.Record) bool { return r.Bytes(sid, s.recent, s.facts) <= s.maxBytes })
@@ -160,7 +185,7 @@ func (s *Store) RecordEvent(ev *ahpv1.Event, at time.Time) {
 		}
 	}
 	if agentID != "" && len(derived) > 0 {
-		err := update(ctx, s.kv, kvKey("a", agentID), func(a *session.AgentRecord) bool {
+		err := update(ctx, s, kvKey("a", agentID), func(a *session.AgentRecord) bool {
 			a.Apply(derived, s.facts)
 			return true
 		}, func(*session.AgentRecord) bool { return true })
@@ -185,7 +210,7 @@ func (s *Store) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
-	err := update(ctx, s.kv, kvKey("s", sid), func(r *session.Record) bool {
+	err := update(ctx, s, kvKey("s", sid), func(r *session.Record) bool {
 		if r.FirstSeen.IsZero() {
 			return false // as in memory: only a session seen before counts denials
 		}
@@ -206,21 +231,27 @@ var errTooLarge = errors.New("session record over its byte bound")
 
 // update applies change to the record at key with compare-and-set, retrying on conflicts. change
 // returning false writes nothing; fits false refuses the write.
-func update[T any](ctx context.Context, kv jetstream.KeyValue, key string, change func(*T) bool, fits func(*T) bool) error {
+func update[T any](ctx context.Context, s *Store, key string, change func(*T) bool, fits func(*T) bool) error {
+	cached, haveCached := s.seen.Get(key)
 	for range casAttempts {
 		var rec T
 		var rev uint64
-		e, err := kv.Get(ctx, key)
-		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-		case err != nil:
-			return err
-		default:
-			rev = e.Revision()
-			if json.Unmarshal(e.Value(), &rec) != nil {
-				var zero T
-				rec = zero
+		var value []byte
+		if haveCached {
+			rev, value, haveCached = cached.rev, cached.value, false // once: a conflict reads afresh
+		} else {
+			e, err := s.kv.Get(ctx, key)
+			switch {
+			case errors.Is(err, jetstream.ErrKeyNotFound):
+			case err != nil:
+				return err
+			default:
+				rev, value = e.Revision(), e.Value()
 			}
+		}
+		if value != nil && json.Unmarshal(value, &rec) != nil {
+			var zero T
+			rec = zero
 		}
 		if !change(&rec) {
 			return nil
@@ -232,18 +263,22 @@ func update[T any](ctx context.Context, kv jetstream.KeyValue, key string, chang
 		if err != nil {
 			return err
 		}
+		var newRev uint64
 		if rev == 0 {
-			_, err = kv.Create(ctx, key, b)
+			newRev, err = s.kv.Create(ctx, key, b)
 		} else {
-			_, err = kv.Update(ctx, key, b, rev)
+			newRev, err = s.kv.Update(ctx, key, b, rev)
 		}
 		if err == nil {
+			s.remember(key, newRev, b)
 			return nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			s.seen.Delete(key)
 			return err
 		}
 		// Another replica wrote first: read again and reapply.
 	}
+	s.seen.Delete(key)
 	return fmt.Errorf("session update: %d compare-and-set conflicts in a row", casAttempts)
 }
