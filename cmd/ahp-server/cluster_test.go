@@ -489,3 +489,64 @@ func TestClusterDegradeDecidesLocallyWhileNATSIsDown(t *testing.T) {
 		t.Fatal("a retry while degraded was not replayed from the local store")
 	}
 }
+
+// Under load on a three-node NATS, losing one node (the one a replica is connected to, or
+// another) fails no call, and every answered decision is in the shared idempotency bucket: a
+// retry of each on the other replica is replayed with the same decision id.
+func TestClusterLosingOneNATSNodeFailsNoCall(t *testing.T) {
+	t.Parallel()
+	nodes := natstest.Cluster(t, 3)
+	rs := startReplicasWith(t, natstest.URLs(nodes), 2, "  replicas: 3\n")
+	const calls = 200
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		ids  = map[int]string{}
+		errs []error
+	)
+	stopped := make(chan struct{})
+	for i := range calls {
+		if i == calls/4 {
+			go func() { nodes[1].Stop(); close(stopped) }()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ev := testkit.ShellEvent(fmt.Sprintf("load-%d", i), "ls", testkit.Source("urn:cluster-test"), testkit.Session(fmt.Sprintf("load-%d", i%8)))
+			resp, err := rs[i%2].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			ids[i] = resp.Msg.GetDecision().GetDecisionId()
+		}()
+		if i%20 == 19 {
+			wg.Wait() // in waves, so that the node stops while calls are in flight
+		}
+	}
+	wg.Wait()
+	<-stopped
+	if len(errs) > 0 {
+		t.Fatalf("%d of %d calls failed while a NATS node stopped; first: %v", len(errs), calls, errs[0])
+	}
+	replayed := 0
+	for i := range calls {
+		ev := testkit.ShellEvent(fmt.Sprintf("load-%d", i), "ls", testkit.Source("urn:cluster-test"), testkit.Session(fmt.Sprintf("load-%d", i%8)))
+		resp, err := rs[(i+1)%2].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := resp.Msg.GetDecision(); d.GetReplayed() && d.GetDecisionId() == ids[i] {
+			replayed++
+		}
+	}
+	// A decision made while its replica was briefly degraded (its connection moving to another
+	// node) is remembered locally only; the rest must be shared.
+	degraded := strings.Count(rs[0].stderr.String()+rs[1].stderr.String(), "NATS unavailable")
+	if replayed < calls && degraded == 0 {
+		t.Fatalf("only %d of %d decisions were replayed on the other replica, and no replica was degraded", replayed, calls)
+	}
+	t.Logf("%d of %d decisions replayed across replicas; %d degraded periods", replayed, calls, degraded)
+}
