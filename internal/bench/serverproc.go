@@ -31,6 +31,8 @@ type serverProcess struct {
 	auditFsync string
 	// dir holds the configuration file the audit settings need.
 	dir string
+	// nats, when set, runs the server in cluster mode (-nats).
+	nats string
 }
 
 // args returns the command line: loopback on a free port, the policy without hot reload, logs
@@ -39,6 +41,9 @@ func (p serverProcess) args() ([]string, error) {
 	args := []string{
 		"--addr", "127.0.0.1:0", "--policy", p.policyFile, "--policy-poll", "0",
 		"--log-level", "warn", "--shutdown-timeout", "10s",
+	}
+	if p.nats != "" {
+		args = append(args, "--nats", p.nats)
 	}
 	if p.auditPath == "" {
 		return args, nil
