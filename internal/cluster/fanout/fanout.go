@@ -25,6 +25,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/cluster"
 	"github.com/ahp-gateway/ahp/internal/hub"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -53,6 +54,7 @@ type Fanout struct {
 	subject string
 	opts    Options
 	queue   chan hub.Item
+	origin  string // this process's random id, so its own items are recognised whatever its name
 	sub     *nats.Subscription
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -81,6 +83,7 @@ func Start(conn *cluster.Conn, local Local, opts Options) (*Fanout, error) {
 		conn: conn, local: local, opts: opts,
 		subject: conn.Subject(SubjectPrefix + "." + conn.Name()),
 		queue:   make(chan hub.Item, opts.QueueItems),
+		origin:  nuid.Next(),
 		done:    make(chan struct{}),
 	}
 	sub, err := conn.NATS().Subscribe(conn.Subject(SubjectPrefix+".*"), f.receive)
@@ -129,7 +132,8 @@ func (f *Fanout) publish() {
 				f.dropped.Add(1)
 				continue
 			}
-			if err := nc.Publish(f.subject, b); err != nil {
+			msg := &nats.Msg{Subject: f.subject, Data: b, Header: nats.Header{originHeader: []string{f.origin}}}
+			if err := nc.PublishMsg(msg); err != nil {
 				f.dropped.Add(1)
 				continue
 			}
@@ -138,10 +142,14 @@ func (f *Fanout) publish() {
 	}
 }
 
+// originHeader carries the publishing process's id.
+const originHeader = "Ahp-Origin"
+
 // receive feeds another replica's item into the local hub; its own are skipped (the local hub
-// had them already).
+// had them already). Its own are told by the origin header, not the subject, so two replicas that
+// happen to share a name (two on one host, both named after it) still see each other's items.
 func (f *Fanout) receive(m *nats.Msg) {
-	if m.Subject == f.subject || !strings.HasPrefix(m.Subject, f.conn.Subject(SubjectPrefix+".")) {
+	if m.Header.Get(originHeader) == f.origin || !strings.HasPrefix(m.Subject, f.conn.Subject(SubjectPrefix+".")) {
 		return
 	}
 	it, err := Decode(m.Data)

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/cluster"
 	"github.com/ahp-gateway/ahp/internal/cluster/fanout"
+	"github.com/ahp-gateway/ahp/internal/cluster/natstest"
 	"github.com/ahp-gateway/ahp/internal/hub"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 	"google.golang.org/protobuf/proto"
@@ -50,6 +52,49 @@ func TestDecodeRefusesMalformedFrames(t *testing.T) {
 	} {
 		if _, err := fanout.Decode(b); err == nil {
 			t.Errorf("%s: Decode accepted a malformed frame", name)
+		}
+	}
+}
+
+// Two replicas with the same name (two on one host, both named after it) still exchange their
+// items, and neither sees its own twice.
+func TestReplicasSharingANameSeeEachOtherOnce(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	var hubs []*hub.Hub
+	var outs []*fanout.Fanout
+	var subs []*hub.Subscription
+	for range 2 {
+		conn, err := cluster.Connect(cluster.Config{Servers: []string{srv.URL()}, Name: "same"}, testkit.Discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(conn.Close)
+		h := hub.New(64, hub.WithBatchWindow(0))
+		t.Cleanup(h.Close)
+		subs = append(subs, h.Subscribe(hub.Filter{}, 64))
+		f, err := fanout.Start(conn, h, fanout.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(f.Close)
+		hubs, outs = append(hubs, h), append(outs, f)
+	}
+	outs[0].Publish(hub.Item{Event: testkit.ShellEvent("from-0", "ls"), Time: time.Now()})
+	outs[1].Publish(hub.Item{Event: testkit.ShellEvent("from-1", "ls"), Time: time.Now()})
+	// A sentinel from each after its item: the next item each hub gets after its own two.
+	outs[0].Publish(hub.Item{Event: testkit.ShellEvent("end-0", "ls"), Time: time.Now()})
+	outs[1].Publish(hub.Item{Event: testkit.ShellEvent("end-1", "ls"), Time: time.Now()})
+	for i, sub := range subs {
+		seen := map[string]int{}
+		for len(seen) < 4 {
+			it := testkit.Receive(t, sub.Items(), "a Watch item")
+			seen[it.Event.GetId()]++
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Fatalf("hub %d saw %s %d times, want once", i, id, n)
+			}
 		}
 	}
 }
