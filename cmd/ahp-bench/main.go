@@ -120,6 +120,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	jsonCodec := fs.Bool("connect-json", false, "Connect modes: the client sends and reads JSON (connect.WithProtoJSON) instead of binary protobuf", "")
 	acceptGzip := fs.Bool("accept-gzip", true, "Connect modes: accept gzip-compressed answers, as connect-go clients do by default (the server then compresses them); -accept-gzip=false measures without", "")
 	serverProcess := fs.Bool("server-process", false, "run ahp-server as a child process (loopback, the same policy and audit settings) instead of in-process", "")
+	natsURL := fs.String("nats", "", "run the ahp-server process in cluster mode on these NATS servers (implies -server-process): compare with a run without it to see what the shared stores cost (docs/performance.md)", "")
 	serverBin := fs.String("server-bin", "", "ahp-server binary for -server-process; empty builds it with the go command into a temporary directory", "AHP_SERVER_BIN")
 	bridgeBin := fs.String("bridge-bin", "", "ahp-jsonrpc-bridge binary for the bridge modes; empty builds it with the go command into a temporary directory", "AHP_BRIDGE_BIN")
 	once := fs.Bool("once", false, "bridge-stdio: start one ahp-jsonrpc-bridge --once process per request (per_event) instead of one persistent process", "")
@@ -153,6 +154,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if *watchers < 0 || *baselineWatchers < -1 {
 		return fail("-watchers and -baseline-watchers must not be negative")
 	}
+	if *natsURL != "" {
+		if *target != "" {
+			return fail("-nats configures the ahp-server process; an existing -target has its own settings")
+		}
+		*serverProcess = true
+	}
 	if !*serverProcess {
 		explicit := false
 		fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "server-bin" })
@@ -174,7 +181,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			Concurrency: *concurrency, Duration: *duration, Requests: *requests, Rate: *rate, Timeout: *timeout,
 		},
 		Rounds: *rounds, Warmup: *warmup, PayloadBytes: *payload, Batch: *batch, Protocol: *protocol, JSON: *jsonCodec, NoGzip: !*acceptGzip,
-		PolicyFile: *policyFile, Target: *target, ServerProcess: *serverProcess, ServerBin: *serverBin,
+		PolicyFile: *policyFile, Target: *target, ServerProcess: *serverProcess, ServerBin: *serverBin, NATS: *natsURL,
 		Audit: *auditOn, AuditPath: *auditPath, AuditFsync: *auditFsync,
 		BridgeBin: *bridgeBin, BridgeOnce: *once, BridgeEmbedded: *embedded,
 		Watchers: *watchers, WatchConnections: *watchConns, WatchFilter: *watchFilter, WatchAsConsole: *watchAsConsole,

@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/cluster"
 	"github.com/ahp-gateway/ahp/internal/config"
 	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/ahp-gateway/ahp/internal/notify"
@@ -36,6 +37,8 @@ type extensions struct {
 	audit     *audit.Log
 	redactor  *redact.Redactor
 	notifier  server.Notifier
+	cluster   cluster.Config // the config file's cluster: block
+	auditNATS bool           // audit.nats: publish records to the cluster's audit stream
 	closers   []func()
 }
 
@@ -57,7 +60,7 @@ func loadExtensions(ctx context.Context, f extensionFlags, log *slog.Logger) (*e
 		}
 		file = loaded
 	}
-	ext := &extensions{}
+	ext := &extensions{cluster: file.Cluster, auditNATS: file.Audit.NATS}
 	fail := func(err error) (*extensions, error) {
 		ext.close()
 		return nil, err

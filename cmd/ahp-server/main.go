@@ -4,8 +4,10 @@
 //	ahp-server [flags]                       serve (default 127.0.0.1:8080, embedded default policy)
 //	ahp-server policy check FILE             validate and compile a policy
 //	ahp-server policy test FILE TESTS.yaml   run policy test cases
+//	ahp-server policy push [-nats URL] FILE  check a policy and distribute it to a cluster
 //	ahp-server audit verify FILE...          check an audit log's hash chain
 //	ahp-server approvals list|show|approve|deny   decide approvals on a running server
+//	ahp-server audit export -dir DIR         write the cluster's audit stream to files, verified
 //	ahp-server version                       print the version
 package main
 
@@ -26,6 +28,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/cli"
+	"github.com/ahp-gateway/ahp/internal/cluster"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/console"
 	"github.com/ahp-gateway/ahp/internal/core"
@@ -46,6 +49,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if len(args) > 0 {
 		switch args[0] {
 		case "policy":
+			if len(args) > 1 && args[1] == "push" {
+				return runPolicyPush(ctx, args[2:], stdout, stderr, getenv)
+			}
 			return runPolicy(args[1:], stdout, stderr)
 		case "version":
 			fmt.Fprintln(stdout, cli.Version(version))
@@ -56,7 +62,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			if len(args) > 1 && args[1] == "verify" {
 				return audit.VerifyCommand(args[2:], stdout, stderr)
 			}
-			fmt.Fprintln(stderr, "usage: ahp-server audit verify FILE...")
+			if len(args) > 1 && args[1] == "export" {
+				return runAuditExport(ctx, args[2:], stdout, stderr, getenv)
+			}
+			fmt.Fprintln(stderr, "usage: ahp-server audit verify FILE... | ahp-server audit export [-nats URL] -dir DIR")
 			return 2
 		}
 	}
@@ -66,8 +75,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 const usageHead = `Usage: ahp-server [flags]
        ahp-server policy check FILE
        ahp-server policy test FILE TESTS.yaml
+       ahp-server policy push [-nats URL] [-config FILE] FILE
        ahp-server audit verify FILE...
        ahp-server approvals list|show|approve|deny ...
+       ahp-server audit export [-nats URL] [-config FILE] -dir DIR
        ahp-server version
 
 Serves ahp.v1 InterceptService, TypedDecisionService, ObservationService, HarnessService and
@@ -109,6 +120,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	maxPending := fs.Int("approvals-max-pending", 1000, "pending approvals at once; more are denied at once", "AHP_APPROVALS_MAX_PENDING")
 	maxPendingAgent := fs.Int("approvals-max-pending-per-agent", 100, "pending approvals of one agent at once", "AHP_APPROVALS_MAX_PENDING_PER_AGENT")
 	maxHeld := fs.Int("approvals-max-held", 4096, "calls held waiting for a decision at once; more are answered at once with the approval id", "AHP_APPROVALS_MAX_HELD")
+	natsURLs := fs.String("nats", "", "cluster mode: NATS server URLs, comma-separated; replicas share idempotency, sessions, Watch and policy through JetStream (docs/cluster.md)", "AHP_NATS_URL")
+	clusterReady := fs.Bool("cluster-ready-required", false, "in cluster mode, health reports NOT_SERVING while NATS is unreachable", "AHP_CLUSTER_READY_REQUIRED")
 	maxConnsPerAddr := fs.Int("max-connections-per-address", 2048, "connections open at once from one client IP address; negative: no cap", "AHP_MAX_CONNECTIONS_PER_ADDRESS")
 	ui := fs.Bool("ui", true, "serve the web console at /ui/ (needs a token with the watch scope; without credentials only on loopback)", "AHP_UI")
 	uiHosts := fs.String("ui-allowed-hosts", "", "comma-separated host names a browser may reach the console and the API by, besides IP addresses and localhost (e.g. ahp.example.com; .example.com for subdomains)", "AHP_UI_ALLOWED_HOSTS")
@@ -141,7 +154,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		return 1
 	}
 	defer ext.close()
-	srv, err := server.New(server.Config{
+	shared, err := openCluster(ctx, ext, cluster.ParseServers(*natsURLs), logger)
+	if err != nil {
+		fmt.Fprintln(stderr, "ahp-server:", err)
+		return 1
+	}
+	defer shared.close()
+	if shared == nil && *clusterReady {
+		return fs.Fail(clusterFlagError("-cluster-ready-required"))
+	}
+	sc := server.Config{
 		PolicyFile:         *policyFile,
 		PolicyPollInterval: pollInterval,
 		TLSCertFile:        *tlsCert,
@@ -173,10 +195,25 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		MaxHeldCalls:             *maxHeld,
 		ApprovalURL:              *approvalURL,
 		Notifier:                 ext.notifier,
-	})
+	}
+	if shared != nil {
+		// The cluster's policy bucket is the policy source: the file (or the built-in policy) is
+		// only the policy until one is pushed, and is not watched.
+		sc.PolicyPollInterval = -1
+	}
+	shared.wire(&sc, *clusterReady)
+	srv, err := server.New(sc)
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-server:", err)
 		return 1
+	}
+	if shared != nil {
+		policyCtx, stopPolicy := context.WithCancel(ctx)
+		defer stopPolicy()
+		if err := shared.followPolicy(policyCtx, srv, logger); err != nil {
+			fmt.Fprintln(stderr, "ahp-server:", err)
+			return 1
+		}
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -212,7 +249,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	defer signal.Stop(hup)
 	go func() {
 		for range hup {
-			reloadPolicyOnSIGHUP(srv, *policyFile != "", logger)
+			if shared != nil {
+				logger.Info("SIGHUP: in cluster mode the policy comes from the cluster's policy bucket (ahp-server policy push); nothing reloaded")
+			} else {
+				reloadPolicyOnSIGHUP(srv, *policyFile != "", logger)
+			}
 			if ext.auth != nil {
 				if _, err := ext.auth.Reload(); err != nil {
 					logger.Error("credential reload failed; the previous credentials stay in force", "error", err)

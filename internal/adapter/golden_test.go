@@ -189,10 +189,12 @@ func protoJSON(t testing.TB, m proto.Message) json.RawMessage {
 	return buf.Bytes()
 }
 
-// stableDecision is d without what changes from run to run.
+// stableDecision is d without what changes from run to run, or with the test policy (its
+// digest).
 func stableDecision(d *ahpv1.Decision) *ahpv1.Decision {
 	d = proto.CloneOf(d)
 	d.DecisionId, d.LatencyUs, d.Replayed = "", 0, false
+	d.PolicyDigest, d.PolicyRevision = "", 0
 	return d
 }
 

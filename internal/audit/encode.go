@@ -61,6 +61,8 @@ func appendBody(dst []byte, rec *Record) ([]byte, error) {
 		e.key("approval")
 		e.dst = append(e.dst, a...)
 	}
+	e.str("policy_digest", rec.PolicyDigest, true)
+	e.uint("policy_revision", rec.PolicyRevision)
 	if len(rec.Extensions) > 0 {
 		// Extensions are rare and free-form: written as encoding/json would (sorted keys).
 		ext, err := jsonwire.Marshal(rec.Extensions)

@@ -81,6 +81,11 @@ type Record struct {
 	ApprovalID string `json:"approval_id,omitempty"`
 	// Approval describes the change of an approval record (approval records only).
 	Approval *Approval `json:"approval,omitempty"`
+	// PolicyDigest is the digest of the policy that decided (decisions only).
+	PolicyDigest string `json:"policy_digest,omitempty"`
+	// PolicyRevision is the cluster policy bucket revision of that policy (0, left out, for a
+	// policy from a file or built in).
+	PolicyRevision uint64 `json:"policy_revision,omitempty"`
 	// Extensions are reverse-DNS keyed additions; the log adds RedactionExtension.
 	Extensions map[string]any `json:"extensions,omitempty"`
 	// Event is the redacted event in protojson, written only with Config.IncludeEvent (Append
@@ -204,6 +209,8 @@ func RecordFor(ev *ahpv1.Event, d *ahpv1.Decision, at time.Time) Record {
 	rec.Replayed = d.GetReplayed()
 	rec.LatencyUs = d.GetLatencyUs()
 	rec.ApprovalID = d.GetApprovalId()
+	rec.PolicyDigest = d.GetPolicyDigest()
+	rec.PolicyRevision = d.GetPolicyRevision()
 	return rec
 }
 

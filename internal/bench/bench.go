@@ -111,6 +111,8 @@ type Config struct {
 	ServerProcess bool
 	// ServerBin is the ahp-server binary for ServerProcess; "" builds it with the go command.
 	ServerBin string
+	// NATS, with ServerProcess, runs the server in cluster mode on these NATS servers (its -nats).
+	NATS string
 	// BridgeBin is the ahp-jsonrpc-bridge binary; "" builds it with the go command.
 	BridgeBin string
 	// BridgeOnce runs the bridge modes' stdio transport per_event: one process per request.
@@ -196,6 +198,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.ServerBin != "" && !cfg.ServerProcess {
 		return errors.New("--server-bin is the binary for --server-process")
+	}
+	if cfg.NATS != "" && !cfg.ServerProcess {
+		return errors.New("--nats configures the ahp-server process (--server-process)")
 	}
 	switch cfg.AuditFsync {
 	case "", "always", "interval", "never":
@@ -594,7 +599,7 @@ func (e *env) startServerProcess(ctx context.Context, policyFile string) error {
 	if err != nil {
 		return err
 	}
-	p := serverProcess{bin: bin, policyFile: policyFile, dir: e.tmp}
+	p := serverProcess{bin: bin, policyFile: policyFile, dir: e.tmp, nats: e.cfg.NATS}
 	if e.cfg.Audit {
 		// The server process writes the log; here it is opened only to learn where a kept log
 		// stands before the run.

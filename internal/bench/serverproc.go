@@ -35,6 +35,8 @@ type serverProcess struct {
 	metricsAddr string
 	// env is added to the child's environment (GOGC=off, GOMEMLIMIT=…, for diagnosis).
 	env []string
+	// nats, when set, runs the server in cluster mode (-nats).
+	nats string
 }
 
 // args returns the command line: loopback on a free port, the policy without hot reload, logs
@@ -46,6 +48,9 @@ func (p serverProcess) args() ([]string, error) {
 	}
 	if p.metricsAddr != "" {
 		args = append(args, "--metrics-addr", p.metricsAddr)
+	}
+	if p.nats != "" {
+		args = append(args, "--nats", p.nats)
 	}
 	if p.auditPath == "" {
 		return args, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/auth"
+	"github.com/ahp-gateway/ahp/internal/cluster"
 	"github.com/ahp-gateway/ahp/internal/notify"
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/tracing"
@@ -27,6 +28,8 @@ import (
 //	redaction:  what is masked before anything is written or streamed
 //	metrics:    Prometheus listener
 //	tracing:    OpenTelemetry (docs/observability.md)
+//	approvals:  notifiers for human approvals (docs/approvals.md)
+//	cluster:    NATS JetStream shared state for replicas (docs/cluster.md)
 type File struct {
 	// Auth configures credentials; empty means no authentication (loopback use).
 	Auth auth.Config `yaml:"auth"`
@@ -40,6 +43,8 @@ type File struct {
 	Tracing tracing.Config `yaml:"tracing"`
 	// Approvals configures who is told about new approvals (docs/approvals.md).
 	Approvals Approvals `yaml:"approvals"`
+	// Cluster shares state between replicas through NATS JetStream (docs/cluster.md).
+	Cluster cluster.Config `yaml:"cluster"`
 }
 
 // Approvals configures approval notifications.
@@ -67,6 +72,9 @@ type Audit struct {
 	Required bool `yaml:"required"`
 	// IncludeEvent adds the redacted event to each record.
 	IncludeEvent bool `yaml:"include_event"`
+	// NATS also publishes every record to the cluster's replicated audit stream (cluster mode;
+	// docs/cluster.md). With Required, the stream's acknowledgement comes before the answer.
+	NATS bool `yaml:"nats"`
 }
 
 // Redaction configures secret masking.
@@ -113,6 +121,9 @@ func Parse(data []byte) (*File, error) {
 	}
 	if _, err := f.Redactor(); err != nil {
 		return nil, fmt.Errorf("redaction: %w", err)
+	}
+	if err := f.Cluster.Validate(); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }

@@ -22,11 +22,16 @@ func TestParseAndStrictness(t *testing.T) {
 		t.Fatalf("fsync = %v", m)
 	}
 	for name, doc := range map[string]string{
-		"unknown key":    "audti: {}\n",
-		"bad fsync":      "audit: {fsync: sometimes}\n",
-		"literal token":  "auth: {tokens: [{name: a, scopes: [agent], token: abcdefabcdefabcdef}]}\n",
-		"bad detector":   "redaction: {disable: [no_such_detector]}\n",
-		"unknown nested": "metrics: {adr: x}\n",
+		"unknown key":           "audti: {}\n",
+		"bad fsync":             "audit: {fsync: sometimes}\n",
+		"literal token":         "auth: {tokens: [{name: a, scopes: [agent], token: abcdefabcdefabcdef}]}\n",
+		"bad detector":          "redaction: {disable: [no_such_detector]}\n",
+		"unknown nested":        "metrics: {adr: x}\n",
+		"cluster literal token": "cluster: {servers: [nats://127.0.0.1:4222], token: abcdefabcdef}\n",
+		"cluster token in URL":  "cluster: {servers: ['nats://me:pw@127.0.0.1:4222']}\n",
+		"cluster token_env":     "cluster: {servers: [nats://x:4222], token_env: 'abc def'}\n",
+		"cluster mode":          "cluster: {servers: [nats://x:4222], on_unavailable: maybe}\n",
+		"cluster prefix":        "cluster: {servers: [nats://x:4222], prefix: 'a.b'}\n",
 	} {
 		if _, err := config.Parse([]byte(doc)); err == nil {
 			t.Errorf("%s: accepted", name)

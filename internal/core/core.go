@@ -42,6 +42,13 @@ type Policy interface {
 	Settings() policy.Settings
 }
 
+// policyIdentity is what a Policy may say about itself, for every decision to record which
+// policy made it; *policy.Policy does.
+type policyIdentity interface {
+	Digest() string
+	Revision() uint64
+}
+
 // TypedDecider fills the typed answer of a typed event; typed.Decide implements it.
 type TypedDecider func(d *ahpv1.Decision, ev *ahpv1.Event, res policy.Result, view *policy.SessionView, s policy.Settings, now time.Time) error
 
@@ -87,6 +94,10 @@ type Config struct {
 	Idempotency idempotency.Store
 	// Hub receives every decision and observation for Watch (default: none).
 	Hub hub.Publisher
+	// Unavailable, when set, is asked before each decision and observation: a non-empty reason
+	// (the shared cluster store is down and the cluster fails closed) makes decisions labelled
+	// synthetic denials and observations refused (default: never).
+	Unavailable func() string
 	// Recorder is the audit log (default: none).
 	Recorder Recorder
 	// Observer receives metrics (default: none).
@@ -237,6 +248,9 @@ func (c *Core) Observe(_ context.Context, ev *ahpv1.Event) (duplicate bool, err 
 	if err := c.checkEvent("event", ev, observable, "must be sent for a decision, not observed"); err != nil {
 		return false, err
 	}
+	if why := c.unavailable(); why != "" {
+		return false, &Error{Code: CodeUnavailable, Reason: why + "; the event was not recorded, retry later"}
+	}
 	key := idempotency.Key(ev)
 	if !c.cfg.Idempotency.FirstObservation(key) {
 		return true, nil
@@ -310,6 +324,20 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if why := c.unavailable(); why != "" {
+		d := c.synthetic(ev, why, "dev.ahpgateway.cluster.unavailable")
+		if classOf(ev.GetType()) == classTyped {
+			res := policy.Result{Effects: d.Effects, Verdict: ahpv1.Verdict_VERDICT_DENY}
+			view := &policy.SessionView{SessionID: ev.GetSession().GetId(), AgentID: agentID(ev)}
+			if err := c.cfg.Typed(d, ev, res, view, c.cfg.Policy().Settings(), c.cfg.Now()); err != nil {
+				return nil, err
+			}
+		}
+		if o := c.cfg.Observer; o != nil {
+			o.Decided(ev, d)
+		}
+		return d, nil
+	}
 	key := idempotency.Key(ev)
 	if prev, ok := c.cfg.Idempotency.Decision(key); ok {
 		replay := cloneDecision(prev)
@@ -337,6 +365,9 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 		MatchedRuleIds: res.MatchedRuleIDs,
 		Fallbacks:      res.Fallbacks,
 		DryRuns:        res.DryRuns,
+	}
+	if id, ok := pol.(policyIdentity); ok {
+		d.PolicyDigest, d.PolicyRevision = id.Digest(), id.Revision()
 	}
 	if failed, why := enforceErrors(res); failed != "" {
 		c.cfg.Logger.Warn("policy rule failed to evaluate; failing closed", "event_id", ev.GetId(), "rule_id", failed, "why", why)
@@ -366,14 +397,31 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 		d.LatencyUs = uint64(time.Since(start).Microseconds())
 	}
 
+	if remember {
+		// Claimed before anything records it: when the same event reached another replica at
+		// the same moment, the first decision remembered stands and this one is dropped unseen,
+		// so the event has one decision id (an answer that must not be remembered —
+		// one naming an approval to a caller that cannot wait — is not claimed). A copy, so a caller changing its answer cannot
+		// change what a retry replays.
+		if stands, stored := c.cfg.Idempotency.RememberDecision(key, cloneDecision(d)); !stored {
+			replay := cloneDecision(stands)
+			replay.Replayed = true
+			if o := c.cfg.Observer; o != nil {
+				o.Decided(ev, replay)
+			}
+			return replay, nil
+		}
+	}
 	if r := c.cfg.Recorder; r != nil {
 		if err := r.RecordDecision(ev, d, now); err != nil {
 			c.cfg.Logger.Error("audit write failed for a decision", "event_id", ev.GetId(), "decision_id", d.GetDecisionId(), "error", err)
 			if r.Required() {
+				if remember {
+					c.cfg.Idempotency.ForgetDecision(key) // a retry after the audit recovers is decided afresh
+				}
 				if err := c.failClosedForAudit(d, ev, view, pol.Settings(), now); err != nil {
 					return nil, err
 				}
-				remember = false // a retry after the audit recovers is decided afresh
 			}
 		}
 	}
@@ -381,15 +429,18 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 		c.cfg.Sessions.RecordEvent(ev, now)
 		c.cfg.Sessions.RecordDecision(ev, d)
 	}
-	if remember {
-		// A copy, so a caller changing its answer cannot change what a retry replays.
-		c.cfg.Idempotency.RememberDecision(key, cloneDecision(d))
-	}
 	if o := c.cfg.Observer; o != nil {
 		o.Decided(ev, d)
 	}
 	c.cfg.Hub.Publish(hub.Item{Event: ev, Decision: d, Time: now})
 	return d, nil
+}
+
+func (c *Core) unavailable() string {
+	if c.cfg.Unavailable == nil {
+		return ""
+	}
+	return c.cfg.Unavailable()
 }
 
 // failClosedForAudit turns d into a labelled synthetic denial because the required audit log could

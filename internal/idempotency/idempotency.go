@@ -13,13 +13,21 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Store is what the decision core needs; the in-process Memory implements it, and a clustered
-// implementation can share it between replicas.
+// Store is what the decision core needs; the in-process Memory implements it, and
+// cluster/idemkv shares it between replicas. Keys are opaque strings (see Key); a Store must not
+// assume their length or alphabet.
 type Store interface {
-	// Decision returns the decision remembered for key.
+	// Decision returns the decision remembered for key. A store whose lookups cost a round trip
+	// may answer false for a remembered key, as long as RememberDecision then reports it (the
+	// core replays what RememberDecision returns, so the caller gets the same answer; it only
+	// evaluates the policy once more, without side effects).
 	Decision(key string) (*ahpv1.Decision, bool)
-	// RememberDecision stores d under key.
-	RememberDecision(key string, d *ahpv1.Decision)
+	// RememberDecision stores d under key unless a decision is there already (another replica
+	// may have decided the same event at the same moment: the first writer wins). It returns the
+	// decision that stands — d, or the one remembered before — and whether d was stored.
+	RememberDecision(key string, d *ahpv1.Decision) (stands *ahpv1.Decision, stored bool)
+	// ForgetDecision removes key, so a decision that could not be recorded is made afresh on retry.
+	ForgetDecision(key string)
 	// FirstObservation records key and reports whether it was new.
 	FirstObservation(key string) bool
 	// ForgetObservation removes key, so an observation that could not be recorded can be retried.
@@ -87,7 +95,13 @@ func NewMemory(capacity int, ttl time.Duration) *Memory {
 func (m *Memory) Decision(key string) (*ahpv1.Decision, bool) { return m.decisions.Get(key) }
 
 // RememberDecision implements Store.
-func (m *Memory) RememberDecision(key string, d *ahpv1.Decision) { m.decisions.Put(key, d) }
+func (m *Memory) RememberDecision(key string, d *ahpv1.Decision) (*ahpv1.Decision, bool) {
+	stands, existed := m.decisions.GetOrCreate(key, func() *ahpv1.Decision { return d })
+	return stands, !existed
+}
+
+// ForgetDecision implements Store.
+func (m *Memory) ForgetDecision(key string) { m.decisions.Delete(key) }
 
 // FirstObservation implements Store.
 func (m *Memory) FirstObservation(key string) bool {

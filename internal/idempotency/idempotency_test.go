@@ -55,3 +55,18 @@ func TestMemoryStore(t *testing.T) {
 		t.Fatal("second FirstObservation = true, want false")
 	}
 }
+
+func TestMemoryFirstDecisionStands(t *testing.T) {
+	t.Parallel()
+	m := idempotency.NewMemory(10, time.Minute)
+	if d, stored := m.RememberDecision("k", &ahpv1.Decision{DecisionId: "d1"}); !stored || d.GetDecisionId() != "d1" {
+		t.Fatalf("first RememberDecision = %v, %v; want d1 stored", d, stored)
+	}
+	if d, stored := m.RememberDecision("k", &ahpv1.Decision{DecisionId: "d2"}); stored || d.GetDecisionId() != "d1" {
+		t.Fatalf("second RememberDecision = %v, %v; want d1 standing, d2 not stored", d, stored)
+	}
+	m.ForgetDecision("k")
+	if _, ok := m.Decision("k"); ok {
+		t.Fatal("Decision found a forgotten key")
+	}
+}

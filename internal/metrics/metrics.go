@@ -80,6 +80,7 @@ type Metrics struct {
 	policyLastReloadOK                  prometheus.Gauge
 	policyRules                         prometheus.Gauge
 	policyInfo                          *prometheus.GaugeVec
+	policyRevision                      prometheus.Gauge
 	policyMu                            sync.Mutex
 
 	auditWriteErrors prometheus.Counter

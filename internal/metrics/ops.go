@@ -11,6 +11,7 @@ func (m *Metrics) initOps(f factory) {
 	m.policyLastReloadOK = f.gauge("ahp_policy_last_reload_success", "1 if the last policy reload succeeded (or none was tried), 0 if it failed.")
 	m.policyLastReloadOK.Set(1)
 	m.policyRules = f.gauge("ahp_policy_rules", "Rules in the policy in force.")
+	m.policyRevision = f.gauge("ahp_policy_revision", "Cluster policy bucket revision of the policy in force (0: from a file or built in).")
 	m.policyInfo = f.gaugeVec("ahp_policy_info", "Always 1; labels name the policy in force and its digest.", "name", "digest")
 
 	m.auditWriteErrors = f.counter("ahp_audit_write_errors_total", "Audit records that could not be written.")
@@ -74,4 +75,12 @@ func (m *Metrics) AuthFailure(r auth.Reason) {
 		return
 	}
 	m.authOther.Inc()
+}
+
+// SetPolicyRevision records the cluster policy revision in force (0: not distributed).
+func (m *Metrics) SetPolicyRevision(rev uint64) {
+	if m == nil {
+		return
+	}
+	m.policyRevision.Set(float64(rev))
 }

@@ -32,6 +32,8 @@ type Policy struct {
 	// anyType are the rules with an empty `on:`, used for event types byType does not know.
 	anyType []*rule
 	adapter types.Adapter
+	// revision is the cluster policy bucket's revision this policy came from (0: not from one).
+	revision uint64
 }
 
 // Rule describes one rule of a loaded policy, for listing and audit.
@@ -173,6 +175,17 @@ func (p *Policy) Digest() string { return p.digest }
 // Text is the source text the policy was parsed from, the bytes Digest is the digest of (for the
 // console's policy page). It is shared: do not modify it.
 func (p *Policy) Text() []byte { return p.text }
+
+// Revision is the revision of the cluster policy bucket this policy was distributed as, or 0
+// for a policy loaded from a file or built in. Every decision records it with the digest.
+func (p *Policy) Revision() uint64 { return p.revision }
+
+// WithRevision returns p marked as distributed at revision rev; p itself is unchanged.
+func (p *Policy) WithRevision(rev uint64) *Policy {
+	q := *p
+	q.revision = rev
+	return &q
+}
 
 // Settings are the typed-decision settings with defaults filled in. The maps and slices are
 // shared with the policy: treat them as read-only.

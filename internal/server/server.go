@@ -31,6 +31,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/console"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"github.com/ahp-gateway/ahp/internal/hub"
+	"github.com/ahp-gateway/ahp/internal/idempotency"
 	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/redact"
@@ -95,6 +96,10 @@ type Config struct {
 	// Audit is the audit log every decision and observation is written to (nil: none). The server
 	// closes it — draining every accepted record — when Serve returns.
 	Audit *audit.Log
+	// AuditStream, when set with Audit, is given every record after the audit log (cluster mode:
+	// the replicated audit stream). Its error counts as an audit failure: with the log required,
+	// the decision fails closed.
+	AuditStream func(audit.Record) error
 	// Redactor masks secrets in everything streamed to Watch (nil: redact.New with defaults).
 	Redactor *redact.Redactor
 	// Approvals bound the approval store: pending approvals (overall and per agent), approvals
@@ -109,6 +114,22 @@ type Config struct {
 	ApprovalURL string
 	// Notifier is told about every new approval (nil: none).
 	Notifier Notifier
+	// Sessions is session memory (nil: in-process); cluster mode shares it (cluster/sessionkv).
+	Sessions session.Store
+	// Idempotency remembers decisions and observations (nil: in-process); cluster mode shares it
+	// (cluster/idemkv).
+	Idempotency idempotency.Store
+	// Fanout, when set, joins the local Watch hub to the other replicas' (cluster/fanout): it is
+	// given the hub, feeds the other replicas' items into it, and returns the Publisher the core
+	// publishes to.
+	Fanout func(local *hub.Hub) (hub.Publisher, error)
+	// Unavailable, when set, makes decisions fail closed while it returns a reason (see
+	// core.Config.Unavailable).
+	Unavailable func() string
+	// Ready, when set, is part of health: while it returns an error, the overall status (the
+	// empty service name) is NOT_SERVING (cluster mode with -cluster-ready-required: the shared
+	// store is unreachable); the per-service statuses are not affected.
+	Ready func() error
 	// Reflection, when set, mounts gRPC server reflection for the given services (the AHP ones
 	// and health) with the options they get, auth included; ahp-server passes reflection.Mount.
 	// Nil serves no reflection, and a binary that never sets it (the bridge) does not link it.
@@ -197,16 +218,30 @@ func New(cfg Config) (*Server, error) {
 	}
 	var recorder core.Recorder
 	if cfg.Audit != nil {
-		recorder = auditRecorder{log: cfg.Audit, metrics: cfg.Metrics}
+		recorder = auditRecorder{log: cfg.Audit, metrics: cfg.Metrics, stream: cfg.AuditStream}
 	}
 
+	sessions := cfg.Sessions
+	if sessions == nil {
+		sessions = session.NewMemory(session.Options{})
+	}
+	var publisher hub.Publisher = s.hub
+	if cfg.Fanout != nil {
+		var err error
+		if publisher, err = cfg.Fanout(s.hub); err != nil {
+			s.hub.Close()
+			return nil, err
+		}
+	}
 	s.approvals = s.newApprovals()
 	cfg.Metrics.ApprovalsHeld(s.approvals.Held)
 	s.core = core.New(core.Config{
 		Policy:       func() core.Policy { return s.current.Load() },
 		Typed:        typed.Decide,
-		Sessions:     session.NewMemory(session.Options{}),
-		Hub:          s.hub,
+		Sessions:     sessions,
+		Idempotency:  cfg.Idempotency,
+		Hub:          publisher,
+		Unavailable:  cfg.Unavailable,
 		Recorder:     recorder,
 		Observer:     observer,
 		Approvals:    s.approvals,
@@ -275,7 +310,11 @@ func (s *Server) mountHandler() {
 	s.names = append(s.names, s.svc.RegisterApprovals(mux, s.approvals, opts...))
 	s.health = grpchealth.NewStaticChecker(s.names...)
 	// Health and reflection get the same options, so auth decides whether they are public.
-	mux.Handle(grpchealth.NewHandler(s.health, opts...))
+	var checker grpchealth.Checker = s.health
+	if cfg.Ready != nil {
+		checker = readiness{s.health, cfg.Ready}
+	}
+	mux.Handle(grpchealth.NewHandler(checker, opts...))
 	if cfg.Reflection != nil {
 		cfg.Reflection(mux, append(append([]string(nil), s.names...), grpchealth.HealthV1ServiceName), opts...)
 	}
@@ -288,6 +327,22 @@ func (s *Server) mountHandler() {
 		s.handler = s.console.Wrap(s.handler)
 	}
 	s.handlerBuilt.Store(true)
+}
+
+// readiness reports the overall status (the empty service name) NOT_SERVING while ready fails,
+// and the static status otherwise; the per-service statuses stay as they are, so a liveness
+// probe can ask a service by name and not restart a replica that only waits for NATS.
+type readiness struct {
+	static *grpchealth.StaticChecker
+	ready  func() error
+}
+
+func (r readiness) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
+	resp, err := r.static.Check(ctx, req)
+	if err == nil && req.Service == "" && resp.Status == grpchealth.StatusServing && r.ready() != nil {
+		resp.Status = grpchealth.StatusNotServing
+	}
+	return resp, err
 }
 
 func policySource(file string) string {
@@ -355,6 +410,18 @@ func (s *Server) WatchPolicy(ctx context.Context) {
 	}
 }
 
+// SetPolicy puts p in force at once, for every decision after this call (cluster mode: a policy
+// distributed through the policy bucket). The file watcher, if any, may replace it on its next
+// change; cluster mode therefore runs without one.
+func (s *Server) SetPolicy(p *policy.Policy) {
+	old := s.current.Swap(p)
+	s.reloads.Add(1)
+	s.cfg.Metrics.PolicyReloaded()
+	s.policyMetrics(p)
+	s.log.Info("policy switched", "name", p.Name(), "rules", len(p.Rules()), "digest", p.Digest(), "revision", p.Revision(),
+		"previous_digest", old.Digest(), "previous_revision", old.Revision())
+}
+
 // ReloadPolicy re-reads the policy file now (for SIGHUP); it returns the load error, if any, and
 // keeps the old policy on failure.
 func (s *Server) ReloadPolicy() error {
@@ -393,6 +460,7 @@ func (s *Server) policyMetrics(p *policy.Policy) {
 		ids = append(ids, r.ID)
 	}
 	s.cfg.Metrics.SetPolicy(p.Name(), p.Digest(), ids)
+	s.cfg.Metrics.SetPolicyRevision(p.Revision())
 }
 
 // redactItem masks secrets in an item's event and decision.
@@ -408,6 +476,7 @@ func redactItem(r *redact.Redactor) func(hub.Item) hub.Item {
 type auditRecorder struct {
 	log     *audit.Log
 	metrics *metrics.Metrics
+	stream  func(audit.Record) error // nil: none
 }
 
 func (r auditRecorder) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision, at time.Time) error {
@@ -420,6 +489,11 @@ func (r auditRecorder) RecordObservation(ev *ahpv1.Event, at time.Time) error {
 
 func (r auditRecorder) append(rec audit.Record) error {
 	err := r.log.Append(rec)
+	if r.stream != nil {
+		if serr := r.stream(rec); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}
 	if r.metrics != nil {
 		if err != nil {
 			r.metrics.AuditWriteError()

@@ -66,7 +66,7 @@ func TestStrictDecodingRejectsMistakes(t *testing.T) {
 // TestKustomizationsListEveryManifest catches a manifest added to a directory but not to its
 // kustomization's resources (it would silently not be deployed).
 func TestKustomizationsListEveryManifest(t *testing.T) {
-	for _, rel := range []string{"base", "overlays/sidecar"} {
+	for _, rel := range []string{"base", "overlays/sidecar", "overlays/cluster"} {
 		dir := filepath.Join(repoRoot(t), "docker", "k8s", rel)
 		data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 		if err != nil {
@@ -77,6 +77,9 @@ func TestKustomizationsListEveryManifest(t *testing.T) {
 			ConfigMapGenerator []struct {
 				Files []string `json:"files"`
 			} `json:"configMapGenerator"`
+			Patches []struct {
+				Path string `json:"path"`
+			} `json:"patches"`
 		}
 		if err := yaml.Unmarshal(data, &k); err != nil {
 			t.Fatalf("%s/kustomization.yaml: %v", rel, err)
@@ -87,8 +90,15 @@ func TestKustomizationsListEveryManifest(t *testing.T) {
 		}
 		for _, g := range k.ConfigMapGenerator {
 			for _, f := range g.Files {
-				used[f] = true
+				_, file, named := strings.Cut(f, "=") // "key=file" names the key
+				if !named {
+					file = f
+				}
+				used[file] = true
 			}
+		}
+		for _, p := range k.Patches {
+			used[p.Path] = true
 		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
@@ -125,6 +135,76 @@ func TestBase(t *testing.T) {
 		if m, ok := o.Obj.(interface{ GetLabels() map[string]string }); ok && m.GetLabels()["app.kubernetes.io/part-of"] != "ahp-gateway" {
 			t.Errorf("%v: no app.kubernetes.io/part-of=ahp-gateway label", o)
 		}
+	}
+}
+
+// TestClusterOverlay checks the NATS JetStream overlay: a three-node StatefulSet on PVCs behind
+// a headless Service, a PDB that keeps a RAFT majority, limits, hardening, and ahp-server pointed
+// at the client Service and allowed to reach it.
+func TestClusterOverlay(t *testing.T) {
+	objs := render(t, "overlays/cluster")
+	checkServer(t, objs) // the server as in the base, plus the cluster settings checked below
+	sts := only[*appsv1.StatefulSet](t, objs, "nats")
+	headless := only[*corev1.Service](t, objs, sts.Spec.ServiceName)
+	client := only[*corev1.Service](t, objs, "nats")
+	pdb := only[*policyv1.PodDisruptionBudget](t, objs, "nats")
+	podLabels := sts.Spec.Template.Labels
+	if sts.Spec.Replicas == nil || *sts.Spec.Replicas != 3 {
+		t.Errorf("nats replicas = %v, want 3", deref(sts.Spec.Replicas))
+	}
+	if headless.Spec.ClusterIP != corev1.ClusterIPNone || !headless.Spec.PublishNotReadyAddresses {
+		t.Errorf("Service %s must be headless and publish not-ready addresses (routes form the cluster)", headless.Name)
+	}
+	for _, svc := range []*corev1.Service{headless, client} {
+		if !selects(t, labelSelector(svc.Spec.Selector), podLabels) {
+			t.Errorf("Service %s does not select the NATS pods", svc.Name)
+		}
+	}
+	if len(sts.Spec.VolumeClaimTemplates) != 1 || sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().IsZero() {
+		t.Error("NATS needs one volumeClaimTemplate with a storage request (JetStream file storage)")
+	}
+	if !selects(t, pdb.Spec.Selector, podLabels) || pdb.Spec.MinAvailable == nil || pdb.Spec.MinAvailable.IntValue() != 2 {
+		t.Errorf("PDB nats: want minAvailable 2 over the NATS pods, got %v", pdb.Spec.MinAvailable)
+	}
+	// The claim templates become volumes of each pod.
+	pod := *sts.Spec.Template.Spec.DeepCopy()
+	for _, vct := range sts.Spec.VolumeClaimTemplates {
+		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: vct.Name,
+			VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: vct.Name}}})
+	}
+	spec := &pod
+	checkHardening(t, "StatefulSet nats", spec, nonrootUID)
+	nats := container(t, spec, "nats")
+	checkResources(t, "StatefulSet nats", nats)
+	if !strings.Contains(path.Base(nats.Image), ":") {
+		t.Errorf("nats image %q: want an explicit tag", nats.Image)
+	}
+
+	dep := only[*appsv1.Deployment](t, objs, serverName)
+	server := container(t, podSpecOf(dep), serverContainer)
+	natsURL, ok := envValue(server, "AHP_NATS_URL")
+	u, err := url.Parse(natsURL)
+	if !ok || err != nil || u.Hostname() != client.Name || u.Port() != "4222" {
+		t.Errorf("AHP_NATS_URL = %q, want nats://%s:4222", natsURL, client.Name)
+	}
+	if _, ok := envValue(server, "AHP_CONFIG"); !ok {
+		t.Error("AHP_CONFIG not set: the cluster block (replicas, failure mode) lives in the config file")
+	}
+	allowed := false
+	for _, np := range all[*networkingv1.NetworkPolicy](objs) {
+		if !selects(t, &np.Spec.PodSelector, dep.Spec.Template.Labels) {
+			continue
+		}
+		for _, e := range np.Spec.Egress {
+			for _, to := range e.To {
+				if to.PodSelector != nil && selects(t, to.PodSelector, podLabels) {
+					allowed = true
+				}
+			}
+		}
+	}
+	if !allowed {
+		t.Error("no NetworkPolicy lets ahp-server reach the NATS pods")
 	}
 }
 

@@ -1316,6 +1316,11 @@ type Decision struct {
 	Replayed bool `protobuf:"varint,8,opt,name=replayed,proto3" json:"replayed,omitempty"`
 	// Evaluation time in microseconds.
 	LatencyUs uint64 `protobuf:"varint,9,opt,name=latency_us,json=latencyUs,proto3" json:"latency_us,omitempty"`
+	// Digest ("sha256:<hex>") of the policy source that made this decision.
+	PolicyDigest string `protobuf:"bytes,30,opt,name=policy_digest,json=policyDigest,proto3" json:"policy_digest,omitempty"`
+	// Revision of the cluster policy bucket that policy was distributed as (cluster mode, `ahp-server
+	// policy push`); 0 for a policy loaded from a file or built in.
+	PolicyRevision uint64 `protobuf:"varint,31,opt,name=policy_revision,json=policyRevision,proto3" json:"policy_revision,omitempty"`
 	// The approval (ApprovalService) this decision waited on or used, when an ask or escalate rule
 	// with an `approval:` block matched.
 	ApprovalId string `protobuf:"bytes,40,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
@@ -1425,6 +1430,20 @@ func (x *Decision) GetReplayed() bool {
 func (x *Decision) GetLatencyUs() uint64 {
 	if x != nil {
 		return x.LatencyUs
+	}
+	return 0
+}
+
+func (x *Decision) GetPolicyDigest() string {
+	if x != nil {
+		return x.PolicyDigest
+	}
+	return ""
+}
+
+func (x *Decision) GetPolicyRevision() uint64 {
+	if x != nil {
+		return x.PolicyRevision
 	}
 	return 0
 }
@@ -2054,7 +2073,7 @@ const file_ahp_v1_decision_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"L\n" +
 	"\x06DryRun\x12\x17\n" +
 	"\arule_id\x18\x01 \x01(\tR\x06ruleId\x12)\n" +
-	"\bwould_be\x18\x02 \x01(\v2\x0e.ahp.v1.EffectR\awouldBe\"\x8e\a\n" +
+	"\bwould_be\x18\x02 \x01(\v2\x0e.ahp.v1.EffectR\awouldBe\"\xdc\a\n" +
 	"\bDecision\x12\x1f\n" +
 	"\vdecision_id\x18\x01 \x01(\tR\n" +
 	"decisionId\x12)\n" +
@@ -2066,7 +2085,9 @@ const file_ahp_v1_decision_proto_rawDesc = "" +
 	"\bdry_runs\x18\a \x03(\v2\x0e.ahp.v1.DryRunR\adryRuns\x12\x1a\n" +
 	"\breplayed\x18\b \x01(\bR\breplayed\x12\x1d\n" +
 	"\n" +
-	"latency_us\x18\t \x01(\x04R\tlatencyUs\x12\x1f\n" +
+	"latency_us\x18\t \x01(\x04R\tlatencyUs\x12#\n" +
+	"\rpolicy_digest\x18\x1e \x01(\tR\fpolicyDigest\x12'\n" +
+	"\x0fpolicy_revision\x18\x1f \x01(\x04R\x0epolicyRevision\x12\x1f\n" +
 	"\vapproval_id\x18( \x01(\tR\n" +
 	"approvalId\x12*\n" +
 	"\x04idle\x18\x14 \x01(\v2\x14.ahp.v1.IdleDecisionH\x00R\x04idle\x12L\n" +

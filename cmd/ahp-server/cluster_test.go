@@ -1,0 +1,552 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/cli/clitest"
+	"github.com/ahp-gateway/ahp/internal/cluster/natstest"
+	"github.com/ahp-gateway/ahp/internal/testkit"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// replica is one ahp-server of a test cluster.
+type replica struct {
+	url    string
+	stderr *clitest.Output
+	stop   func() int
+}
+
+func (r replica) intercept() ahpv1connect.InterceptServiceClient {
+	return ahpv1connect.NewInterceptServiceClient(testkit.H2CClient(), r.url)
+}
+
+// clusterConfig writes a config file whose cluster block names the replica and gives store
+// operations a budget a loaded test machine can meet.
+func clusterConfig(t *testing.T, name, extra string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	doc := fmt.Sprintf("cluster:\n  name: %s\n  lookup_budget: 5s\n%s", name, extra)
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startReplicas starts n ahp-servers on the NATS servers at urls.
+func startReplicas(t *testing.T, urls string, n int, args ...string) []replica {
+	t.Helper()
+	return startReplicasWith(t, urls, n, "", args...)
+}
+
+// startReplicasWith starts n ahp-servers whose cluster blocks add extra (YAML lines indented
+// two spaces).
+func startReplicasWith(t *testing.T, urls string, n int, extra string, args ...string) []replica {
+	t.Helper()
+	out := make([]replica, n)
+	for i := range n {
+		name := fmt.Sprintf("r%c", 'a'+i)
+		url, stderr, stop := startServer(t, append([]string{"-nats", urls, "-config", clusterConfig(t, name, extra)}, args...), nil)
+		out[i] = replica{url: url, stderr: stderr, stop: stop}
+		t.Cleanup(func() { stop() })
+	}
+	return out
+}
+
+func TestClusterRetryOnAnotherReplicaIsReplayed(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	rs := startReplicas(t, nats.URL(), 2, "-metrics-addr", "127.0.0.1:0")
+	ctx := context.Background()
+	ev := testkit.ShellEvent("retry-1", "ls", testkit.Source("urn:cluster-test"), testkit.Session("s1"))
+	first, err := rs[0].intercept().Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := rs[1].intercept().Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := again.Msg.GetDecision(); !d.GetReplayed() || d.GetDecisionId() != first.Msg.GetDecision().GetDecisionId() {
+		t.Fatalf("retry on replica B = %v (replayed %v), want decision %s replayed", d.GetDecisionId(), d.GetReplayed(), first.Msg.GetDecision().GetDecisionId())
+	}
+	line := rs[1].stderr.Wait(t, func(line string) bool { return strings.Contains(line, "metrics listening") })
+	_, addr, _ := strings.Cut(line, "addr=")
+	resp, err := http.Get("http://" + strings.TrimSpace(addr) + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{"ahp_cluster_connected 1", "ahp_cluster_degraded 0", `ahp_cluster_bucket_entries{bucket="idempotency"} 1`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestClusterSameEventAtTwoReplicasGetsOneDecision(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	rs := startReplicas(t, nats.URL(), 2)
+	clients := []ahpv1connect.InterceptServiceClient{rs[0].intercept(), rs[1].intercept()}
+	const events = 40
+	for i := range events {
+		ev := testkit.ShellEvent(fmt.Sprintf("race-%d", i), "ls", testkit.Source("urn:cluster-test"), testkit.Session("s1"))
+		var (
+			wg   sync.WaitGroup
+			got  [2]*ahpv1.Decision
+			errs [2]error
+		)
+		start := make(chan struct{})
+		for r := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				resp, err := clients[r].Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+				if err != nil {
+					errs[r] = err
+					return
+				}
+				got[r] = resp.Msg.GetDecision()
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for r := range 2 {
+			if errs[r] != nil {
+				t.Fatalf("event %d on replica %d: %v", i, r, errs[r])
+			}
+		}
+		if got[0].GetDecisionId() != got[1].GetDecisionId() {
+			t.Fatalf("event %d: replicas answered decisions %s and %s, want one", i, got[0].GetDecisionId(), got[1].GetDecisionId())
+		}
+		if got[0].GetReplayed() == got[1].GetReplayed() {
+			t.Fatalf("event %d: replayed = %v and %v, want exactly one replay", i, got[0].GetReplayed(), got[1].GetReplayed())
+		}
+	}
+}
+
+func TestClusterLockoutCountsDenialsOfEveryReplica(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte(testkit.PolicyYAML("lockout", `  - id: lockout
+    on: [tool.before]
+    when: 'session.deny_count >= 2'
+    effect: {deny: {reason: "locked out", code: dev.ahpgateway.test.lockout}}
+`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs := startReplicas(t, nats.URL(), 2, "-policy", pol)
+	ctx := context.Background()
+	decide := func(r int, id, command string) *ahpv1.Decision {
+		t.Helper()
+		ev := testkit.ShellEvent(id, command, testkit.Source("urn:cluster-test"), testkit.Session("lock"))
+		resp, err := rs[r].intercept().Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Msg.GetDecision()
+	}
+	if d := decide(0, "l1", "rm a"); d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("rm on A = %v, want deny", d.GetVerdict())
+	}
+	if d := decide(1, "l2", "rm b"); d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("rm on B = %v, want deny", d.GetVerdict())
+	}
+	d := decide(0, "l3", "ls")
+	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || len(d.GetMatchedRuleIds()) == 0 || d.GetMatchedRuleIds()[0] != "lockout" {
+		t.Fatalf("ls on A after a denial on each replica = %v %v, want the lockout rule's deny (two denials counted)", d.GetVerdict(), d.GetMatchedRuleIds())
+	}
+}
+
+func (r replica) observe() ahpv1connect.ObservationServiceClient {
+	return ahpv1connect.NewObservationServiceClient(testkit.H2CClient(), r.url)
+}
+
+// watchItems opens a Watch on r and delivers its items on a channel until the test ends.
+func watchItems(t *testing.T, r replica, req *ahpv1.WatchRequest) <-chan *ahpv1.WatchResponse {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := r.observe().Watch(ctx, connect.NewRequest(req))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	items := make(chan *ahpv1.WatchResponse, 1024)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(items)
+		for stream.Receive() {
+			items <- stream.Msg()
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return items
+}
+
+// awaitFanout sends probe events to each of from until watch (a Watch on another replica's
+// probe session) has received one from each: the NATS interest of the watching replica has
+// reached the servers the others publish to.
+func awaitFanout(t *testing.T, watch <-chan *ahpv1.WatchResponse, from []replica) {
+	t.Helper()
+	for i, r := range from {
+		for k := 0; ; k++ {
+			if k == 100 {
+				t.Fatalf("replica %d: no probe reached the watching replica in 100 tries", i)
+			}
+			ev := testkit.ShellEvent(fmt.Sprintf("probe-%d-%d", i, k), "ls", testkit.Source("urn:probe"), testkit.Session("probe"))
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			_, err := r.intercept().Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+			cancel()
+			if err != nil {
+				t.Fatalf("probe to replica %d: %v\n%s", i, err, r.stderr.String())
+			}
+			select {
+			case it := <-watch:
+				if it.GetEvent().GetId() != ev.GetId() {
+					continue // an earlier probe arriving late
+				}
+			case <-time.After(100 * time.Millisecond):
+				continue // not routed yet: probe again
+			}
+			break
+		}
+	}
+}
+
+func TestClusterWatchOnOneReplicaSeesEveryReplicaOnce(t *testing.T) {
+	t.Parallel()
+	nodes := natstest.Cluster(t, 3)
+	rs := startReplicasWith(t, natstest.URLs(nodes), 3, "  replicas: 3\n")
+	main := watchItems(t, rs[0], &ahpv1.WatchRequest{SessionId: "main"})
+	awaitFanout(t, watchItems(t, rs[0], &ahpv1.WatchRequest{SessionId: "probe"}), rs[1:])
+
+	const perReplica = 20
+	want := map[string]bool{}
+	for i, r := range rs {
+		for j := range perReplica {
+			ev := testkit.ShellEvent(fmt.Sprintf("w-%d-%d", i, j), "ls", testkit.Source("urn:cluster-test"), testkit.Session("main"))
+			resp, err := r.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[resp.Msg.GetDecision().GetDecisionId()] = true
+		}
+		obs := testkit.ShellEvent(fmt.Sprintf("o-%d", i), "ls", testkit.Source("urn:cluster-test"), testkit.Session("main"), testkit.Type(ahpv1.EventType_EVENT_TYPE_TOOL_AFTER))
+		if _, err := r.observe().Observe(context.Background(), connect.NewRequest(&ahpv1.ObserveRequest{Event: obs})); err != nil {
+			t.Fatal(err)
+		}
+		want["observation "+obs.GetId()] = true
+	}
+	seen := map[string]bool{}
+	for len(seen) < len(want) {
+		it := testkit.Receive(t, main, "a Watch item")
+		key := it.GetDecision().GetDecisionId()
+		if it.GetDecision() == nil {
+			key = "observation " + it.GetEvent().GetId()
+		}
+		if !want[key] || seen[key] {
+			t.Fatalf("Watch on replica A got %q: unknown or seen before", key)
+		}
+		seen[key] = true
+	}
+	// Exactly once: a sentinel sent after everything else is the next item, no duplicate before it.
+	sentinel := testkit.ShellEvent("sentinel", "ls", testkit.Source("urn:cluster-test"), testkit.Session("main"))
+	if _, err := rs[2].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: sentinel})); err != nil {
+		t.Fatal(err)
+	}
+	if it := testkit.Receive(t, main, "the sentinel"); it.GetEvent().GetId() != "sentinel" {
+		t.Fatalf("after all items, Watch got %s again before the sentinel", it.GetEvent().GetId())
+	}
+}
+
+func TestClusterPolicyPushSwitchesEveryReplica(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	rs := startReplicas(t, nats.URL(), 3)
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := write("good.yaml", testkit.PolicyYAML("pushed", ""))
+	broken := write("broken.yaml", "version: 1\nrules:\n  - id: broken\n    when: 'input.('\n    effect: {deny: {reason: r}}\n")
+
+	if r := runServer([]string{"policy", "push", "-nats", nats.URL(), broken}, nil); r.Code != 1 || !strings.Contains(r.Stderr, "not pushed") {
+		t.Fatalf("push of a broken policy: exit %d, stderr %q; want 1 and nothing pushed", r.Code, r.Stderr)
+	}
+	r := runServer([]string{"policy", "push", "-nats", nats.URL(), good}, nil)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "revision 1") {
+		t.Fatalf("push: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	for i, rep := range rs {
+		rep.stderr.Wait(t, func(line string) bool {
+			return strings.Contains(line, "policy switched") && strings.Contains(line, "revision=1")
+		})
+		ev := testkit.ShellEvent(fmt.Sprintf("after-push-%d", i), "rm -rf x", testkit.Source("urn:cluster-test"))
+		resp, err := rep.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := resp.Msg.GetDecision()
+		if d.GetPolicyRevision() != 1 || !strings.HasPrefix(d.GetPolicyDigest(), "sha256:") || d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+			t.Fatalf("replica %d after the push: revision %d, digest %q, verdict %v; want revision 1 denying rm", i, d.GetPolicyRevision(), d.GetPolicyDigest(), d.GetVerdict())
+		}
+	}
+
+	// A value that does not compile, written past the push command's check, is logged once by
+	// each replica and ignored.
+	nc, err := natsgo.Connect(nats.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(context.Background(), "ahp_policy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(context.Background(), "current", []byte("version: 1\nrules: [{id: x, when: '(', effect: {deny: {reason: r}}}]\n")); err != nil {
+		t.Fatal(err)
+	}
+	for i, rep := range rs {
+		rep.stderr.Wait(t, func(line string) bool {
+			return strings.Contains(line, "does not compile") && strings.Contains(line, "revision=2")
+		})
+		ev := testkit.ShellEvent(fmt.Sprintf("after-bad-%d", i), "ls", testkit.Source("urn:cluster-test"))
+		resp, err := rep.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rev := resp.Msg.GetDecision().GetPolicyRevision(); rev != 1 {
+			t.Fatalf("replica %d after a broken value: decided by revision %d, want 1 still", i, rev)
+		}
+		if n := strings.Count(rep.stderr.String(), "does not compile"); n != 1 {
+			t.Fatalf("replica %d logged the broken value %d times, want once", i, n)
+		}
+	}
+}
+
+func TestClusterAuditStreamHoldsEveryDecisionOnceAndEachChainVerifies(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	var rs []replica
+	for _, name := range []string{"ra", "rb"} {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "config.yaml")
+		doc := fmt.Sprintf("cluster: {name: %s, lookup_budget: 5s}\naudit: {path: %s, required: true, nats: true}\n", name, filepath.Join(dir, "audit.jsonl"))
+		if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		url, stderr, stop := startServer(t, []string{"-nats", nats.URL(), "-config", cfg}, nil)
+		rs = append(rs, replica{url: url, stderr: stderr, stop: stop})
+	}
+	decided := map[string]string{} // decision id -> replica
+	for i := range 30 {
+		r := i % 2
+		ev := testkit.ShellEvent(fmt.Sprintf("a-%d", i), "ls", testkit.Source("urn:cluster-test"), testkit.Session("audit"))
+		resp, err := rs[r].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		decided[resp.Msg.GetDecision().GetDecisionId()] = []string{"ra", "rb"}[r]
+		if r == 1 { // a retry on the other replica is a replay: recorded as such, not as a new decision
+			if _, err := rs[0].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev})); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, r := range rs {
+		if code := r.stop(); code != 0 {
+			t.Fatalf("exit %d: %s", code, r.stderr.String())
+		}
+	}
+	out := filepath.Join(t.TempDir(), "export")
+	res := runServer([]string{"audit", "export", "-nats", nats.URL(), "-dir", out}, nil)
+	if res.Code != 0 {
+		t.Fatalf("audit export: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	seen := map[string]bool{}
+	for _, name := range []string{"ra", "rb"} {
+		path := filepath.Join(out, name+".jsonl")
+		if want := fmt.Sprintf("%s: 15 records", path); !strings.Contains(res.Stdout, want) {
+			t.Fatalf("export output %q lacks %q: each decision exactly once", res.Stdout, want)
+		}
+		decisions, _ := auditIDs(t, path)
+		for id := range decisions {
+			if decided[id] != name {
+				t.Fatalf("%s holds decision %s, made by %q", path, id, decided[id])
+			}
+			seen[id] = true
+		}
+		if r := runServer([]string{"audit", "verify", path}, nil); r.Code != 0 {
+			t.Fatalf("audit verify %s: %d %s %s", path, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	if len(seen) != len(decided) {
+		t.Fatalf("the stream holds %d of the %d decisions", len(seen), len(decided))
+	}
+	if again := runServer([]string{"audit", "export", "-nats", nats.URL(), "-dir", out}, nil); again.Code == 0 {
+		t.Fatal("a second export into the same directory overwrote the files")
+	}
+}
+
+// health asks r's gRPC health service (Connect protocol, JSON) for the overall status.
+func health(t *testing.T, r replica) string {
+	t.Helper()
+	resp, err := testkit.H2CClient().Post(r.url+"/grpc.health.v1.Health/Check", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Status
+}
+
+func TestClusterFailClosedWhileNATSIsDownAndSharedModeReturns(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	rs := startReplicasWith(t, nats.URL(), 1, "  on_unavailable: fail-closed\n", "-cluster-ready-required")
+	r := rs[0]
+	decide := func(id string) *ahpv1.Decision {
+		t.Helper()
+		ev := testkit.ShellEvent(id, "ls", testkit.Source("urn:cluster-test"), testkit.Session("fc"))
+		resp, err := r.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Msg.GetDecision()
+	}
+	if d := decide("fc-1"); d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("with NATS up: %v synthetic=%v, want a policy allow", d.GetVerdict(), d.GetSynthetic())
+	}
+	if s := health(t, r); s != "SERVING" && s != "SERVING_STATUS_SERVING" {
+		t.Fatalf("health with NATS up = %q", s)
+	}
+	nats.Stop()
+	r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, "NATS unavailable; failing closed") })
+	d := decide("fc-2")
+	if !d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || d.GetEffects()[0].GetDeny().GetCode() != "dev.ahpgateway.cluster.unavailable" {
+		t.Fatalf("with NATS down: %v synthetic=%v effects=%v, want the labelled cluster-unavailable denial", d.GetVerdict(), d.GetSynthetic(), d.GetEffects())
+	}
+	if s := health(t, r); strings.HasSuffix(s, "SERVING") && !strings.Contains(s, "NOT") {
+		t.Fatalf("health with NATS down = %q, want NOT_SERVING (-cluster-ready-required)", s)
+	}
+	nats.Restart()
+	r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, "NATS available again") })
+	if d := decide("fc-3"); d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("after NATS returned: %v synthetic=%v, want a policy allow again", d.GetVerdict(), d.GetSynthetic())
+	}
+	if n := strings.Count(r.stderr.String(), "NATS unavailable"); n != 1 {
+		t.Fatalf("the outage was logged %d times, want once", n)
+	}
+}
+
+func TestClusterDegradeDecidesLocallyWhileNATSIsDown(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	r := startReplicas(t, nats.URL(), 1)[0]
+	nats.Stop()
+	r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, "deciding with local stores") })
+	ev := testkit.ShellEvent("dg-1", "ls", testkit.Source("urn:cluster-test"), testkit.Session("dg"))
+	first, err := r.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := first.Msg.GetDecision(); d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+		t.Fatalf("degraded decision = %v synthetic=%v, want the policy's own allow", d.GetVerdict(), d.GetSynthetic())
+	}
+	again, err := r.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Msg.GetDecision().GetReplayed() {
+		t.Fatal("a retry while degraded was not replayed from the local store")
+	}
+}
+
+// Under load on a three-node NATS, losing one node (the one a replica is connected to, or
+// another) fails no call, and every answered decision is in the shared idempotency bucket: a
+// retry of each on the other replica is replayed with the same decision id.
+func TestClusterLosingOneNATSNodeFailsNoCall(t *testing.T) {
+	t.Parallel()
+	nodes := natstest.Cluster(t, 3)
+	rs := startReplicasWith(t, natstest.URLs(nodes), 2, "  replicas: 3\n")
+	const calls = 200
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		ids  = map[int]string{}
+		errs []error
+	)
+	stopped := make(chan struct{})
+	for i := range calls {
+		if i == calls/4 {
+			go func() { nodes[1].Stop(); close(stopped) }()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ev := testkit.ShellEvent(fmt.Sprintf("load-%d", i), "ls", testkit.Source("urn:cluster-test"), testkit.Session(fmt.Sprintf("load-%d", i%8)))
+			resp, err := rs[i%2].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			ids[i] = resp.Msg.GetDecision().GetDecisionId()
+		}()
+		if i%20 == 19 {
+			wg.Wait() // in waves, so that the node stops while calls are in flight
+		}
+	}
+	wg.Wait()
+	<-stopped
+	if len(errs) > 0 {
+		t.Fatalf("%d of %d calls failed while a NATS node stopped; first: %v", len(errs), calls, errs[0])
+	}
+	replayed := 0
+	for i := range calls {
+		ev := testkit.ShellEvent(fmt.Sprintf("load-%d", i), "ls", testkit.Source("urn:cluster-test"), testkit.Session(fmt.Sprintf("load-%d", i%8)))
+		resp, err := rs[(i+1)%2].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := resp.Msg.GetDecision(); d.GetReplayed() && d.GetDecisionId() == ids[i] {
+			replayed++
+		}
+	}
+	// A decision made while its replica was briefly degraded (its connection moving to another
+	// node) is remembered locally only; the rest must be shared.
+	degraded := strings.Count(rs[0].stderr.String()+rs[1].stderr.String(), "NATS unavailable")
+	if replayed < calls && degraded == 0 {
+		t.Fatalf("only %d of %d decisions were replayed on the other replica, and no replica was degraded", replayed, calls)
+	}
+	t.Logf("%d of %d decisions replayed across replicas; %d degraded periods", replayed, calls, degraded)
+}
