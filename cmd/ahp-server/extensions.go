@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/internal/audit"
@@ -21,6 +22,7 @@ type extensionFlags struct {
 	configFile, metricsAddr string
 	audit, auditRequired    bool
 	auditPath, version      string
+	auditRequiredTimeout    time.Duration
 }
 
 // extensions are the optional production features, built from the config file and flags.
@@ -111,15 +113,16 @@ func loadExtensions(ctx context.Context, f extensionFlags, log *slog.Logger) (*e
 			return fail(err)
 		}
 		cfg := audit.Config{
-			Path:          file.Audit.Path,
-			Dir:           file.Audit.Dir,
-			MaxBytes:      file.Audit.MaxBytes,
-			Fsync:         mode,
-			FsyncInterval: file.Audit.FsyncInterval,
-			Required:      file.Audit.Required || f.auditRequired,
-			IncludeEvent:  file.Audit.IncludeEvent,
-			Redactor:      red,
-			Logger:        log,
+			Path:            file.Audit.Path,
+			Dir:             file.Audit.Dir,
+			MaxBytes:        file.Audit.MaxBytes,
+			Fsync:           mode,
+			FsyncInterval:   file.Audit.FsyncInterval,
+			Required:        file.Audit.Required || f.auditRequired,
+			RequiredTimeout: f.auditRequiredTimeout,
+			IncludeEvent:    file.Audit.IncludeEvent,
+			Redactor:        red,
+			Logger:          log,
 		}
 		if f.auditPath != "" {
 			cfg.Path = f.auditPath

@@ -88,7 +88,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus GET /metrics on this address, e.g. 127.0.0.1:9464; empty: off", "AHP_METRICS_ADDR")
 	auditOn := fs.Bool("audit", false, "write the tamper-evident audit log (default path under $XDG_STATE_HOME/ahp-server/audit)", "AHP_AUDIT")
 	auditPath := fs.String("audit-path", "", "audit log file; implies -audit", "AHP_AUDIT_PATH")
-	auditRequired := fs.Bool("audit-required", false, "fail closed when the audit log cannot be written; implies -audit", "AHP_AUDIT_REQUIRED")
+	auditRequired := fs.Bool("audit-required", false, "answer only once the decision's audit record is written (and synced with fsync always); fail closed when it cannot be; implies -audit", "AHP_AUDIT_REQUIRED")
+	auditRequiredTimeout := fs.Duration("audit-required-timeout", 5*time.Second, "with -audit-required: how long a decision waits for its audit record before it fails closed", "AHP_AUDIT_REQUIRED_TIMEOUT")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 15*time.Second, "how long in-flight calls may take to finish on SIGTERM", "AHP_SHUTDOWN_TIMEOUT")
 	maxStream := fs.Duration("max-stream-duration", time.Hour, "streams (InterceptStream, ObserveStream, Watch) end after this long; clients reconnect; negative: no limit", "AHP_MAX_STREAM_DURATION")
 	streamRate := fs.Float64("stream-rate", 0, "messages per second read from one client stream (events for ObserveStream batches); faster clients are slowed down; 0: unlimited", "AHP_STREAM_RATE")
@@ -117,7 +118,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	}
 	ext, err := loadExtensions(ctx, extensionFlags{
 		configFile: *configFile, metricsAddr: *metricsAddr,
-		audit: *auditOn, auditPath: *auditPath, auditRequired: *auditRequired,
+		audit: *auditOn, auditPath: *auditPath, auditRequired: *auditRequired, auditRequiredTimeout: *auditRequiredTimeout,
 		version: cli.Version(version),
 	}, logger)
 	if err != nil {

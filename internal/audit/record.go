@@ -18,6 +18,9 @@ const (
 	KindDecision Kind = "decision"
 	// KindObservation is an observed, fire-and-forget event.
 	KindObservation Kind = "observation"
+	// KindNotice is written by the log itself about the log: a file found deleted or replaced,
+	// a previous log found missing (NoticeExtension says which).
+	KindNotice Kind = "notice"
 )
 
 // RedactionExtension is the Extensions key under which the log records what redaction masked and

@@ -216,6 +216,9 @@ func New(cfg Config) (*Server, error) {
 	s.log.Info("policy loaded", "name", p.Name(), "rules", len(p.Rules()), "digest", p.Digest(), "source", policySource(cfg.PolicyFile))
 	s.policyMetrics(p)
 	cfg.Metrics.WatchStats(s.hub.Stats)
+	if cfg.Audit != nil {
+		cfg.Metrics.AuditStats(cfg.Audit.Stats)
+	}
 	return s, nil
 }
 
@@ -364,8 +367,10 @@ func (r auditRecorder) RecordObservation(ev *ahpv1.Event, at time.Time) error {
 	return r.append(audit.RecordFor(ev, nil, at))
 }
 
+// append records rec; when the log is required it returns only once the record is written (and
+// synced under fsync always), so no answer leaves before its record.
 func (r auditRecorder) append(rec audit.Record) error {
-	err := r.log.Append(rec)
+	err := r.log.Record(rec)
 	if r.metrics != nil {
 		if err != nil {
 			r.metrics.AuditWriteError()
