@@ -182,7 +182,9 @@ func New(cfg Config) (*Server, error) {
 	s.core = core.New(core.Config{
 		Policy:   func() core.Policy { return s.current.Load() },
 		Typed:    typed.Decide,
-		Sessions: session.NewMemory(session.Options{}),
+		Sessions: session.NewMemory(session.Options{Redactor: cfg.Redactor}),
+		Redactor: cfg.Redactor,
+		Caller:   principalOf,
 		Hub:      s.hub,
 		Recorder: recorder,
 		Observer: observer,
@@ -351,6 +353,16 @@ func redactItem(r *redact.Redactor) func(hub.Item) hub.Item {
 		d, _ := r.Decision(it.Decision)
 		return hub.Item{Event: ev, Decision: d, Time: it.Time}
 	}
+}
+
+// principalOf names the authenticated principal of a call for the core's per-principal memory
+// and idempotency: the credential's kind and configured name ("" when unauthenticated).
+func principalOf(ctx context.Context) string {
+	p, ok := auth.PrincipalFrom(ctx)
+	if !ok {
+		return ""
+	}
+	return p.Kind.String() + ":" + p.Name
 }
 
 // auditRecorder adapts the audit log to the core's Recorder.
