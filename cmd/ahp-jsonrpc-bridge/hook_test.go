@@ -341,13 +341,14 @@ func TestHookHelp(t *testing.T) {
 			}
 		}
 		for _, name := range []string{"http", "upstream", "upstream-token-env", "upstream-protocol", "timeout-ms", "failure-policy",
-			"policy", "policy-poll", "include-native", "max-message-bytes", "shutdown-timeout", "log-level", "log-format"} {
+			"policy", "policy-poll", "include-native", "max-message-bytes", "shutdown-timeout", "log-level", "log-format",
+			"config", "allowed-hosts", "allowed-origins"} {
 			if !strings.Contains(help, "  -"+name) {
 				t.Errorf("help does not document -%s", name)
 			}
 		}
-		if n := strings.Count(help, "(env AHP_BRIDGE_"); n != 13 {
-			t.Errorf("help names %d environment variables, want 13:\n%s", n, help)
+		if n := strings.Count(help, "(env AHP_BRIDGE_"); n != 16 {
+			t.Errorf("help names %d environment variables, want 16:\n%s", n, help)
 		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli"
 	"github.com/ahp-gateway/ahp/internal/transport"
+	"github.com/ahp-gateway/ahp/internal/transport/hostcheck"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 	"github.com/ahp-gateway/ahp/internal/transport/unixsock"
 )
@@ -76,6 +77,7 @@ type config struct {
 	configFile          string
 	metricsAddr         string
 	unixAllowUIDs       []uint32
+	guard               hostcheck.Config
 }
 
 const usageHead = `Usage: ahp-jsonrpc-bridge [flags]
@@ -127,6 +129,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	logFormat := fs.String("log-format", "text", "log `format` on stderr: text or json", "AHP_BRIDGE_LOG_FORMAT")
 	configFile := fs.String("config", "", "YAML `file` whose auth section lists the credentials HTTP and WebSocket clients must present (docs/auth.md)", "AHP_BRIDGE_CONFIG")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus GET /metrics (fail-open/fail-closed counts) on this `address`; empty: off", "AHP_BRIDGE_METRICS_ADDR")
+	guard := defineGuard(fs)
 	if status, ok := fs.Parse(args); !ok {
 		return nil, status
 	}
@@ -140,6 +143,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 		hooksPath: *hooksPath, harnessPath: *harnessPath,
 		logLevel: *logLevel, logFormat: *logFormat,
 		configFile: *configFile, metricsAddr: *metricsAddr,
+		guard: guard(),
 	}
 	for _, field := range strings.FieldsFunc(*unixAllow, func(r rune) bool { return r == ',' || r == ' ' }) {
 		uid, err := strconv.ParseUint(field, 10, 32)

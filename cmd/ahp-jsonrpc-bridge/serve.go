@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -82,7 +83,11 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 			return 1
 		}
 		logListening(log, "http", ln.Addr(), hardening.auth != nil, "hooks_path", cfg.hooksPath, "harness_path", cfg.harnessPath)
-		opts := httprpc.Options{HooksPath: cfg.hooksPath, HarnessPath: cfg.harnessPath, MaxMessageBytes: cfg.maxMessageBytes, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: hardening.requireHTTP}
+		addr := ln.Addr()
+		wrap := func(next http.Handler) http.Handler {
+			return guarded(hardening.requireHTTP(next), addr, cfg.guard, log)
+		}
+		opts := httprpc.Options{HooksPath: cfg.hooksPath, HarnessPath: cfg.harnessPath, MaxMessageBytes: cfg.maxMessageBytes, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: wrap}
 		servers = append(servers, func(ctx context.Context) error { return httprpc.Serve(ctx, ln, h, opts) })
 	}
 	if cfg.wsAddr != "" {
@@ -91,7 +96,11 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 			return 1
 		}
 		logListening(log, "websocket", ln.Addr(), hardening.auth != nil)
-		srv := ws.NewServer(h, ws.Options{MaxMessageBytes: cfg.maxMessageBytes, Concurrency: cfg.concurrency, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: hardening.requireWebSocket})
+		addr := ln.Addr()
+		wrap := func(next http.Handler) http.Handler {
+			return guarded(hardening.requireWebSocket(next), addr, cfg.guard, log)
+		}
+		srv := ws.NewServer(h, ws.Options{MaxMessageBytes: cfg.maxMessageBytes, Concurrency: cfg.concurrency, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: wrap})
 		servers = append(servers, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 	}
 	if cfg.unixPath != "" {

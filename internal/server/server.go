@@ -34,6 +34,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/service"
 	"github.com/ahp-gateway/ahp/internal/session"
+	"github.com/ahp-gateway/ahp/internal/transport/hostcheck"
 	"github.com/ahp-gateway/ahp/internal/typed"
 )
 
@@ -80,6 +81,10 @@ type Config struct {
 	// MaxConnectionsPerAddress caps the connections open at once from one client IP address
 	// (default 2048; negative: no cap).
 	MaxConnectionsPerAddress int
+	// AllowedHosts and AllowedOrigins guard Serve against DNS rebinding and cross-site browser
+	// requests (internal/transport/hostcheck): by default a loopback listener answers only to
+	// loopback host names, and a browser only from the server's own origin.
+	AllowedHosts, AllowedOrigins []string
 	// Version is reported in handshakes and capabilities.
 	Version string
 	// Logger receives logs (default slog.Default()).
@@ -239,6 +244,7 @@ func (s *Server) mountHandler() {
 		connect.WithCompressMinBytes(1024),
 		connect.WithRecover(s.recovered),
 	}
+	opts = append(opts, jsonCodecs()...)
 	if cfg.Auth != nil {
 		// A request gate: credentials are checked before the body is even read, and a refusal is
 		// answered without reading it.
@@ -488,6 +494,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 
 	defer s.startReloading(ctx)()
+	hs.Handler = hostcheck.Wrap(hs.Handler, ln.Addr(), hostcheck.Config{AllowedHosts: s.cfg.AllowedHosts, AllowedOrigins: s.cfg.AllowedOrigins, Logger: s.log})
 	ln = limitConnections(ln, s.cfg.MaxConnections, s.cfg.MaxConnectionsPerAddress, s.cfg.Metrics)
 
 	errc := make(chan error, 1)
