@@ -53,3 +53,52 @@ func TestErrorsNeverEchoValuesInEitherDialect(t *testing.T) {
 		}
 	}
 }
+
+// TestOnceWithABackendThatCannotStartAnswersWithTheFailurePolicy: -once with a policy file that
+// does not load, or an unset token variable, answers the message with the failure policy (a
+// labelled denial under fail-closed) and exits 0, as `hook` does, instead of printing nothing.
+func TestOnceWithABackendThatCannotStartAnswersWithTheFailurePolicy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		deny bool
+	}{
+		{"missing policy file", []string{"-once", "-policy", "/nonexistent/policy.yaml"}, true},
+		{"unset token variable, fail-closed", []string{"-once", "-upstream", "http://127.0.0.1:1", "-upstream-token-env", "AHP_TEST_UNSET_TOKEN", "-failure-policy", "fail-closed"}, true},
+		{"unset token variable, fail-open", []string{"-once", "-upstream", "http://127.0.0.1:1", "-upstream-token-env", "AHP_TEST_UNSET_TOKEN", "-failure-policy", "fail-open"}, false},
+	} {
+		c := clitest.Start(t, func(ctx context.Context, stdout, stderr io.Writer) int {
+			return run(ctx, tc.args, strings.NewReader(hooksIntercept("e1", "ls")+"\n"), stdout, stderr, noEnv)
+		})
+		if code := c.Wait(t); code != 0 {
+			t.Errorf("%s: exit %d, want 0: %s", tc.name, code, c.Stderr.String())
+			continue
+		}
+		out := c.Stdout.String()
+		if !strings.Contains(out, `"synthetic":true`) || strings.Contains(out, `"type":"deny"`) != tc.deny {
+			t.Errorf("%s: answer %s, want a labelled answer (deny %v)", tc.name, out, tc.deny)
+		}
+		if !strings.Contains(c.Stderr.String(), "cannot start the policy backend") {
+			t.Errorf("%s: the log does not say why: %s", tc.name, c.Stderr.String())
+		}
+	}
+}
+
+// TestInvalidNotificationIsLoggedAtDebug: a notification nobody answers is not dropped silently.
+func TestInvalidNotificationIsLoggedAtDebug(t *testing.T) {
+	t.Parallel()
+	bad := `{"jsonrpc":"2.0","method":"ahp/event","params":{"event_type":"post_action","session_id":"s1","agent_id":"a1","timestamp":"2026-05-01T00:00:00Z","depth":"deep","payload":{}}}`
+	c := clitest.Start(t, func(ctx context.Context, stdout, stderr io.Writer) int {
+		return run(ctx, []string{"-log-level", "debug"}, strings.NewReader(bad+"\n"), stdout, stderr, noEnv)
+	})
+	if code := c.Wait(t); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if c.Stdout.String() != "" {
+		t.Fatalf("a notification was answered: %s", c.Stdout.String())
+	}
+	if !strings.Contains(c.Stderr.String(), "notification not accepted") {
+		t.Fatalf("no debug line for the dropped notification:\n%s", c.Stderr.String())
+	}
+}

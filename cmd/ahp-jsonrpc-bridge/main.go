@@ -17,12 +17,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli"
 	"github.com/ahp-gateway/ahp/internal/transport"
@@ -206,6 +208,31 @@ func newBridge(cfg *config, log *slog.Logger, getenv func(string) string, onFail
 	if err != nil {
 		return nil, nil, err
 	}
+	return buildBridge(cfg, log, clients, closer, onFailure)
+}
+
+// newFailingBridge is a bridge whose every call fails with why the backend could not start, so
+// that each message meets the failure policy.
+func newFailingBridge(cfg *config, log *slog.Logger, why error, onFailure func(bridge.FailureEvent)) (*bridge.Bridge, io.Closer, error) {
+	hc := &http.Client{Transport: failingTransport{why}}
+	const base = "http://backend.invalid"
+	clients := bridge.Clients{
+		Intercept:   ahpv1connect.NewInterceptServiceClient(hc, base),
+		Typed:       ahpv1connect.NewTypedDecisionServiceClient(hc, base),
+		Observation: ahpv1connect.NewObservationServiceClient(hc, base),
+		Harness:     ahpv1connect.NewHarnessServiceClient(hc, base),
+	}
+	return buildBridge(cfg, log, clients, io.NopCloser(nil), onFailure)
+}
+
+// failingTransport fails every request with err.
+type failingTransport struct{ err error }
+
+func (f failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, fmt.Errorf("policy backend did not start: %w", f.err)
+}
+
+func buildBridge(cfg *config, log *slog.Logger, clients bridge.Clients, closer io.Closer, onFailure func(bridge.FailureEvent)) (*bridge.Bridge, io.Closer, error) {
 	var hooksTransports []string
 	if cfg.stdio || cfg.once {
 		hooksTransports = append(hooksTransports, "stdio")

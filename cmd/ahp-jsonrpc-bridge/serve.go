@@ -36,6 +36,13 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 		return 1
 	}
 	h, closer, err := newBridge(cfg, log, getenv, hardening.onFailure)
+	if err != nil && cfg.once {
+		// One message from a harness that waits for its answer: a backend that cannot start (a
+		// policy file that does not load, an unset token variable) is a failure like any other
+		// upstream failure, answered by the failure policy, as `hook` does.
+		log.Error("cannot start the policy backend; the message meets the failure policy", "error", err)
+		h, closer, err = newFailingBridge(cfg, log, err, hardening.onFailure)
+	}
 	if err != nil {
 		log.Error("cannot start the bridge", "error", err)
 		return 1
