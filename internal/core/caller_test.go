@@ -11,6 +11,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 	"github.com/ahp-gateway/ahp/internal/typed"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // leakyStore is a session store that hands back an unredacted fact, as one filled by an older
@@ -96,5 +97,23 @@ func TestMemoryIsKeyedByTheCaller(t *testing.T) {
 	d, err := c.Intercept(as("bearer:alice"), testkit.ShellEvent("x", "ls", testkit.Session("s"), testkit.Agent("a")), nil)
 	if err != nil || d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
 		t.Fatalf("a rule on session.id and session.agent_id: %v %v, want the deny", d, err)
+	}
+}
+
+// TestShouldIProceedJudgesAnAction: the reference's should_i_proceed example names an action,
+// not a tool; the shell rules judge it (the default policy refuses rm -rf /).
+func TestShouldIProceedJudgesAnAction(t *testing.T) {
+	t.Parallel()
+	p := policy.Default()
+	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: testkit.Discard()})
+	for action, want := range map[string]bool{"rm -rf /": false, "ls -la": true} {
+		payload, _ := structpb.NewValue(map[string]any{"action": action})
+		resp, err := c.Query(context.Background(), &ahpv1.QueryRequest{QueryType: "should_i_proceed", Payload: payload, SessionId: "s", AgentId: "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.GetAnswer().GetBoolValue(); got != want {
+			t.Errorf("should_i_proceed %q = %v, want %v (%v)", action, got, want, resp.GetDecision().GetMatchedRuleIds())
+		}
 	}
 }
