@@ -342,13 +342,13 @@ func TestHookHelp(t *testing.T) {
 		}
 		for _, name := range []string{"http", "upstream", "upstream-token-env", "upstream-protocol", "timeout-ms", "failure-policy",
 			"policy", "policy-poll", "include-native", "max-message-bytes", "shutdown-timeout", "log-level", "log-format",
-			"config", "allowed-hosts", "allowed-origins"} {
+			"config", "allowed-hosts", "allowed-origins", "upstream-ca", "upstream-cert", "upstream-key"} {
 			if !strings.Contains(help, "  -"+name) {
 				t.Errorf("help does not document -%s", name)
 			}
 		}
-		if n := strings.Count(help, "(env AHP_BRIDGE_"); n != 16 {
-			t.Errorf("help names %d environment variables, want 16:\n%s", n, help)
+		if n := strings.Count(help, "(env AHP_BRIDGE_"); n != 19 {
+			t.Errorf("help names %d environment variables, want 19:\n%s", n, help)
 		}
 	}
 }
