@@ -78,3 +78,38 @@ func shallow[M proto.Message](m M) M {
 	})
 	return dst.Interface().(M)
 }
+
+// undefinedEnum returns the path of the first enum field of m (and its ahp.v1 sub-messages) that
+// holds a number its enum does not define, or "". Such a value reaches the core in binary
+// protobuf (proto3 keeps unknown numbers); the JSON codec and the dialect codecs refuse unknown
+// names, so every protocol refuses an unknown kind alike instead of letting it pass as none.
+func undefinedEnum(m protoreflect.Message, path string) string {
+	var bad string
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		name := path + "." + string(fd.Name())
+		switch {
+		case fd.Kind() == protoreflect.EnumKind:
+			if fd.IsList() {
+				for i := range v.List().Len() {
+					if fd.Enum().Values().ByNumber(v.List().Get(i).Enum()) == nil {
+						bad = name
+					}
+				}
+			} else if fd.Enum().Values().ByNumber(v.Enum()) == nil {
+				bad = name
+			}
+		case fd.Kind() == protoreflect.MessageKind && !fd.IsMap() && fd.Message().ParentFile().Package() == "ahp.v1":
+			if fd.IsList() {
+				for i := range v.List().Len() {
+					if bad = undefinedEnum(v.List().Get(i).Message(), name); bad != "" {
+						break
+					}
+				}
+			} else {
+				bad = undefinedEnum(v.Message(), name)
+			}
+		}
+		return bad == ""
+	})
+	return bad
+}

@@ -285,6 +285,9 @@ func (c *Core) checkEvent(field string, ev *ahpv1.Event, allowed func(ahpv1.Even
 	if ev.GetId() == "" {
 		return invalid(field+".id", "required")
 	}
+	if bad := undefinedEnum(ev.ProtoReflect(), field); bad != "" {
+		return invalid(bad, "unknown enum value")
+	}
 	if h := ev.GetHarness(); h != nil && h.GetDepth() > c.cfg.Limits.MaxDepth {
 		return invalid(field+".harness.depth", "Event depth %d exceeds configured max depth %d", h.GetDepth(), c.cfg.Limits.MaxDepth)
 	}

@@ -12,8 +12,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// jsonCodec is connect's protojson codec (unknown fields discarded, the same output) with one
-// difference: an unmarshal error says where and what kind of problem, never the value. protojson
+// jsonCodec is connect's protojson codec (unknown fields discarded, the same output) with two
+// differences: an unknown enum name is refused (connect's codec drops it, so an unknown tool kind
+// passed as none), and an unmarshal error says where and what kind of problem, never the value. protojson
 // quotes the offending text (`invalid value for uint32 field depth: "ghp_…"`, `duplicate map key
 // "password=…"`), and the error reaches the client, its logs and ours.
 type jsonCodec struct{ name string }
@@ -59,7 +60,15 @@ func (c jsonCodec) Unmarshal(data []byte, m any) error {
 	if len(data) == 0 {
 		return errors.New("zero-length payload is not a valid JSON object")
 	}
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, pm); err != nil {
+	// Strict first, so that an unknown enum name is refused (as the dialect codecs refuse one)
+	// instead of being dropped; only a message with unknown fields is read again leniently,
+	// unknown fields being how newer clients talk to older servers.
+	err := protojson.Unmarshal(data, pm)
+	if err != nil && strings.Contains(err.Error(), "unknown field") {
+		proto.Reset(pm)
+		err = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, pm)
+	}
+	if err != nil {
 		return errors.New(withoutValues(err.Error()))
 	}
 	return nil

@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/testkit"
@@ -53,5 +56,48 @@ func TestErrorsNeverEchoValues(t *testing.T) {
 				t.Errorf("%s (%s): %d %s, want 400 naming %q", c.name, ct, resp.StatusCode, body, c.want)
 			}
 		}
+	}
+}
+
+// TestUnknownEnumValuesAreRefusedInEveryProtocol: an unknown tool kind is refused as the Hooks
+// codec refuses it — by name in Connect JSON, by number in binary protobuf — instead of being
+// dropped and the call decided as if the tool had no kind.
+func TestUnknownEnumValuesAreRefusedInEveryProtocol(t *testing.T) {
+	t.Parallel()
+	srv, err := server.New(server.Config{Logger: testkit.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memhttp.Serve(t, srv.HTTPServer())
+	body := `{"event":{"id":"e","source":"urn:x","type":"EVENT_TYPE_TOOL_BEFORE","tool":{"callId":"c","name":"Bash","kind":"TOOL_KIND_TELEPORT"}}}`
+	req, _ := http.NewRequest(http.MethodPost, mem.URL()+ahpv1connect.InterceptServiceInterceptProcedure, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := mem.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "field kind") || strings.Contains(string(b), "TELEPORT") {
+		t.Errorf("JSON with an unknown kind name: %d %s, want 400 naming the field, not the value", resp.StatusCode, b)
+	}
+	// An unknown field is still fine (newer clients), as long as the enums are known.
+	ok := `{"event":{"id":"e2","source":"urn:x","type":"EVENT_TYPE_TOOL_BEFORE","futureField":1,"tool":{"callId":"c","name":"Bash","kind":"TOOL_KIND_SHELL"}}}`
+	req, _ = http.NewRequest(http.MethodPost, mem.URL()+ahpv1connect.InterceptServiceInterceptProcedure, strings.NewReader(ok))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err = mem.Client().Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("JSON with an unknown field: %d, want 200", resp.StatusCode)
+	}
+
+	client := ahpv1connect.NewInterceptServiceClient(mem.Client(), mem.URL())
+	ev := testkit.ShellEvent("e3", "ls")
+	ev.Tool.Kind = 99
+	_, err = client.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "event.tool.kind") {
+		t.Errorf("binary with kind 99: %v, want invalid_argument naming event.tool.kind", err)
 	}
 }
