@@ -11,6 +11,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/cli"
 	configfile "github.com/ahp-gateway/ahp/internal/config"
 	"github.com/ahp-gateway/ahp/internal/metrics"
+	"github.com/ahp-gateway/ahp/internal/transport/hostcheck"
 )
 
 // hardening is the bridge's optional client authentication and metrics.
@@ -98,4 +99,41 @@ func (h *hardening) onFailure(e bridge.FailureEvent) {
 	default:
 		h.metrics.BridgeFailClosed(d, r)
 	}
+}
+
+// defineGuard defines -allowed-hosts and -allowed-origins, shared by the bridge's HTTP and
+// WebSocket listeners and the hook adapter's HTTP form.
+func defineGuard(fs *cli.Flags) func() hostcheck.Config {
+	hosts := fs.String("allowed-hosts", "", "comma-separated Host names the HTTP and WebSocket listeners answer to (\"*\": any); default: loopback names when bound to loopback, else any", "AHP_BRIDGE_ALLOWED_HOSTS")
+	origins := fs.String("allowed-origins", "", "comma-separated browser origins allowed to call the HTTP listeners (\"*\": any); default: none but the listener's own", "AHP_BRIDGE_ALLOWED_ORIGINS")
+	return func() hostcheck.Config {
+		return hostcheck.Config{AllowedHosts: hostcheck.Split(*hosts), AllowedOrigins: hostcheck.Split(*origins)}
+	}
+}
+
+// guarded wraps next in the Host and Origin checks for a listener bound to addr.
+func guarded(next http.Handler, addr net.Addr, cfg hostcheck.Config, log *slog.Logger) http.Handler {
+	cfg.Logger = log
+	return hostcheck.Wrap(next, addr, cfg)
+}
+
+// loadHookAuth reads the auth section of the hook's -config: the credentials the HTTP form's
+// clients must present (agent scope), as the bridge's HTTP clients do. Nil: none configured.
+func loadHookAuth(configFile string, log *slog.Logger, getenv func(string) string) (*auth.Authenticator, error) {
+	if configFile == "" {
+		return nil, nil
+	}
+	file, err := configfile.Load(configFile)
+	if err != nil {
+		return nil, err
+	}
+	a, err := auth.New(file.Auth, auth.Options{
+		Logger:    log,
+		LookupEnv: func(k string) (string, bool) { v := getenv(k); return v, v != "" },
+		OnDeny:    func(d auth.Denial) { log.Info("client refused", "reason", d.Reason, "peer", d.Peer) },
+	})
+	if err != nil || !a.Enabled() {
+		return nil, err
+	}
+	return a, nil
 }

@@ -5,16 +5,19 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
 
 	"github.com/ahp-gateway/ahp/internal/adapter"
+	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli"
 	"github.com/ahp-gateway/ahp/internal/hookconfig"
 	"github.com/ahp-gateway/ahp/internal/transport"
+	"github.com/ahp-gateway/ahp/internal/transport/hostcheck"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 )
 
@@ -32,6 +35,8 @@ type hookConfig struct {
 	logLevel      string
 	logFormat     string
 	log           *slog.Logger // built from logLevel and logFormat
+	configFile    string       // its auth section guards the HTTP form
+	guard         hostcheck.Config
 }
 
 const hookUsageHead = `Usage: ahp-jsonrpc-bridge hook RUNTIME [flags]
@@ -86,6 +91,8 @@ func parseHookFlags(args []string, stderr io.Writer, getenv func(string) string)
 	includeNative := fs.Bool("include-native", false, "also send the whole hook input as the event's native payload (native.provider, native.event_name, native.payload)", "AHP_BRIDGE_INCLUDE_NATIVE")
 	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn or error; default warn per event, info with -http", "AHP_BRIDGE_LOG_LEVEL")
 	logFormat := fs.String("log-format", "text", "log `format` on stderr: text or json", "AHP_BRIDGE_LOG_FORMAT")
+	configFile := fs.String("config", "", "with -http: YAML `file` whose auth section lists the credentials clients must present (docs/auth.md)", "AHP_BRIDGE_CONFIG")
+	guard := defineGuard(fs)
 
 	if len(args) == 0 {
 		fs.Usage()
@@ -112,6 +119,7 @@ func parseHookFlags(args []string, stderr io.Writer, getenv func(string) string)
 	cfg := &hookConfig{
 		provider: provider, httpAddr: *httpAddr, event: *event,
 		includeNative: *includeNative, logLevel: *logLevel, logFormat: *logFormat,
+		configFile: *configFile, guard: guard(),
 	}
 	if cfg.upstreamConfig, err = parseUpstream(upstream); err != nil {
 		return nil, fs.Fail(err)
@@ -206,6 +214,11 @@ func mcpConfig(p adapter.Provider, getenv func(string) string) adapter.MCPConfig
 // serveHookHTTP serves the HTTP form until ctx is done. Unlike a per-event hook, a server whose
 // backend does not start refuses to start, so the operator sees it at once.
 func serveHookHTTP(ctx context.Context, cfg *hookConfig, log *slog.Logger, getenv func(string) string) int {
+	authn, err := loadHookAuth(cfg.configFile, log, getenv)
+	if err != nil {
+		log.Error("cannot load -config", "error", err)
+		return 1
+	}
 	clients, closer, err := cfg.clients(log, getenv, true)
 	if err != nil {
 		log.Error("cannot start the policy backend", "error", err)
@@ -227,12 +240,16 @@ func serveHookHTTP(ctx context.Context, cfg *hookConfig, log *slog.Logger, geten
 		mode = "upstream"
 	}
 	log.Info("listening", "transport", "http", "addr", ln.Addr().String(), "mode", mode, "failure_policy", cfg.failurePolicy.String())
-	// Like the bridge, the hook authenticates nobody: on a routable address anyone who reaches it
-	// can ask for decisions.
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+	// Without an auth section in -config, like the bridge, the hook authenticates nobody: on a
+	// routable address anyone who reaches it can ask for decisions.
+	var h http.Handler = a
+	if authn != nil {
+		h = authn.Require(auth.ScopeAgent, h)
+	} else if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		log.Warn("listening on a non-loopback address without authentication", "addr", ln.Addr().String())
 	}
-	if err := transport.ServeHTTP(ctx, httprpc.NewServerWaiting(a, log, cfg.approvalWait), ln, cfg.shutdownTimeout); err != nil {
+	h = guarded(h, ln.Addr(), cfg.guard, log)
+	if err := transport.ServeHTTP(ctx, httprpc.NewServerWaiting(h, log, cfg.approvalWait), ln, cfg.shutdownTimeout); err != nil {
 		log.Error("HTTP server stopped", "error", err)
 		return 1
 	}

@@ -18,16 +18,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli"
 	"github.com/ahp-gateway/ahp/internal/contentstore"
 	"github.com/ahp-gateway/ahp/internal/transport"
+	"github.com/ahp-gateway/ahp/internal/transport/hostcheck"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 	"github.com/ahp-gateway/ahp/internal/transport/unixsock"
 )
@@ -84,6 +87,7 @@ type config struct {
 	uploadLimits        contentstore.Limits
 	metricsAddr         string
 	unixAllowUIDs       []uint32
+	guard               hostcheck.Config
 }
 
 const usageHead = `Usage: ahp-jsonrpc-bridge [flags]
@@ -136,6 +140,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	configFile := fs.String("config", "", "YAML `file` whose auth section lists the credentials HTTP and WebSocket clients must present (docs/auth.md)", "AHP_BRIDGE_CONFIG")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus GET /metrics (fail-open/fail-closed counts) on this `address`; empty: off", "AHP_BRIDGE_METRICS_ADDR")
 	uploads := defineUpload(fs)
+	guard := defineGuard(fs)
 	if status, ok := fs.Parse(args); !ok {
 		return nil, status
 	}
@@ -149,6 +154,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 		hooksPath: *hooksPath, harnessPath: *harnessPath,
 		logLevel: *logLevel, logFormat: *logFormat,
 		configFile: *configFile, metricsAddr: *metricsAddr,
+		guard: guard(),
 	}
 	for _, field := range strings.FieldsFunc(*unixAllow, func(r rune) bool { return r == ',' || r == ' ' }) {
 		uid, err := strconv.ParseUint(field, 10, 32)
@@ -215,6 +221,31 @@ func newBridge(cfg *config, log *slog.Logger, getenv func(string) string, onFail
 	if err != nil {
 		return nil, nil, err
 	}
+	return buildBridge(cfg, log, clients, closer, onFailure)
+}
+
+// newFailingBridge is a bridge whose every call fails with why the backend could not start, so
+// that each message meets the failure policy.
+func newFailingBridge(cfg *config, log *slog.Logger, why error, onFailure func(bridge.FailureEvent)) (*bridge.Bridge, io.Closer, error) {
+	hc := &http.Client{Transport: failingTransport{why}}
+	const base = "http://backend.invalid"
+	clients := bridge.Clients{
+		Intercept:   ahpv1connect.NewInterceptServiceClient(hc, base),
+		Typed:       ahpv1connect.NewTypedDecisionServiceClient(hc, base),
+		Observation: ahpv1connect.NewObservationServiceClient(hc, base),
+		Harness:     ahpv1connect.NewHarnessServiceClient(hc, base),
+	}
+	return buildBridge(cfg, log, clients, io.NopCloser(nil), onFailure)
+}
+
+// failingTransport fails every request with err.
+type failingTransport struct{ err error }
+
+func (f failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, fmt.Errorf("policy backend did not start: %w", f.err)
+}
+
+func buildBridge(cfg *config, log *slog.Logger, clients bridge.Clients, closer io.Closer, onFailure func(bridge.FailureEvent)) (*bridge.Bridge, io.Closer, error) {
 	var hooksTransports []string
 	if cfg.stdio || cfg.once {
 		hooksTransports = append(hooksTransports, "stdio")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -38,6 +39,13 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 	}
 	cfg.clientAuth = hardening.auth != nil
 	h, closer, err := newBridge(cfg, log, getenv, hardening.onFailure)
+	if err != nil && cfg.once {
+		// One message from a harness that waits for its answer: a backend that cannot start (a
+		// policy file that does not load, an unset token variable) is a failure like any other
+		// upstream failure, answered by the failure policy, as `hook` does.
+		log.Error("cannot start the policy backend; the message meets the failure policy", "error", err)
+		h, closer, err = newFailingBridge(cfg, log, err, hardening.onFailure)
+	}
 	if err != nil {
 		log.Error("cannot start the bridge", "error", err)
 		return 1
@@ -85,7 +93,11 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 			return 1
 		}
 		logListening(log, "http", ln.Addr(), hardening.auth != nil, "hooks_path", cfg.hooksPath, "harness_path", cfg.harnessPath)
-		opts := httprpc.Options{HooksPath: cfg.hooksPath, HarnessPath: cfg.harnessPath, MaxMessageBytes: cfg.maxMessageBytes, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: hardening.requireHTTP, ApprovalWait: cfg.approvalWait}
+		addr := ln.Addr()
+		wrap := func(next http.Handler) http.Handler {
+			return guarded(hardening.requireHTTP(next), addr, cfg.guard, log)
+		}
+		opts := httprpc.Options{HooksPath: cfg.hooksPath, HarnessPath: cfg.harnessPath, MaxMessageBytes: cfg.maxMessageBytes, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: wrap, ApprovalWait: cfg.approvalWait}
 		if cfg.uploadPath != "" {
 			opts.UploadPath, opts.Upload = cfg.uploadPath, upload.Handler(contentstore.New(cfg.uploadLimits, nil), log)
 		}
@@ -97,7 +109,11 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 			return 1
 		}
 		logListening(log, "websocket", ln.Addr(), hardening.auth != nil)
-		srv := ws.NewServer(h, ws.Options{MaxMessageBytes: cfg.maxMessageBytes, Concurrency: cfg.concurrency, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: hardening.requireWebSocket})
+		addr := ln.Addr()
+		wrap := func(next http.Handler) http.Handler {
+			return guarded(hardening.requireWebSocket(next), addr, cfg.guard, log)
+		}
+		srv := ws.NewServer(h, ws.Options{MaxMessageBytes: cfg.maxMessageBytes, Concurrency: cfg.concurrency, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: wrap})
 		servers = append(servers, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 	}
 	if cfg.unixPath != "" {

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
@@ -17,14 +21,17 @@ import (
 // (-upstream) or the embedded one. Both commands embed it, so they validate and build it alike.
 type upstreamConfig struct {
 	upstream, tokenEnv string
-	upstreamProtocol   bridge.Protocol
-	timeout            time.Duration
-	approvalWait       time.Duration
-	failurePolicy      bridge.FailurePolicy
-	policyFile         string
-	policyPoll         time.Duration
-	maxMessageBytes    int
-	shutdownTimeout    time.Duration
+	// caFile, certFile and keyFile are the PEM files of a private CA to trust and of a client
+	// certificate to present to an https upstream (an ahp-server in mTLS mode).
+	caFile, certFile, keyFile string
+	upstreamProtocol          bridge.Protocol
+	timeout                   time.Duration
+	approvalWait              time.Duration
+	failurePolicy             bridge.FailurePolicy
+	policyFile                string
+	policyPoll                time.Duration
+	maxMessageBytes           int
+	shutdownTimeout           time.Duration
 	// unaryOnly makes every upstream Intercept a unary call instead of a message on the shared
 	// InterceptStream (for proxies that mishandle long-lived HTTP/2 streams).
 	unaryOnly bool
@@ -33,6 +40,7 @@ type upstreamConfig struct {
 // upstreamFlags are the raw flag values behind an upstreamConfig.
 type upstreamFlags struct {
 	upstream, tokenEnv, protocol, timeoutMs, failurePolicy *string
+	caFile, certFile, keyFile                              *string
 	policyFile, policyPoll, maxBytes, shutdown             *string
 	approvalWait                                           *string
 }
@@ -50,6 +58,9 @@ func defineUpstream(fs *cli.Flags, usage upstreamUsage) upstreamFlags {
 		upstream:      fs.String("upstream", "", "ahp-server `URL`, http:// (h2c) or https://; empty runs the decision core in-process", "AHP_BRIDGE_UPSTREAM"),
 		tokenEnv:      fs.String("upstream-token-env", "", "`name` of the environment variable holding a bearer token for the upstream", "AHP_BRIDGE_UPSTREAM_TOKEN_ENV"),
 		protocol:      fs.String("upstream-protocol", "connect", "RPC `protocol` to the upstream: connect or grpc", "AHP_BRIDGE_UPSTREAM_PROTOCOL"),
+		caFile:        fs.String("upstream-ca", "", "PEM `file` of the CA certificates to trust for an https upstream, instead of the system's", "AHP_BRIDGE_UPSTREAM_CA"),
+		certFile:      fs.String("upstream-cert", "", "PEM `file` of the client certificate to present to an https upstream (mTLS); needs -upstream-key", "AHP_BRIDGE_UPSTREAM_CERT"),
+		keyFile:       fs.String("upstream-key", "", "PEM `file` of the client certificate's private key; needs -upstream-cert", "AHP_BRIDGE_UPSTREAM_KEY"),
 		timeoutMs:     fs.String("timeout-ms", "2000", usage.timeoutMs, "AHP_BRIDGE_TIMEOUT_MS"),
 		failurePolicy: fs.String("failure-policy", "", usage.failurePolicy, "AHP_BRIDGE_FAILURE_POLICY"),
 		policyFile:    fs.String("policy", "", "embedded mode: policy YAML `file`; empty uses the built-in default policy", "AHP_BRIDGE_POLICY"),
@@ -63,7 +74,14 @@ func defineUpstream(fs *cli.Flags, usage upstreamUsage) upstreamFlags {
 // parseUpstream checks the flags; the error names the flag and what it wants, as a
 // *cli.ValueError when it is about one flag's value.
 func parseUpstream(f upstreamFlags) (upstreamConfig, error) {
-	u := upstreamConfig{upstream: *f.upstream, tokenEnv: *f.tokenEnv, policyFile: *f.policyFile}
+	u := upstreamConfig{upstream: *f.upstream, tokenEnv: *f.tokenEnv, policyFile: *f.policyFile,
+		caFile: *f.caFile, certFile: *f.certFile, keyFile: *f.keyFile}
+	if (u.certFile == "") != (u.keyFile == "") {
+		return u, fmt.Errorf("-upstream-cert and -upstream-key go together")
+	}
+	if (u.caFile != "" || u.certFile != "") && !strings.HasPrefix(u.upstream, "https://") {
+		return u, fmt.Errorf("-upstream-ca, -upstream-cert and -upstream-key need an https:// -upstream")
+	}
 	switch *f.protocol {
 	case "connect":
 		u.upstreamProtocol = bridge.ProtocolConnect
@@ -120,7 +138,12 @@ func parseUpstream(f upstreamFlags) (upstreamConfig, error) {
 // that answers one event does neither.
 func (u upstreamConfig) clients(log *slog.Logger, getenv func(string) string, longRunning bool) (bridge.Clients, io.Closer, error) {
 	if u.upstream != "" {
+		tc, err := u.tlsConfig()
+		if err != nil {
+			return bridge.Clients{}, nil, err
+		}
 		return bridge.NewUpstream(u.upstream, bridge.UpstreamOptions{
+			TLSConfig:      tc,
 			Protocol:       u.upstreamProtocol,
 			BearerTokenEnv: u.tokenEnv,
 			Getenv:         getenv,
@@ -145,4 +168,32 @@ func (u upstreamConfig) clients(log *slog.Logger, getenv func(string) string, lo
 		Version:         cli.Version(version),
 		Logger:          log,
 	})
+}
+
+// tlsConfig is the TLS configuration for an https upstream with a private CA or a client
+// certificate (nil: the system's roots, no client certificate). The files are read at start.
+func (u upstreamConfig) tlsConfig() (*tls.Config, error) {
+	if u.caFile == "" && u.certFile == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if u.caFile != "" {
+		pem, err := os.ReadFile(u.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("-upstream-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("-upstream-ca: %s holds no PEM certificate", u.caFile)
+		}
+		tc.RootCAs = pool
+	}
+	if u.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(u.certFile, u.keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("-upstream-cert/-upstream-key: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
 }

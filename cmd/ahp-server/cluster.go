@@ -61,7 +61,7 @@ func openCluster(ctx context.Context, ext *extensions, servers []string, log *sl
 		conn.Close()
 		return nil, err
 	}
-	if cs.sessions, err = sessionkv.Open(setupCtx, conn, session.Options{}); err != nil {
+	if cs.sessions, err = sessionkv.Open(setupCtx, conn, session.Options{Redactor: ext.redactor}); err != nil {
 		conn.Close()
 		return nil, err
 	}

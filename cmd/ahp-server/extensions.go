@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/internal/audit"
@@ -26,6 +27,7 @@ type extensionFlags struct {
 	audit, auditRequired    bool
 	auditPath, version      string
 	approvalURL             string
+	auditRequiredTimeout    time.Duration
 }
 
 // extensions are the optional production features, built from the config file and flags.
@@ -141,15 +143,16 @@ func loadExtensions(ctx context.Context, f extensionFlags, log *slog.Logger) (*e
 			return fail(err)
 		}
 		cfg := audit.Config{
-			Path:          file.Audit.Path,
-			Dir:           file.Audit.Dir,
-			MaxBytes:      file.Audit.MaxBytes,
-			Fsync:         mode,
-			FsyncInterval: file.Audit.FsyncInterval,
-			Required:      file.Audit.Required || f.auditRequired,
-			IncludeEvent:  file.Audit.IncludeEvent,
-			Redactor:      red,
-			Logger:        log,
+			Path:            file.Audit.Path,
+			Dir:             file.Audit.Dir,
+			MaxBytes:        file.Audit.MaxBytes,
+			Fsync:           mode,
+			FsyncInterval:   file.Audit.FsyncInterval,
+			Required:        file.Audit.Required || f.auditRequired,
+			RequiredTimeout: f.auditRequiredTimeout,
+			IncludeEvent:    file.Audit.IncludeEvent,
+			Redactor:        red,
+			Logger:          log,
 		}
 		if f.auditPath != "" {
 			cfg.Path = f.auditPath

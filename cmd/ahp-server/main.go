@@ -35,6 +35,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/server/reflection"
+	"github.com/ahp-gateway/ahp/internal/transport/hostcheck"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; otherwise build info is used.
@@ -109,7 +110,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus GET /metrics on this address, e.g. 127.0.0.1:9464; empty: off", "AHP_METRICS_ADDR")
 	auditOn := fs.Bool("audit", false, "write the tamper-evident audit log (default path under $XDG_STATE_HOME/ahp-server/audit)", "AHP_AUDIT")
 	auditPath := fs.String("audit-path", "", "audit log file; implies -audit", "AHP_AUDIT_PATH")
-	auditRequired := fs.Bool("audit-required", false, "fail closed when the audit log cannot be written; implies -audit", "AHP_AUDIT_REQUIRED")
+	auditRequired := fs.Bool("audit-required", false, "answer only once the decision's audit record is written (and synced with fsync always); fail closed when it cannot be; implies -audit", "AHP_AUDIT_REQUIRED")
+	allowedHosts := fs.String("allowed-hosts", "", "comma-separated Host names the server answers to (\"*\": any); default: loopback names when bound to loopback, else any", "AHP_ALLOWED_HOSTS")
+	allowedOrigins := fs.String("allowed-origins", "", "comma-separated browser origins allowed to call (e.g. https://console.example.com; \"*\": any); default: only the server's own", "AHP_ALLOWED_ORIGINS")
+	auditRequiredTimeout := fs.Duration("audit-required-timeout", 5*time.Second, "with -audit-required: how long a decision waits for its audit record before it fails closed", "AHP_AUDIT_REQUIRED_TIMEOUT")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 15*time.Second, "how long in-flight calls may take to finish on SIGTERM", "AHP_SHUTDOWN_TIMEOUT")
 	maxStream := fs.Duration("max-stream-duration", time.Hour, "streams (InterceptStream, ObserveStream, Watch) end after this long; clients reconnect; negative: no limit", "AHP_MAX_STREAM_DURATION")
 	streamRate := fs.Float64("stream-rate", 0, "messages per second read from one client stream (events for ObserveStream batches); faster clients are slowed down; 0: unlimited", "AHP_STREAM_RATE")
@@ -146,7 +150,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	}
 	ext, err := loadExtensions(ctx, extensionFlags{
 		configFile: *configFile, metricsAddr: *metricsAddr,
-		audit: *auditOn, auditPath: *auditPath, auditRequired: *auditRequired,
+		audit: *auditOn, auditPath: *auditPath, auditRequired: *auditRequired, auditRequiredTimeout: *auditRequiredTimeout,
 		version: cli.Version(version), approvalURL: *approvalURL,
 	}, logger)
 	if err != nil {
@@ -182,6 +186,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		IdleTimeout:              *idle,
 		MaxConnections:           *maxConns,
 		MaxConnectionsPerAddress: *maxConnsPerAddr,
+		AllowedHosts:             hostcheck.Split(*allowedHosts),
+		AllowedOrigins:           hostcheck.Split(*allowedOrigins),
 		Version:                  cli.Version(version),
 		Logger:                   logger,
 		Auth:                     ext.auth,

@@ -557,7 +557,8 @@ func TestHTTPRefusals(t *testing.T) {
 		{http.MethodPost, "text/plain", "", ok, http.StatusUnsupportedMediaType},
 		{http.MethodPost, "application/json", "gzip", ok, http.StatusUnsupportedMediaType},
 		{http.MethodPost, "application/json", "", strings.Repeat(" ", 2048) + ok, http.StatusRequestEntityTooLarge},
-		{http.MethodPost, "", "", ok, http.StatusOK},
+		// No Content-Type is what a cross-site browser POST can send without asking first.
+		{http.MethodPost, "", "", ok, http.StatusUnsupportedMediaType},
 		{http.MethodPost, "application/json; charset=utf-8", "", ok, http.StatusOK},
 	}
 	for _, c := range cases {

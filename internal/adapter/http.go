@@ -15,11 +15,13 @@ import (
 // recorded, 400 an input that could not be read (see Result.Status).
 //
 // Before the input is read: 405 for a method other than POST, 415 for a compressed body or a
-// media type other than application/json (an absent Content-Type is accepted), 413 for a body
-// over Config.MaxInputBytes.
+// media type other than application/json — an absent Content-Type included, since a browser
+// can send a cross-site POST without one (text/plain) but never a JSON one without asking
+// first; Claude Code sends application/json — and 413 for a body over Config.MaxInputBytes.
+// Host and Origin are checked around it (internal/transport/hostcheck).
 func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, ok := transport.ReadBody(w, r, transport.BodyRules{
-		Limit: a.cfg.MaxInputBytes, Usage: "POST the hook input", AcceptType: jsonOrUnset,
+		Limit: a.cfg.MaxInputBytes, Usage: "POST the hook input", AcceptType: isJSON,
 		TooLarge: "hook input over the size limit", Logger: a.log,
 	})
 	if !ok {
@@ -41,11 +43,8 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	transport.WriteJSON(w, http.StatusOK, res.Output, a.log)
 }
 
-// jsonOrUnset accepts application/json, with any parameters, and no Content-Type at all.
-func jsonOrUnset(contentType string) bool {
-	if contentType == "" {
-		return true
-	}
+// isJSON accepts application/json, with any parameters.
+func isJSON(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && mt == "application/json"
 }

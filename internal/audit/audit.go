@@ -119,8 +119,11 @@ type Config struct {
 	// RetryInterval is how often a failing writer tries again (default 1 s).
 	RetryInterval time.Duration
 	// Required records that the operator wants decisions to fail closed when the log cannot take
-	// a record; the log itself behaves the same either way (see Log.Required).
+	// a record. Log.Record then waits until the record is written (and synced under
+	// FsyncAlways) before it returns, for at most RequiredTimeout.
 	Required bool
+	// RequiredTimeout bounds how long Log.Record waits for a required record (default 5 s).
+	RequiredTimeout time.Duration
 	// Redactor masks secrets in every record (default: redact.New(redact.Config{})).
 	Redactor *redact.Redactor
 	// IncludeEvent adds the redacted event (protojson) to records built by RecordFor.
@@ -181,6 +184,13 @@ type Stats struct {
 	Dropped uint64
 	// Rotations counts rotated files.
 	Rotations uint64
+	// Withdrawn counts records whose waiter gave up (AppendWait's context ended) before the
+	// writer took them: they were never written, and the caller was told so.
+	Withdrawn uint64
+	// FilesLost counts active files found deleted or replaced while the log had them open, and a
+	// previous log found missing (or shorter than when it was closed) at Open. Each is logged
+	// and recorded in the new file by a notice record. It should stay 0.
+	FilesLost uint64
 	// QueueDepth and QueueCapacity describe the queue now.
 	QueueDepth, QueueCapacity int
 	// Failing is true while the writer cannot write.
@@ -192,7 +202,17 @@ type request struct {
 	body  []byte     // the record's JSON object without seq, prev and hash
 	done  chan error // answered once written (and synced under FsyncAlways); may be nil
 	flush bool
+	// claim, set for a waited record, decides who owns it when the waiter gives up: the writer
+	// moves it from claimQueued to claimTaken before writing, the waiter from claimQueued to
+	// claimWithdrawn, and a withdrawn record is never written.
+	claim *atomic.Uint32
 }
+
+const (
+	claimQueued uint32 = iota
+	claimTaken
+	claimWithdrawn
+)
 
 // Log is an open audit log. Its methods are safe for concurrent use.
 type Log struct {
@@ -213,7 +233,7 @@ type Log struct {
 	closeMu sync.Mutex
 	endErr  error // set by the writer before done is closed
 
-	written, writeErrors, rejected, backpressure, dropped, rotations atomic.Uint64
+	written, writeErrors, rejected, backpressure, dropped, rotations, withdrawn, filesLost atomic.Uint64
 
 	w writer // owned by the writer goroutine
 }
@@ -251,6 +271,16 @@ func Open(cfg Config) (*Log, error) {
 	} else {
 		l.log.Info("audit log resumed", "seq", head.Seq, "hash", head.Hash)
 	}
+	l.checkPrevious(head)
+	if n := l.w.notice; n != nil {
+		// Written now, so the new chain says what happened even if nothing else is recorded.
+		l.w.notice = nil
+		if _, err := l.write([]request{{body: n}}); err != nil {
+			l.closeFile()
+			return nil, fmt.Errorf("audit: %w", err)
+		}
+	}
+	l.saveState()
 	go l.run()
 	return l, nil
 }
@@ -286,6 +316,9 @@ func withDefaults(cfg Config) (Config, string, error) {
 	}
 	if cfg.RetryInterval <= 0 {
 		cfg.RetryInterval = time.Second
+	}
+	if cfg.RequiredTimeout <= 0 {
+		cfg.RequiredTimeout = 5 * time.Second
 	}
 	if cfg.Fsync < FsyncInterval || cfg.Fsync > FsyncNever {
 		return cfg, "", fmt.Errorf("audit: invalid fsync mode %d", int(cfg.Fsync))
@@ -341,6 +374,8 @@ func (l *Log) Stats() Stats {
 		Backpressure:  l.backpressure.Load(),
 		Dropped:       l.dropped.Load(),
 		Rotations:     l.rotations.Load(),
+		Withdrawn:     l.withdrawn.Load(),
+		FilesLost:     l.filesLost.Load(),
 		QueueDepth:    len(l.queue),
 		QueueCapacity: cap(l.queue),
 		Failing:       l.failure.Load() != nil,
@@ -362,13 +397,28 @@ func (l *Log) Append(rec Record) error {
 }
 
 // AppendWait is Append, then waits until the record is written (and synced, under
-// FsyncAlways) or ctx ends. While the writer retries after a failure it keeps waiting.
+// FsyncAlways) or ctx ends. While the writer retries after a failure it keeps waiting. When ctx
+// ends first the error wraps ErrUnavailable and ctx.Err(); a record the writer had not taken yet
+// is withdrawn (never written), one it had taken may still be written.
 func (l *Log) AppendWait(ctx context.Context, rec Record) error {
 	body, err := l.encode(rec)
 	if err != nil {
 		return err
 	}
 	return l.enqueueWait(ctx, request{body: body})
+}
+
+// Record is how the decision core records: when the log is not required it is Append; when it
+// is, it is AppendWait bounded by Config.RequiredTimeout, so a nil error means the record is in
+// the file (and synced under FsyncAlways) and the answer may leave. Waiting callers share the
+// writer's batches: one write (and one sync) covers every record queued meanwhile.
+func (l *Log) Record(rec Record) error {
+	if !l.cfg.Required {
+		return l.Append(rec)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.RequiredTimeout)
+	defer cancel()
+	return l.AppendWait(ctx, rec)
 }
 
 // Flush waits until every record accepted before it is written and synced, whatever the fsync
@@ -380,6 +430,9 @@ func (l *Log) Flush(ctx context.Context) error {
 // enqueueWait queues req and waits for the writer's answer or the end of ctx.
 func (l *Log) enqueueWait(ctx context.Context, req request) error {
 	req.done = make(chan error, 1)
+	if !req.flush {
+		req.claim = new(atomic.Uint32)
+	}
 	if err := l.enqueue(ctx, req); err != nil {
 		return err
 	}
@@ -387,8 +440,20 @@ func (l *Log) enqueueWait(ctx context.Context, req request) error {
 	case err := <-req.done:
 		return err
 	case <-ctx.Done():
+	}
+	if req.claim == nil {
 		return ctx.Err()
 	}
+	if req.claim.CompareAndSwap(claimQueued, claimWithdrawn) {
+		l.withdrawn.Add(1)
+		return fmt.Errorf("%w: the record was not written in time and was withdrawn: %w", ErrUnavailable, ctx.Err())
+	}
+	select {
+	case err := <-req.done: // taken and answered meanwhile
+		return err
+	default:
+	}
+	return fmt.Errorf("%w: the record was not confirmed written in time: %w", ErrUnavailable, ctx.Err())
 }
 
 func (l *Log) enqueue(ctx context.Context, req request) error {

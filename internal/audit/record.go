@@ -20,6 +20,9 @@ const (
 	KindObservation Kind = "observation"
 	// KindApproval is a change of an approval: requested, decided, expired, consumed, abandoned.
 	KindApproval Kind = "approval"
+	// KindNotice is written by the log itself about the log: a file found deleted or replaced,
+	// a previous log found missing (NoticeExtension says which).
+	KindNotice Kind = "notice"
 )
 
 // RedactionExtension is the Extensions key under which the log records what redaction masked and

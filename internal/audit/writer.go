@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -31,6 +33,12 @@ type writer struct {
 	buf       []byte // lines waiting to be written
 	line      []byte // the line being built
 	h         hash.Hash
+	// ident identifies the open file (nil when unknown), so that a file deleted or replaced
+	// under the log is noticed: the path no longer names it.
+	ident os.FileInfo
+	// notice is the body of a notice record to write before the next batch (nil: none).
+	notice []byte
+	noSync bool // the file cannot be synced (warned once)
 }
 
 func (w *writer) init(head Head, nextRot int) {
@@ -57,6 +65,7 @@ func (l *Log) run() {
 			}
 			batch = append(batch[:0], req)
 			batch, open = l.drain(batch)
+			batch = l.claim(batch)
 			l.process(batch)
 			clear(batch) // do not keep written records alive until the next batch
 		case <-tick:
@@ -84,6 +93,19 @@ func (l *Log) drain(batch []request) (_ []request, open bool) {
 	return batch, true
 }
 
+// claim takes the waited records of batch from their waiters, leaving out those withdrawn.
+func (l *Log) claim(batch []request) []request {
+	kept := batch[:0]
+	for _, req := range batch {
+		if req.claim != nil && !req.claim.CompareAndSwap(claimQueued, claimTaken) {
+			continue // withdrawn: its waiter was told it is not recorded
+		}
+		kept = append(kept, req)
+	}
+	clear(batch[len(kept):])
+	return kept
+}
+
 // process writes a batch in order; a flush request syncs what came before it and answers.
 func (l *Log) process(batch []request) {
 	start := 0
@@ -103,6 +125,11 @@ func (l *Log) commit(reqs []request) {
 	if len(reqs) == 0 {
 		return
 	}
+	l.checkFile()
+	if n := l.w.notice; n != nil {
+		l.w.notice = nil
+		reqs = append([]request{{body: n}}, reqs...)
+	}
 	written := 0
 	for written < len(reqs) {
 		n, err := l.write(reqs[written:])
@@ -120,10 +147,61 @@ func (l *Log) commit(reqs []request) {
 	if l.cfg.Fsync == FsyncAlways {
 		err = l.syncRetrying()
 	}
+	if err == nil && l.checkFile() {
+		// Written into a file that is no longer the log: the records went with it.
+		err = fmt.Errorf("%w: the active file was deleted or replaced while these records were written", ErrUnavailable)
+	}
 	if err == nil {
 		l.recovered()
 	}
 	answer(reqs, err)
+}
+
+// checkFile notices that the active file was deleted or replaced (its path names another file or
+// none): it reports it (log, Stats.FilesLost), closes the old file and arranges for the next write
+// to open a new one, beginning with a notice record that names the last record written. It
+// returns true when it found the file gone.
+func (l *Log) checkFile() bool {
+	w := &l.w
+	if w.f == nil || w.ident == nil {
+		return false
+	}
+	fi, err := os.Stat(l.path)
+	var how string
+	switch {
+	case err == nil && os.SameFile(fi, w.ident):
+		return false
+	case err == nil:
+		how = "replaced"
+	case errors.Is(err, fs.ErrNotExist):
+		how = "deleted"
+	default:
+		return false // cannot tell; a failing write will say more
+	}
+	l.filesLost.Add(1)
+	l.log.Error("audit: the active log file was "+how+" while open; the records in it are lost; starting a new file", "seq", w.seq, "hash", w.prev)
+	l.closeFile()
+	w.ident, w.sizeKnown, w.dirty = nil, false, false
+	w.notice = l.noticeBody("active_file_"+how, Head{Seq: w.seq, Hash: w.prev})
+	return true
+}
+
+// NoticeExtension is the Extensions key of a notice record: what happened to the log
+// ("notice": active_file_deleted, active_file_replaced, previous_log_missing,
+// log_shorter_than_at_close) and the last record known before it ("previous_seq",
+// "previous_hash").
+const NoticeExtension = "dev.ahpgateway/audit"
+
+// noticeBody encodes a notice record.
+func (l *Log) noticeBody(what string, last Head) []byte {
+	body, err := l.encode(Record{Kind: KindNotice, Extensions: map[string]any{NoticeExtension: map[string]any{
+		"notice": what, "previous_seq": last.Seq, "previous_hash": last.Hash,
+	}}})
+	if err != nil { // cannot happen: the record is made of plain values
+		l.log.Error("audit: encoding a notice record failed", "error", err)
+		return nil
+	}
+	return body
 }
 
 func answer(reqs []request, err error) {
@@ -240,7 +318,12 @@ func (l *Log) ensureOpen() error {
 	if err != nil {
 		return err
 	}
-	w.f, w.size, w.sizeKnown = f, size, true
+	w.f, w.size, w.sizeKnown, w.ident = f, size, true, nil
+	if st, ok := f.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil {
+			w.ident = fi
+		}
+	}
 	return nil
 }
 
@@ -255,7 +338,7 @@ func (l *Log) closeFile() {
 // chain goes on: the new file's first record chains from the old file's last.
 func (l *Log) rotate() error {
 	w := &l.w
-	if err := w.f.Sync(); err != nil {
+	if err := w.f.Sync(); err != nil && !l.unsyncable(err) {
 		return err
 	}
 	l.closeFile()
@@ -278,6 +361,7 @@ func (l *Log) rotate() error {
 		l.log.Warn("audit: syncing the directory after rotation failed", "error", err)
 	}
 	l.log.Info("audit log rotated", "file", name, "seq", w.seq)
+	l.saveState()
 	return l.ensureOpen()
 }
 
@@ -307,11 +391,24 @@ func (l *Log) sync() error {
 	if err := l.ensureOpen(); err != nil {
 		return err
 	}
-	if err := w.f.Sync(); err != nil {
+	if err := w.f.Sync(); err != nil && !l.unsyncable(err) {
 		return err
 	}
 	w.dirty = false
 	return nil
+}
+
+// unsyncable reports whether err says the file cannot be synced at all (a pipe, a terminal,
+// /dev/stdout: EINVAL), which is not a failure to write; it warns once.
+func (l *Log) unsyncable(err error) bool {
+	if !errors.Is(err, syscall.EINVAL) {
+		return false
+	}
+	if !l.w.noSync {
+		l.w.noSync = true
+		l.log.Warn("audit: the log file cannot be synced (a pipe or device); records are written but not synced", "error", err)
+	}
+	return true
 }
 
 // syncRetrying syncs, retrying after failures until it works or Close gives up.
@@ -374,6 +471,7 @@ func (l *Log) finish() error {
 	l.w.dirty = true // sync even under FsyncNever: Close promises durability
 	err := l.syncRetrying()
 	if err == nil {
+		l.saveState()
 		l.log.Info("audit log closed", "seq", l.w.seq, "hash", l.w.prev)
 	}
 	if n := l.dropped.Load(); n > 0 {

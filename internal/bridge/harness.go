@@ -65,7 +65,7 @@ func (b *Bridge) handleHarness(ctx context.Context, c *call, env *jsonrpc.Messag
 	switch {
 	case env.IsNotification():
 		if env.Duplicate || env.JSONRPC != "2.0" {
-			return harnessRefuseNotification(c, harness.CodeInvalidRequest, harness.MessageInvalidMessage)
+			return b.harnessRefuseNotification(c, harness.CodeInvalidRequest, harness.MessageInvalidMessage)
 		}
 		return b.harnessNotification(ctx, c, env)
 	case env.IsResponse():
@@ -108,8 +108,10 @@ func harnessResultReply(idJSON, result []byte) Reply {
 }
 
 // harnessRefuseNotification is the answer to a notification that was not accepted: nothing on
-// stdio, WebSocket and Unix sockets; on HTTP the reference's 200 with id "".
-func harnessRefuseNotification(c *call, code int, message string) Reply {
+// stdio, WebSocket and Unix sockets; on HTTP the reference's 200 with id "". Either way it is
+// logged at debug (rate-limited with every log line), since nobody else hears of it.
+func (b *Bridge) harnessRefuseNotification(c *call, code int, message string) Reply {
+	b.log.Debug("notification not accepted", "dialect", "harness", "transport", int(c.transport), "code", code, "reason", redact(message))
 	if c.transport != TransportHTTP {
 		return Reply{HTTPStatus: http.StatusNoContent}
 	}
@@ -127,7 +129,7 @@ func (b *Bridge) harnessNotification(ctx context.Context, c *call, env *jsonrpc.
 	}
 	p, e := harness.CheckNotification(env.Params, b.cfg.HarnessConfig)
 	if e != nil {
-		return harnessRefuseNotification(c, e.Code, e.Message)
+		return b.harnessRefuseNotification(c, e.Code, e.Message)
 	}
 	ev := p.Event
 	ev.Source = b.cfg.Source
@@ -135,7 +137,7 @@ func (b *Bridge) harnessNotification(ctx context.Context, c *call, env *jsonrpc.
 	defer cancel()
 	if _, err := b.cfg.Clients.Observation.Observe(ctx, connect.NewRequest(&ahpv1.ObserveRequest{Event: ev})); err != nil {
 		ue := b.observeFailed(ctx, err, "harness", env.Method, p.EventType())
-		return harnessRefuseNotification(c, harnessCodeInternal, "Handler error: "+upstreamErrorText(ue))
+		return b.harnessRefuseNotification(c, harnessCodeInternal, "Handler error: "+upstreamErrorText(ue))
 	}
 	return Reply{HTTPStatus: http.StatusNoContent}
 }

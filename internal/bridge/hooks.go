@@ -42,6 +42,7 @@ func (b *Bridge) handleHooks(ctx context.Context, c *call, msg []byte, env *json
 	if c.transport == TransportStdio || c.transport == TransportUnix {
 		if err := hooks.CheckStdioLine(msg); err != nil {
 			if env.IsNotification() { // badly framed, but still a notification: never answered
+				b.log.Debug("notification not accepted", "dialect", "hooks", "transport", int(c.transport), "reason", "badly framed stdio line")
 				return Reply{HTTPStatus: http.StatusBadRequest}
 			}
 			return b.hooksRejected(err)

@@ -29,6 +29,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/idempotency"
 	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/google/uuid"
 )
@@ -121,6 +122,12 @@ type Config struct {
 	NewID func() string
 	// Logger receives operational logs (default slog.Default()).
 	Logger *slog.Logger
+	// Caller names the authenticated principal of a call ("" when unauthenticated; default: none
+	// is). Session memory, agent facts and the idempotency store are keyed by it.
+	Caller func(context.Context) string
+	// Redactor masks secrets in typed answers (memory recall, context perception, …) before they
+	// leave (default redact.New with defaults).
+	Redactor *redact.Redactor
 }
 
 // Core decides events. It is safe for concurrent use.
@@ -171,6 +178,13 @@ func New(cfg Config) *Core {
 	}
 	if cfg.ApprovalRetryAfter <= 0 {
 		cfg.ApprovalRetryAfter = 5 * time.Second
+	}
+	if cfg.Redactor == nil {
+		r, err := redact.New(redact.Config{})
+		if err != nil {
+			panic("core: the default redactor: " + err.Error()) // the defaults always compile
+		}
+		cfg.Redactor = r
 	}
 	return &Core{cfg: cfg}
 }
@@ -244,14 +258,15 @@ func (c *Core) Batch(ctx context.Context, events []*ahpv1.Event, caps *ahpv1.Cap
 
 // Observe records a fire-and-forget event. A repeated (source, event id) is reported as a
 // duplicate and not counted again.
-func (c *Core) Observe(_ context.Context, ev *ahpv1.Event) (duplicate bool, err error) {
+func (c *Core) Observe(ctx context.Context, ev *ahpv1.Event) (duplicate bool, err error) {
 	if err := c.checkEvent("event", ev, observable, "must be sent for a decision, not observed"); err != nil {
 		return false, err
 	}
 	if why := c.unavailable(); why != "" {
 		return false, &Error{Code: CodeUnavailable, Reason: why + "; the event was not recorded, retry later"}
 	}
-	key := idempotency.Key(ev)
+	principal := c.caller(ctx)
+	key := idempotencyKey(principal, ev)
 	if !c.cfg.Idempotency.FirstObservation(key) {
 		return true, nil
 	}
@@ -266,7 +281,7 @@ func (c *Core) Observe(_ context.Context, ev *ahpv1.Event) (duplicate bool, err 
 			}
 		}
 	}
-	c.cfg.Sessions.RecordEvent(ev, now)
+	c.cfg.Sessions.RecordEvent(scopedEvent(principal, ev), now)
 	if o := c.cfg.Observer; o != nil {
 		o.Observed(ev)
 	}
@@ -298,6 +313,9 @@ func (c *Core) checkEvent(field string, ev *ahpv1.Event, allowed func(ahpv1.Even
 	}
 	if ev.GetId() == "" {
 		return invalid(field+".id", "required")
+	}
+	if bad := undefinedEnum(ev.ProtoReflect(), field); bad != "" {
+		return invalid(bad, "unknown enum value")
 	}
 	if h := ev.GetHarness(); h != nil && h.GetDepth() > c.cfg.Limits.MaxDepth {
 		return invalid(field+".harness.depth", "Event depth %d exceeds configured max depth %d", h.GetDepth(), c.cfg.Limits.MaxDepth)
@@ -338,7 +356,8 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 		}
 		return d, nil
 	}
-	key := idempotency.Key(ev)
+	principal := c.caller(ctx)
+	key := idempotencyKey(principal, ev)
 	if prev, ok := c.cfg.Idempotency.Decision(key); ok {
 		replay := cloneDecision(prev)
 		replay.Replayed = true
@@ -349,7 +368,7 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 	}
 	start := time.Now()
 	now := c.cfg.Now()
-	view := c.cfg.Sessions.View(ev.GetSession().GetId(), agentID(ev))
+	view := c.view(principal, ev)
 	pol := c.cfg.Policy()
 	caps = effectiveCapabilities(ev, caps)
 
@@ -392,6 +411,8 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 		if err := c.cfg.Typed(d, ev, res, view, pol.Settings(), now); err != nil {
 			return nil, err
 		}
+		// A typed answer can carry remembered text (facts, summaries): never a secret.
+		d, _ = c.cfg.Redactor.Decision(d)
 	}
 	if d.GetApprovalId() == "" {
 		d.LatencyUs = uint64(time.Since(start).Microseconds())
@@ -426,8 +447,9 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 		}
 	}
 	if record {
-		c.cfg.Sessions.RecordEvent(ev, now)
-		c.cfg.Sessions.RecordDecision(ev, d)
+		scoped := scopedEvent(principal, ev)
+		c.cfg.Sessions.RecordEvent(scoped, now)
+		c.cfg.Sessions.RecordDecision(scoped, d)
 	}
 	if o := c.cfg.Observer; o != nil {
 		o.Decided(ev, d)

@@ -52,8 +52,10 @@ func (c *Core) Handshake(_ context.Context, req *ahpv1.HandshakeRequest) (*ahpv1
 // Query answers a Harness query with the same rules that decide events. The query becomes a
 // hypothetical canonical event — decided and published to watchers, but not remembered in session
 // memory or the idempotency store. When the payload names a tool ({"tool_name", "arguments"}) the
-// event is the tool.before that the agent is asking about, so tool rules apply unchanged; otherwise
-// it is a query event whose payload holds query_type and the query payload (rules with on: [query]). should_i_proceed answers true or false; any other query type answers an object with
+// event is the tool.before that the agent is asking about, so tool rules apply unchanged; when it
+// names an action instead ({"action": "rm -rf /"}, the reference's should_i_proceed example) the
+// event is a tool.before of a shell tool named "shell" whose input.command is the action, so the
+// shell rules judge it; otherwise it is a query event whose payload holds query_type and the query payload (rules with on: [query]). should_i_proceed answers true or false; any other query type answers an object with
 // the verdict and the matched rule ids.
 func (c *Core) Query(ctx context.Context, req *ahpv1.QueryRequest) (*ahpv1.QueryResponse, error) {
 	ev := queryEvent(req, c.cfg.NewID())
@@ -101,6 +103,11 @@ func queryEvent(req *ahpv1.QueryRequest, id string) *ahpv1.Event {
 	if name := fields["tool_name"].GetStringValue(); name != "" {
 		ev.Type = ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE
 		ev.Tool = &ahpv1.Tool{CallId: ev.GetId(), Name: name, Kind: names.ToolKindFor(name), Input: fields["arguments"].GetStructValue()}
+	} else if action := fields["action"].GetStringValue(); action != "" {
+		ev.Type = ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE
+		ev.Tool = &ahpv1.Tool{CallId: ev.GetId(), Name: "shell", Kind: ahpv1.ToolKind_TOOL_KIND_SHELL, Input: &structpb.Struct{Fields: map[string]*structpb.Value{
+			"command": structpb.NewStringValue(action),
+		}}}
 	}
 	return ev
 }

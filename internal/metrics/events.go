@@ -24,6 +24,7 @@ func (m *Metrics) initEvents(f factory) {
 	}
 	m.unknownEvent = events.WithLabelValues("unknown")
 	m.reg.MustRegister(watchCollector{m})
+	m.reg.MustRegister(auditCollector{m})
 }
 
 // ObserveEvent counts one recorded observation of type t.

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"github.com/ahp-gateway/ahp/internal/audit"
 	"log/slog"
 	"net"
 	"net/http"
@@ -73,6 +74,7 @@ type Metrics struct {
 	unknownEvent prometheus.Counter
 
 	watch atomic.Pointer[func() hub.Stats]
+	audit atomic.Pointer[func() audit.Stats]
 
 	bridgeOpen, bridgeClosed, bridgeObserve [][]prometheus.Counter // [dialect][reason]
 

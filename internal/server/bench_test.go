@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 )
@@ -96,4 +99,57 @@ func BenchmarkInterceptLoopbackNoop(b *testing.B) {
 	hs := srv.HTTPServer() // the production server settings, with the no-op handler
 	hs.Handler = mux
 	runIntercepts(b, loopback(b, hs))
+}
+
+// BenchmarkInterceptAudit is the default policy over h2c on loopback, 32 concurrent callers,
+// without an audit log, with an optional one (fsync interval) and with a required one under
+// fsync always, where each answer waits for its record's write and sync: group commit makes that
+// one write and one fsync per batch of waiting decisions.
+func BenchmarkInterceptAudit(b *testing.B) {
+	for _, bc := range []struct {
+		name     string
+		audit    bool
+		required bool
+		fsync    audit.FsyncMode
+	}{
+		{name: "off"},
+		{name: "optional-interval", audit: true, fsync: audit.FsyncInterval},
+		{name: "required-interval", audit: true, required: true, fsync: audit.FsyncInterval},
+		{name: "required-always", audit: true, required: true, fsync: audit.FsyncAlways},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cfg := server.Config{Logger: testkit.Discard()}
+			if bc.audit {
+				l, err := audit.Open(audit.Config{Dir: b.TempDir(), Required: bc.required, Fsync: bc.fsync, Logger: testkit.Discard()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cfg.Audit = l
+				b.Cleanup(func() { _ = l.Close(context.Background()) })
+			}
+			srv, err := server.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			client := loopback(b, srv.HTTPServer())
+			var n atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(16) // 32 callers on 2 CPUs
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					ev := testkit.ShellEvent(fmt.Sprintf("bench-%d", n.Add(1)), "ls -la")
+					resp, err := client.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if resp.Msg.GetDecision().GetSynthetic() {
+						b.Fatal("synthetic decision: the audit log failed")
+					}
+				}
+			})
+			b.ReportMetric(float64(n.Load())/time.Since(start).Seconds(), "decisions/s")
+		})
+	}
 }

@@ -144,7 +144,7 @@ func dial(t *testing.T, addr string) net.Conn {
 }
 
 // slowRequest is the headers of a unary call announcing a body it does not send.
-const slowRequest = "POST " + ahpv1connect.InterceptServiceInterceptProcedure + " HTTP/1.1\r\nHost: ahp\r\n" +
+const slowRequest = "POST " + ahpv1connect.InterceptServiceInterceptProcedure + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
 	"Content-Type: application/proto\r\nContent-Length: 100000\r\n\r\n"
 
 // readUntilClosed reads c until the server closes it and returns what it read; it fails the test
@@ -240,7 +240,7 @@ func TestConnectionCaps(t *testing.T) {
 			for i := range 3 {
 				c := dial(t, addr)
 				// An answer shows that the server accepted and counted the connection.
-				if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: ahp\r\n\r\n"); err != nil {
+				if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
 					t.Fatal(err)
 				}
 				if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 ") {

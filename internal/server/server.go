@@ -37,6 +37,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/service"
 	"github.com/ahp-gateway/ahp/internal/session"
+	"github.com/ahp-gateway/ahp/internal/transport/hostcheck"
 	"github.com/ahp-gateway/ahp/internal/typed"
 )
 
@@ -83,6 +84,10 @@ type Config struct {
 	// MaxConnectionsPerAddress caps the connections open at once from one client IP address
 	// (default 2048; negative: no cap).
 	MaxConnectionsPerAddress int
+	// AllowedHosts and AllowedOrigins guard Serve against DNS rebinding and cross-site browser
+	// requests (internal/transport/hostcheck): by default a loopback listener answers only to
+	// loopback host names, and a browser only from the server's own origin.
+	AllowedHosts, AllowedOrigins []string
 	// Version is reported in handshakes and capabilities.
 	Version string
 	// Logger receives logs (default slog.Default()).
@@ -223,7 +228,7 @@ func New(cfg Config) (*Server, error) {
 
 	sessions := cfg.Sessions
 	if sessions == nil {
-		sessions = session.NewMemory(session.Options{})
+		sessions = session.NewMemory(session.Options{Redactor: cfg.Redactor})
 	}
 	var publisher hub.Publisher = s.hub
 	if cfg.Fanout != nil {
@@ -238,6 +243,8 @@ func New(cfg Config) (*Server, error) {
 	s.core = core.New(core.Config{
 		Policy:       func() core.Policy { return s.current.Load() },
 		Typed:        typed.Decide,
+		Redactor:     cfg.Redactor,
+		Caller:       principalOf,
 		Sessions:     sessions,
 		Idempotency:  cfg.Idempotency,
 		Hub:          publisher,
@@ -276,6 +283,9 @@ func New(cfg Config) (*Server, error) {
 	s.log.Info("policy loaded", "name", p.Name(), "rules", len(p.Rules()), "digest", p.Digest(), "source", policySource(cfg.PolicyFile))
 	s.policyMetrics(p)
 	cfg.Metrics.WatchStats(s.hub.Stats)
+	if cfg.Audit != nil {
+		cfg.Metrics.AuditStats(cfg.Audit.Stats)
+	}
 	return s, nil
 }
 
@@ -294,6 +304,7 @@ func (s *Server) mountHandler() {
 		connect.WithCompressMinBytes(1024),
 		connect.WithRecover(s.recovered),
 	}
+	opts = append(opts, jsonCodecs()...)
 	if cfg.Auth != nil {
 		// A request gate: credentials are checked before the body is even read, and a refusal is
 		// answered without reading it.
@@ -472,6 +483,16 @@ func redactItem(r *redact.Redactor) func(hub.Item) hub.Item {
 	}
 }
 
+// principalOf names the authenticated principal of a call for the core's per-principal memory
+// and idempotency: the credential's kind and configured name ("" when unauthenticated).
+func principalOf(ctx context.Context) string {
+	p, ok := auth.PrincipalFrom(ctx)
+	if !ok {
+		return ""
+	}
+	return p.Kind.String() + ":" + p.Name
+}
+
 // auditRecorder adapts the audit log to the core's Recorder.
 type auditRecorder struct {
 	log     *audit.Log
@@ -487,8 +508,10 @@ func (r auditRecorder) RecordObservation(ev *ahpv1.Event, at time.Time) error {
 	return r.append(audit.RecordFor(ev, nil, at))
 }
 
+// append records rec; when the log is required it returns only once the record is written (and
+// synced under fsync always), so no answer leaves before its record.
 func (r auditRecorder) append(rec audit.Record) error {
-	err := r.log.Append(rec)
+	err := r.log.Record(rec)
 	if r.stream != nil {
 		if serr := r.stream(rec); serr != nil {
 			err = errors.Join(err, serr)
@@ -601,6 +624,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 
 	defer s.startReloading(ctx)()
+	hs.Handler = hostcheck.Wrap(hs.Handler, ln.Addr(), hostcheck.Config{AllowedHosts: s.cfg.AllowedHosts, AllowedOrigins: s.cfg.AllowedOrigins, Logger: s.log})
 	ln = limitConnections(ln, s.cfg.MaxConnections, s.cfg.MaxConnectionsPerAddress, s.cfg.Metrics)
 
 	errc := make(chan error, 1)

@@ -6,6 +6,7 @@ import (
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/names"
 	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/redact"
 )
 
 // Record is one session's memory in a form a store outside the process keeps (cluster/sessionkv
@@ -52,9 +53,10 @@ func (o Options) Limits() (recentEvents, facts int) {
 	return o.RecentEvents, o.Facts
 }
 
-// DeriveFacts returns the facts an event adds to its session and agent (the same Memory derives).
-func DeriveFacts(ev *ahpv1.Event) []RecordFact {
-	derived := deriveFacts(ev)
+// DeriveFacts returns the facts an event adds to its session and agent (the same Memory derives),
+// redacted by r (not nil).
+func DeriveFacts(ev *ahpv1.Event, r *redact.Redactor) []RecordFact {
+	derived := deriveFacts(ev, r)
 	out := make([]RecordFact, len(derived))
 	for i, f := range derived {
 		out[i] = RecordFact{Content: f.GetContent(), Source: f.GetSource(), Confidence: f.GetConfidence()}

@@ -42,6 +42,10 @@ type Options struct {
 	// MaxBytes bounds the estimated bytes of the sessions kept, and separately of the agents'
 	// facts kept; the least recently used are evicted first. Default DefaultMaxBytes.
 	MaxBytes int
+	// Redactor masks secrets in facts before they are kept, so nothing recalled later (memory
+	// recall, context perception) carries a secret from a tool error or a run summary; default
+	// redact.New with defaults.
+	Redactor *redact.Redactor
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -67,6 +71,13 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Redactor == nil {
+		r, err := redact.New(redact.Config{})
+		if err != nil {
+			panic("session: the default redactor: " + err.Error()) // the defaults always compile
+		}
+		o.Redactor = r
 	}
 	return o
 }
@@ -175,7 +186,7 @@ func (m *Memory) View(sessionID, agentID string) *policy.SessionView {
 func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
 	sid := ev.GetSession().GetId()
 	agentID := agentOf(ev)
-	derived := deriveFacts(ev)
+	derived := deriveFacts(ev, m.opts.Redactor)
 	if sid != "" {
 		s, _ := m.sessions.GetOrCreate(sid, func() *state {
 			return &state{
@@ -248,6 +259,28 @@ func (m *Memory) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 	}
 }
 
+// Scoped ids: the decision core keys memory by the authenticated principal as well as by the
+// session or agent id the caller names, so one principal never reads or writes another's memory
+// (see Scope). The separator cannot occur in a principal's name.
+const scopeSeparator = "\x00"
+
+// Scope returns the memory key of id for the principal; an unauthenticated caller ("") and an
+// empty id keep the id itself.
+func Scope(principal, id string) string {
+	if principal == "" || id == "" {
+		return id
+	}
+	return principal + scopeSeparator + id
+}
+
+// SessionID returns the id a scoped key was made of (the key itself when it is not scoped).
+func SessionID(key string) string {
+	if i := strings.Index(key, scopeSeparator); i >= 0 {
+		return key[i+len(scopeSeparator):]
+	}
+	return key
+}
+
 func agentOf(ev *ahpv1.Event) string {
 	if id := ev.GetSession().GetAgent().GetId(); id != "" {
 		return id
@@ -267,11 +300,12 @@ const maxFactLen = 300
 const ellipsis = "…"
 
 // deriveFacts turns an observation into facts worth recalling later. Only outcomes are kept
-// (failures, verification results, run status, finished tasks), not raw tool input.
-func deriveFacts(ev *ahpv1.Event) []*ahpv1.Fact {
+// (failures, verification results, run status, finished tasks), not raw tool input, and each is
+// redacted before it is cut to size (so a cut never leaves half a secret).
+func deriveFacts(ev *ahpv1.Event, r *redact.Redactor) []*ahpv1.Fact {
 	source := "observation:" + names.EventTypeName(ev.GetType())
 	fact := func(confidence float32, format string, args ...any) *ahpv1.Fact {
-		text := fmt.Sprintf(format, args...)
+		text, _ := r.String(fmt.Sprintf(format, args...))
 		if len(text) > maxFactLen {
 			text = redact.Truncate(text, maxFactLen-len(ellipsis)) + ellipsis
 		}
@@ -330,7 +364,7 @@ func deriveFacts(ev *ahpv1.Event) []*ahpv1.Fact {
 		return out
 	case ahpv1.EventType_EVENT_TYPE_SESSION_END:
 		if o := ev.GetOutcome(); o != ahpv1.SessionOutcome_SESSION_OUTCOME_UNSPECIFIED {
-			return []*ahpv1.Fact{fact(0.5, "session %s ended: %s", ev.GetSession().GetId(), wireName(o.String(), "SESSION_OUTCOME_"))}
+			return []*ahpv1.Fact{fact(0.5, "session %s ended: %s", SessionID(ev.GetSession().GetId()), wireName(o.String(), "SESSION_OUTCOME_"))}
 		}
 	}
 	return nil

@@ -66,7 +66,7 @@ func TestStrictDecodingRejectsMistakes(t *testing.T) {
 // TestKustomizationsListEveryManifest catches a manifest added to a directory but not to its
 // kustomization's resources (it would silently not be deployed).
 func TestKustomizationsListEveryManifest(t *testing.T) {
-	for _, rel := range []string{"base", "overlays/sidecar", "overlays/cluster"} {
+	for _, rel := range []string{"base", "overlays/sidecar", "overlays/cluster", "overlays/audit-pvc"} {
 		dir := filepath.Join(repoRoot(t), "docker", "k8s", rel)
 		data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 		if err != nil {
@@ -85,6 +85,17 @@ func TestKustomizationsListEveryManifest(t *testing.T) {
 			t.Fatalf("%s/kustomization.yaml: %v", rel, err)
 		}
 		used := map[string]bool{"kustomization.yaml": true, "policy_test.yaml": true}
+		var patches struct {
+			Patches []struct {
+				Path string `json:"path"`
+			} `json:"patches"`
+		}
+		if err := yaml.Unmarshal(data, &patches); err != nil {
+			t.Fatalf("%s/kustomization.yaml: %v", rel, err)
+		}
+		for _, p := range patches.Patches {
+			used[p.Path] = true
+		}
 		for _, r := range k.Resources {
 			used[r] = true
 		}
@@ -119,7 +130,7 @@ func TestBase(t *testing.T) {
 	for _, o := range objs {
 		kinds[o.Kind]++
 	}
-	want := map[string]int{"ServiceAccount": 1, "ConfigMap": 1, "Service": 1, "Deployment": 1,
+	want := map[string]int{"ServiceAccount": 1, "ConfigMap": 2, "Service": 1, "Deployment": 1,
 		"HorizontalPodAutoscaler": 1, "PodDisruptionBudget": 1, "NetworkPolicy": 1}
 	for k, n := range want {
 		if kinds[k] != n {
@@ -677,4 +688,21 @@ func mapKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// TestAuditPVCOverlay renders the audit-pvc example: the data volume is the claim, and each pod
+// writes its own audit directory.
+func TestAuditPVCOverlay(t *testing.T) {
+	objs := render(t, "overlays/audit-pvc")
+	pvc := only[*corev1.PersistentVolumeClaim](t, objs, "ahp-audit")
+	dep := only[*appsv1.Deployment](t, objs, serverName)
+	spec := podSpecOf(dep)
+	v := volume(spec, "data")
+	if v == nil || v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != pvc.Name || v.EmptyDir != nil {
+		t.Fatalf("data volume %+v, want the claim %s only", v, pvc.Name)
+	}
+	c := container(t, spec, serverContainer)
+	if p, ok := envValue(c, "AHP_AUDIT_PATH"); !ok || !strings.Contains(p, "$(POD_NAME)") {
+		t.Errorf("AHP_AUDIT_PATH = %q, want a directory per pod", p)
+	}
 }

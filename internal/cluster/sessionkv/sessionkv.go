@@ -23,6 +23,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/cluster"
 	"github.com/ahp-gateway/ahp/internal/lru"
 	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -72,6 +73,13 @@ func Open(ctx context.Context, conn *cluster.Conn, opts session.Options) (*Store
 	}
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = session.DefaultMaxBytes
+	}
+	if opts.Redactor == nil {
+		r, err := redact.New(redact.Config{})
+		if err != nil {
+			return nil, err // the defaults always compile
+		}
+		opts.Redactor = r
 	}
 	recent, facts := opts.Limits()
 	kv, err := conn.KeyValue(ctx, jetstream.KeyValueConfig{
@@ -166,7 +174,7 @@ func (s *Store) get(ctx context.Context, key string, into any) (found bool, err 
 func (s *Store) RecordEvent(ev *ahpv1.Event, at time.Time) {
 	sid := ev.GetSession().GetId()
 	agentID := session.AgentOf(ev)
-	derived := session.DeriveFacts(ev)
+	derived := session.DeriveFacts(ev, s.opts.Redactor)
 	if !s.conn.Usable() {
 		s.fallback.RecordEvent(ev, at)
 		return

@@ -134,7 +134,7 @@ func unexpected(v any) string {
 	case bool:
 		return "boolean `" + strconv.FormatBool(x) + "`"
 	case string:
-		return "string " + rustQuote(x)
+		return "string " + rustQuote(echoable(x))
 	case []any:
 		return "sequence"
 	case map[string]any:
@@ -234,8 +234,30 @@ func unknownVariant(path, variant string, expected []string) *jsonwire.FieldErro
 	default:
 		want = "one of `" + strings.Join(expected, "`, `") + "`"
 	}
-	return &jsonwire.FieldError{Path: path, Message: "unknown variant `" + variant + "`, expected " + want}
+	return &jsonwire.FieldError{Path: path, Message: "unknown variant `" + echoable(variant) + "`, expected " + want}
 }
+
+// echoable is s when it may appear in an error text, else "<redacted>". The texts are the
+// reference's serde messages, which quote the offending value; an error travels to the harness,
+// its logs and ours, so only a short plain word is quoted back (the misspelt variant or the
+// number-as-string the reference's own vectors show) — never something that may be a credential
+// or an assignment put in the wrong field (`password=…`, a token, a URL, a path).
+func echoable(s string) string {
+	if len(s) > 24 {
+		return redactedValue
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-', c == ' ', c == '"', c == '.':
+		default:
+			return redactedValue
+		}
+	}
+	return s
+}
+
+// redactedValue stands for a value an error text does not repeat.
+const redactedValue = "<redacted>"
 
 // ---- primitives ----
 

@@ -242,12 +242,8 @@ func decodeExtensions(o *object, key string, v any) (*structpb.Struct, error) {
 	}
 	for k := range m {
 		if !isReverseDNS(k) {
-			// Report the first bad key in sorted order, so the error does not depend on map order.
-			for _, k := range jsonwire.SortedKeys(m) {
-				if !isReverseDNS(k) {
-					return nil, invalid(jsonwire.JoinPath(o.at(key), k), "extension key is not a reverse-DNS name (e.g. com.example.feature)")
-				}
-			}
+			// The path names the object, not the key: a key is the sender's data.
+			return nil, invalid(o.at(key), "an extension key is not a reverse-DNS name (e.g. com.example.feature)")
 		}
 	}
 	s, err := jsonwire.ToStruct(m)

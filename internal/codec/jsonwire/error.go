@@ -3,6 +3,7 @@ package jsonwire
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // FieldError reports a field that failed to convert. Path is a dotted JSON path from the message
@@ -38,12 +39,47 @@ func AsFieldError(err error) (*FieldError, bool) {
 	return fe, ok
 }
 
-// joinPath appends a key or index segment to a JSON path.
+// JoinPath appends a key segment (or dotted segments) to a JSON path. Paths travel in error
+// replies, and a key of free-form data (tool input, a payload, extensions) is the sender's data,
+// possibly a secret (`{"password=…": 1}`): a key with a segment that is not a plain identifier —
+// up to 32 letters, digits and underscores, at most 4 of them digits — is written as "*". Schema
+// field names always are.
 func JoinPath(base, key string) string {
+	if !plainKey(key) {
+		key = "*"
+	}
 	if base == "" {
 		return key
 	}
 	return base + "." + key
+}
+
+// plainKey reports whether every dot-separated segment of key is a plain identifier (callers pass
+// "session.id" for two segments at once).
+func plainKey(key string) bool {
+	for seg := range strings.SplitSeq(key, ".") {
+		if !plainSegment(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+func plainSegment(key string) bool {
+	if key == "" || len(key) > 32 {
+		return false
+	}
+	digits := 0
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+		default:
+			return false
+		}
+	}
+	return digits <= 4
 }
 
 // indexPath appends an array index to a JSON path.

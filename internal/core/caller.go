@@ -1,0 +1,115 @@
+package core
+
+import (
+	"context"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/idempotency"
+	"github.com/ahp-gateway/ahp/internal/policy"
+	"github.com/ahp-gateway/ahp/internal/session"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Memory and idempotency belong to the caller: session memory, agent facts and remembered
+// decisions are keyed by the authenticated principal (Config.Caller) as well as by the ids the
+// caller names, so a caller that names another principal's session or agent reads an empty
+// memory, cannot add facts to it, and a retry is replayed only to the principal that made the
+// first call. The stores' interfaces are unchanged: the principal goes into the keys.
+
+// caller returns the principal of the call ("" when unauthenticated).
+func (c *Core) caller(ctx context.Context) string {
+	if c.cfg.Caller == nil {
+		return ""
+	}
+	return c.cfg.Caller(ctx)
+}
+
+// idempotencyKey is idempotency.Key scoped by the principal.
+func idempotencyKey(principal string, ev *ahpv1.Event) string {
+	key := idempotency.Key(ev)
+	if principal == "" {
+		return key
+	}
+	return key + "\x00" + principal
+}
+
+// view returns the principal's view of the event's session and agent, under the ids the caller
+// named.
+func (c *Core) view(principal string, ev *ahpv1.Event) *policy.SessionView {
+	sid, aid := ev.GetSession().GetId(), agentID(ev)
+	v := c.cfg.Sessions.View(session.Scope(principal, sid), session.Scope(principal, aid))
+	v.SessionID, v.AgentID = sid, aid
+	return v
+}
+
+// scopedEvent returns ev as session memory must see it: with its session and agent ids scoped
+// by the principal. It is a shallow copy sharing everything else with ev; ev itself is unchanged.
+func scopedEvent(principal string, ev *ahpv1.Event) *ahpv1.Event {
+	if principal == "" {
+		return ev
+	}
+	out := shallow(ev)
+	if s := ev.GetSession(); s != nil {
+		sc := shallow(s)
+		sc.Id = session.Scope(principal, s.GetId())
+		if a := s.GetAgent(); a != nil {
+			ac := shallow(a)
+			ac.Id = session.Scope(principal, a.GetId())
+			sc.Agent = ac
+		}
+		out.Session = sc
+	}
+	if h := ev.GetHarness(); h != nil && h.GetAgentId() != "" {
+		hc := shallow(h)
+		hc.AgentId = session.Scope(principal, h.GetAgentId())
+		out.Harness = hc
+	}
+	return out
+}
+
+// shallow copies the populated fields of m into a new message; message fields are shared.
+func shallow[M proto.Message](m M) M {
+	src := m.ProtoReflect()
+	dst := src.New()
+	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		dst.Set(fd, v)
+		return true
+	})
+	return dst.Interface().(M)
+}
+
+// undefinedEnum returns the path of the first enum field of m (and its ahp.v1 sub-messages) that
+// holds a number its enum does not define, or "". Such a value reaches the core in binary
+// protobuf (proto3 keeps unknown numbers); the JSON codec and the dialect codecs refuse unknown
+// names, so every protocol refuses an unknown kind alike instead of letting it pass as none.
+func undefinedEnum(m protoreflect.Message, path string) string {
+	var bad string
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		name := path + "." + string(fd.Name())
+		switch {
+		case fd.Kind() == protoreflect.EnumKind:
+			if fd.IsList() {
+				for i := range v.List().Len() {
+					if fd.Enum().Values().ByNumber(v.List().Get(i).Enum()) == nil {
+						bad = name
+					}
+				}
+			} else if fd.Enum().Values().ByNumber(v.Enum()) == nil {
+				bad = name
+			}
+		case fd.Kind() == protoreflect.MessageKind && !fd.IsMap() && fd.Message().ParentFile().Package() == "ahp.v1":
+			if fd.IsList() {
+				for i := range v.List().Len() {
+					if bad = undefinedEnum(v.List().Get(i).Message(), name); bad != "" {
+						break
+					}
+				}
+			} else {
+				bad = undefinedEnum(v.Message(), name)
+			}
+		}
+		return bad == ""
+	})
+	return bad
+}
