@@ -15,10 +15,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-const (
-	aliceToken = "alice-token-0123456789abcdef"
-	ciKey      = "ci-api-key-0123456789abcdef"
-)
+// aliceToken is approvals_test.go's.
+const ciKey = "ci-api-key-0123456789abcdef"
 
 // twoPrincipals is a server with a bearer token "alice" and an API key "ci", both agents.
 func twoPrincipals(t *testing.T) (alice, ci []connect.ClientOption, url string, client connect.HTTPClient) {
