@@ -316,8 +316,21 @@ func checkRuntimeAccepts(t *testing.T, p Provider, event string, out []byte) {
 		t.Fatalf("output is not a JSON object: %s", out)
 	}
 	allowed := map[string]bool{"systemMessage": true, "hookSpecificOutput": true}
-	if event == UserPromptSubmit {
-		allowed["decision"], allowed["reason"] = true, true
+	switch event {
+	case UserPromptSubmit:
+		allowed["decision"], allowed["reason"], allowed["continue"], allowed["stopReason"] = true, true, true, true
+	case Stop, SubagentStop:
+		// Codex's stop.command.output schema: no hookSpecificOutput at all.
+		allowed = map[string]bool{"systemMessage": true, "decision": true, "reason": true, "continue": true, "stopReason": true}
+	}
+	if c, ok := o["continue"]; ok && c != false {
+		t.Errorf("%s: continue %v, want false when written: %s", event, c, out)
+	}
+	if _, ok := o["stopReason"]; ok && o["continue"] != false {
+		t.Errorf("%s: stopReason without continue false: %s", event, out)
+	}
+	if d, ok := o["decision"]; ok && d != "block" {
+		t.Errorf("%s: decision %v, want block: %s", event, d, out)
 	}
 	for k := range o {
 		if !allowed[k] {
@@ -358,6 +371,15 @@ func checkRuntimeAccepts(t *testing.T, p Provider, event string, out []byte) {
 		}
 		if _, updated := d["updatedInput"]; updated && (p == Codex || d["behavior"] != "allow") {
 			t.Errorf("%v cannot take updatedInput here: %s", p, out)
+		}
+	case UserPromptSubmit:
+		for k := range hso {
+			if k != "hookEventName" && k != "additionalContext" {
+				t.Errorf("UserPromptSubmit: unexpected hookSpecificOutput field %q: %s", k, out)
+			}
+		}
+		if ctx, _ := hso["additionalContext"].(string); strings.TrimSpace(ctx) == "" {
+			t.Errorf("UserPromptSubmit: hookSpecificOutput without additionalContext: %s", out)
 		}
 	default:
 		t.Errorf("%s has no hookSpecificOutput to give: %s", event, out)
