@@ -240,6 +240,26 @@ func TestRenderNeverGrantsMore(t *testing.T) {
 	scalar := &ahpv1.Effect{Effect: &ahpv1.Effect_Modify{Modify: &ahpv1.ModifyEffect{Value: structpb.NewStringValue("ls")}}}
 	replace := &ahpv1.Effect{Effect: &ahpv1.Effect_Modify{Modify: &ahpv1.ModifyEffect{Value: structOf(t, map[string]any{"command": "ls -l"})}}}
 
+	flow := func(op, text string) *ahpv1.Effect {
+		f := &ahpv1.FlowEffect{Operation: op, Reason: text}
+		if op == "continue" {
+			f = &ahpv1.FlowEffect{Operation: op, Instruction: text}
+		}
+		return &ahpv1.Effect{Effect: &ahpv1.Effect_Flow{Flow: f}}
+	}
+	inject := func(deliverAt string, texts ...string) *ahpv1.Effect {
+		var parts []any
+		for _, tx := range texts {
+			parts = append(parts, map[string]any{"id": tx, "kind": "text", "mediaType": "text/plain", "selection": "body", "text": tx})
+		}
+		parts = append(parts, map[string]any{"id": "img", "kind": "attachment", "mediaType": "image/png", "selection": "metadata"})
+		l, err := structpb.NewList([]any{map[string]any{"id": "m", "role": "system", "parts": parts}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &ahpv1.Effect{Effect: &ahpv1.Effect_Inject{Inject: &ahpv1.InjectEffect{Target: "context", Operation: "append", DeliverAt: deliverAt, Value: l}}}
+	}
+
 	const bashInput = `{"command":"ls","description":"list","timeout":10}`
 	cases := []struct {
 		name  string
@@ -281,11 +301,30 @@ func TestRenderNeverGrantsMore(t *testing.T) {
 		{"messages join, with the verdict", ClaudeCode, PreToolUse, decisionOf(msg("one"), msg("  "), deny("no"), msg("two")),
 			`{"systemMessage":"one\ntwo","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`},
 		{"no effect, no output", Codex, PermissionRequest, decisionOf(), ``},
+		// The draft effects at the events that map onto the draft catalogue.
+		{"inject on a prompt is additionalContext, text parts only", ClaudeCode, UserPromptSubmit, decisionOf(inject("now", "one", "two"), inject("next_turn", "three")),
+			`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"one\n\ntwo\n\nthree"}}`},
+		{"a denied prompt takes no context", Codex, UserPromptSubmit, decisionOf(inject("now", "one"), deny("no")),
+			`{"decision":"block","reason":"no"}`},
+		{"flow stop on a prompt ends the agent", Codex, UserPromptSubmit, decisionOf(flow("stop", "enough"), msg("bye")),
+			`{"continue":false,"stopReason":"enough","systemMessage":"bye"}`},
+		{"flow continue keeps the agent working", Codex, Stop, decisionOf(flow("continue", "fix the tests")),
+			`{"decision":"block","reason":"fix the tests"}`},
+		{"flow continue without instruction says why", ClaudeCode, SubagentStop, decisionOf(flow("continue", "")),
+			`{"decision":"block","reason":"` + defaultContinueReason + `"}`},
+		{"flow stop at Stop ends the agent", ClaudeCode, Stop, decisionOf(flow("stop", "done")),
+			`{"continue":false,"stopReason":"done"}`},
+		{"a deny at Stop ends the agent, never continues it", Codex, Stop, decisionOf(deny("no")),
+			`{"continue":false,"stopReason":"no"}`},
+		{"inject at Stop is dropped", ClaudeCode, Stop, decisionOf(inject("now", "x")), ``},
+		{"flow stop a tool event cannot express refuses", ClaudeCode, PreToolUse, decisionOf(flow("stop", "halt")),
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"halt"}}`},
+		{"flow continue a tool event cannot express is dropped", Codex, PreToolUse, decisionOf(flow("continue", "go on")), ``},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			input := bashInput
-			if c.event == UserPromptSubmit {
+			if c.event != PreToolUse && c.event != PermissionRequest {
 				input = ""
 			}
 			out, err := Render(mustMap(t, c.p, c.event, input), c.d, "")
@@ -497,8 +536,11 @@ func TestUsageExit(t *testing.T) {
 		{`{"hook_event_name":"PermissionRequest"}`, 2},
 		{`{"hook_event_name":"UserPromptSubmit","prompt":"hi"}`, 2},
 		{`{"hook_event_name":"Stop","stop_hook_active":true}`, 1},
+		// Decided, but exit 2 there keeps the agent working: never the answer to bad flags.
+		{`{"hook_event_name":"SubagentStop","stop_hook_active":false}`, 1},
 		{`{"hook_event_name":"SessionEnd","reason":"other"}`, 1},
 		{`{"hook_event_name":"Notification"}`, 1},
+		{`{"hook_event_name":"PreCompact","trigger":"auto"}`, 1},
 		{`{"hook_event_name":""}`, 2},
 		// The other runtimes' event fields: decided events block, recorded ones do not.
 		{`{"agent_action_name":"pre_run_command","tool_info":{"command_line":"ls"}}`, 2},
