@@ -57,7 +57,10 @@ const defaultContinueReason = "The policy asks you to continue working before yo
 // "allow" with updatedInput; an explicit allow → "allow"; no effect → nothing. PermissionRequest:
 // deny → decision {behavior deny, message}; allow → {behavior allow}; modify → {behavior allow,
 // updatedInput}; ask → nothing (the permission dialog is the asking). UserPromptSubmit: deny →
-// decision "block" with the reason. Codex: the same JSON, within what its parser accepts (no ask
+// decision "block" with the reason; flow stop → "continue": false with stopReason; inject →
+// hookSpecificOutput.additionalContext. Stop, SubagentStop: flow continue → decision "block" with
+// the instruction (which keeps the agent working); flow stop, and a deny → "continue": false with
+// stopReason. Codex: the same JSON, within what its parser accepts (no ask
 // or bare allow from PreToolUse, no updatedInput from PermissionRequest). An effect the event
 // cannot express — which the advertised capabilities normally rule out — never turns into more
 // than the policy said: an ask or a modify becomes a deny saying why, an allow becomes nothing.
