@@ -350,8 +350,8 @@ func TestHookHelp(t *testing.T) {
 				t.Errorf("help does not document -%s", name)
 			}
 		}
-		if n := strings.Count(help, "(env AHP_BRIDGE_"); n != 14 {
-			t.Errorf("help names %d environment variables, want 14:\n%s", n, help)
+		if n := strings.Count(help, "(env AHP_BRIDGE_"); n != 15 {
+			t.Errorf("help names %d environment variables, want 15:\n%s", n, help)
 		}
 	}
 }
