@@ -107,7 +107,7 @@ func TestMapKeepsMistypedFieldsInThePayload(t *testing.T) {
 
 func TestMapDefaults(t *testing.T) {
 	before := time.Now()
-	req, err := Map(ClaudeCode, []byte(`{"hook_event_name":"SessionStart","source":"resume"}`), Options{})
+	req, err := Map(ClaudeCode, []byte(`{"hook_event_name":"SessionEnd","reason":"logout"}`), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,14 +125,15 @@ func TestMapDefaults(t *testing.T) {
 		t.Errorf("time %q is before the call (%v)", ev.GetTime(), before)
 	}
 	if req.Intercepted() {
-		t.Error("SessionStart is intercepted, want only recorded")
+		t.Error("SessionEnd is intercepted, want only recorded")
 	}
 	if req.Capabilities != nil {
-		t.Errorf("SessionStart has capabilities %v, want none", req.Capabilities)
+		t.Errorf("SessionEnd has capabilities %v, want none", req.Capabilities)
 	}
 	if ev.GetNative() != nil {
-		t.Errorf("SessionStart has native %v, want none", ev.GetNative())
+		t.Errorf("SessionEnd has native %v, want none", ev.GetNative())
 	}
+	// Codex has no PreCompact hook (Claude Code's is context.compact.before).
 	other, err := Map(Codex, []byte(`{"hook_event_name":"PreCompact"}`), Options{})
 	switch {
 	case err != nil:
@@ -317,6 +318,9 @@ func TestRenderNeverGrantsMore(t *testing.T) {
 		{"a deny at Stop ends the agent, never continues it", Codex, Stop, decisionOf(deny("no")),
 			`{"continue":false,"stopReason":"no"}`},
 		{"inject at Stop is dropped", ClaudeCode, Stop, decisionOf(inject("now", "x")), ``},
+		{"inject at SessionStart is additionalContext", Codex, SessionStart, decisionOf(inject("now", "read TODO.md")),
+			`{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"read TODO.md"}}`},
+		{"a deny at SessionStart refuses nothing", ClaudeCode, SessionStart, decisionOf(deny("no"), msg("note")), `{"systemMessage":"note"}`},
 		{"flow stop a tool event cannot express refuses", ClaudeCode, PreToolUse, decisionOf(flow("stop", "halt")),
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"halt"}}`},
 		{"flow continue a tool event cannot express is dropped", Codex, PreToolUse, decisionOf(flow("continue", "go on")), ``},
@@ -356,6 +360,8 @@ func checkRuntimeAccepts(t *testing.T, p Provider, event string, out []byte) {
 	}
 	allowed := map[string]bool{"systemMessage": true, "hookSpecificOutput": true}
 	switch event {
+	case SessionStart:
+		allowed["continue"], allowed["stopReason"] = true, true
 	case UserPromptSubmit:
 		allowed["decision"], allowed["reason"], allowed["continue"], allowed["stopReason"] = true, true, true, true
 	case Stop, SubagentStop:
@@ -411,14 +417,14 @@ func checkRuntimeAccepts(t *testing.T, p Provider, event string, out []byte) {
 		if _, updated := d["updatedInput"]; updated && (p == Codex || d["behavior"] != "allow") {
 			t.Errorf("%v cannot take updatedInput here: %s", p, out)
 		}
-	case UserPromptSubmit:
+	case UserPromptSubmit, SessionStart:
 		for k := range hso {
 			if k != "hookEventName" && k != "additionalContext" {
-				t.Errorf("UserPromptSubmit: unexpected hookSpecificOutput field %q: %s", k, out)
+				t.Errorf("%s: unexpected hookSpecificOutput field %q: %s", event, k, out)
 			}
 		}
 		if ctx, _ := hso["additionalContext"].(string); strings.TrimSpace(ctx) == "" {
-			t.Errorf("UserPromptSubmit: hookSpecificOutput without additionalContext: %s", out)
+			t.Errorf("%s: hookSpecificOutput without additionalContext: %s", event, out)
 		}
 	default:
 		t.Errorf("%s has no hookSpecificOutput to give: %s", event, out)
@@ -541,6 +547,7 @@ func TestUsageExit(t *testing.T) {
 		{`{"hook_event_name":"SessionEnd","reason":"other"}`, 1},
 		{`{"hook_event_name":"Notification"}`, 1},
 		{`{"hook_event_name":"PreCompact","trigger":"auto"}`, 1},
+		{`{"hook_event_name":"SessionStart","source":"startup"}`, 1},
 		{`{"hook_event_name":""}`, 2},
 		// The other runtimes' event fields: decided events block, recorded ones do not.
 		{`{"agent_action_name":"pre_run_command","tool_info":{"command_line":"ls"}}`, 2},

@@ -16,6 +16,7 @@ const (
 	fieldTitle            = "title"
 	fieldNotificationType = "notification_type"
 	fieldTurnID           = "turn_id"
+	fieldSource           = "source"
 )
 
 // gapNoTurn is the gap of a turn the runtime does not identify: its hooks carry no turn id, and
@@ -59,6 +60,16 @@ func draftCatalogue(canonical ahpv1.EventType, rest fieldMap) *ahpv1.Catalogue {
 			c.Trigger = t
 		default:
 			c.Gaps = append(c.Gaps, &ahpv1.Gap{Path: "trigger", Reason: "the hook input has no trigger of manual or auto"})
+		}
+		return c
+	case ahpv1.EventType_EVENT_TYPE_SESSION_START:
+		c := &ahpv1.Catalogue{Items: &structpb.ListValue{},
+			Gaps: []*ahpv1.Gap{{Path: "items", Reason: "the hook input carries no messages"}}}
+		switch t, _ := rest[fieldSource].(string); t {
+		case "startup", "resume", "clear", "compact":
+			c.Trigger = t
+		default:
+			c.Gaps = append(c.Gaps, &ahpv1.Gap{Path: "trigger", Reason: "the hook input has no source of startup, resume, clear or compact"})
 		}
 		return c
 	case evAttention:

@@ -24,7 +24,7 @@
 //	PermissionRequest  tool.permission.request   Intercept   deny, allow, ask, modify*, message
 //	UserPromptSubmit   turn.start                Intercept   deny, flow stop, inject, message
 //	PostToolUse        tool.after                Observe     –
-//	SessionStart       session.start             Observe     –
+//	SessionStart       session.start             Intercept   inject, message
 //	SessionEnd         session.end               Observe     –
 //	Stop               turn.finish.before        Intercept   flow stop, flow continue, message
 //	SubagentStop†      turn.finish.before        Intercept   flow stop, flow continue, message

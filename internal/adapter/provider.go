@@ -161,6 +161,7 @@ const (
 //   - UserPromptSubmit (turn.start): decision "block" with a reason (deny), "continue": false with
 //     stopReason (flow stop), hookSpecificOutput.additionalContext (inject); nothing can ask or
 //     rewrite the prompt.
+//   - SessionStart (session.start): hookSpecificOutput.additionalContext (inject).
 //   - Stop, SubagentStop (turn.finish.before): decision "block" with a reason keeps the agent
 //     working with the reason as its next instruction (flow continue); "continue": false with
 //     stopReason ends it (flow stop). There is no deny: the draft has none at this event.
@@ -189,7 +190,13 @@ var events = map[string]*eventSpec{
 		},
 	},
 	PostToolUse:  {native: PostToolUse, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, delivery: observe, tool: true},
-	SessionStart: {native: SessionStart, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_START, delivery: observe},
+	// SessionStart can add context (hookSpecificOutput.additionalContext) and refuse nothing.
+	SessionStart: {native: SessionStart, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_START, delivery: intercept,
+		caps: map[Provider][]ahpv1.EffectKind{
+			ClaudeCode: {effInject, effMessage},
+			Codex:      {effInject, effMessage},
+		},
+	},
 	SessionEnd:   {native: SessionEnd, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_END, delivery: observe},
 	// Stop fires when the agent is about to end its turn, which is the draft catalogue's
 	// turn.finish.before; a policy can let it end (no effect), end it for good (flow stop) or keep
@@ -245,6 +252,19 @@ func (s *eventSpec) can(p Provider, k ahpv1.EffectKind) bool {
 // capabilities returns the Capabilities advertised for this event.
 func (s *eventSpec) capabilities(p Provider) *ahpv1.Capabilities {
 	return &ahpv1.Capabilities{Effects: append([]ahpv1.EffectKind(nil), s.caps[p]...)}
+}
+
+// refuses reports whether some runtime can refuse at this event (it advertises deny): only there
+// is a blocking error (exit 2) the safe answer to a hook that cannot run.
+func (s *eventSpec) refuses() bool {
+	for _, effs := range s.caps {
+		for _, e := range effs {
+			if e == effDeny {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // keepsGoingOnExit2 reports whether a blocking error (exit 2) from a hook for this event makes the

@@ -121,6 +121,12 @@ func writeClaude(req *Request, a answer) (Output, error) {
 		case len(a.context) > 0:
 			out.HookSpecificOutput = &specificOutput{HookEventName: UserPromptSubmit, AdditionalContext: strings.Join(a.context, "\n\n")}
 		}
+	case SessionStart:
+		// session.start: inject adds context; there is nothing to refuse (a deny — only the
+		// failure policy's — leaves its notice in systemMessage).
+		if len(a.context) > 0 {
+			out.HookSpecificOutput = &specificOutput{HookEventName: SessionStart, AdditionalContext: strings.Join(a.context, "\n\n")}
+		}
 	case Stop, SubagentStop:
 		// turn.finish.before: "block" keeps the agent working (flow continue), with the reason as
 		// its next instruction; "continue": false ends it (flow stop). A deny — only the failure
