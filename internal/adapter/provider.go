@@ -189,7 +189,7 @@ var events = map[string]*eventSpec{
 			Codex:      {effDeny, effFlow, effInject, effMessage},
 		},
 	},
-	PostToolUse:  {native: PostToolUse, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, delivery: observe, tool: true},
+	PostToolUse: {native: PostToolUse, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, delivery: observe, tool: true},
 	// SessionStart can add context (hookSpecificOutput.additionalContext) and refuse nothing.
 	SessionStart: {native: SessionStart, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_START, delivery: intercept,
 		caps: map[Provider][]ahpv1.EffectKind{
@@ -197,7 +197,7 @@ var events = map[string]*eventSpec{
 			Codex:      {effInject, effMessage},
 		},
 	},
-	SessionEnd:   {native: SessionEnd, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_END, delivery: observe},
+	SessionEnd: {native: SessionEnd, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_END, delivery: observe},
 	// Stop fires when the agent is about to end its turn, which is the draft catalogue's
 	// turn.finish.before; a policy can let it end (no effect), end it for good (flow stop) or keep
 	// it working (flow continue).
