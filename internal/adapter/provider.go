@@ -284,6 +284,19 @@ func Decides(p Provider, hookEvent string) bool {
 	return s != nil && s.delivery == intercept
 }
 
+// Refuses reports whether the adapter can refuse something at provider p's native event
+// hookEvent (it is decided and advertises deny). Only there is a blocking hook failure — exit 2,
+// Claude Code's onFailure "block" — the fail-closed answer: at Stop it would keep the agent
+// going, at SessionStart it refuses nothing.
+func Refuses(p Provider, hookEvent string) bool {
+	f := formats[p]
+	if f == nil {
+		return false
+	}
+	s := f.events[hookEvent]
+	return s != nil && s.delivery == intercept && s.refuses()
+}
+
 // AdaptedEvents lists provider p's native event names the adapter maps, in a stable order.
 func AdaptedEvents(p Provider) []string {
 	f := formats[p]
