@@ -51,9 +51,10 @@ the default: --policy FILE or the built-in default policy) — writes the runtim
 JSON on stdout and exits. With --http it serves the same over HTTP for Claude Code's "http" hook
 type: POST the hook input to any path, the answer is the hook output.
 
-Before-tool, prompt and permission events are decided (tool.before, model.request.before,
-tool.permission.request); after-tool, session, turn and compaction events are recorded; any other
-hook event is not adapted (no output, exit 0). docs/adapters.md has each runtime's table.
+Before-tool, prompt, permission and Claude Code/Codex session-start and stop events are decided
+(tool.before, turn.start, tool.permission.request, session.start, turn.finish.before); after-tool,
+session-end, compaction and notification events are recorded; any other hook event is not adapted (no output, exit 0).
+docs/adapters.md has each runtime's table.
 
 A policy denial, ask or input change is answered in the runtime's terms (Claude Code's
 hookSpecificOutput.permissionDecision, Cursor's "permission", Gemini's "decision", Cline's

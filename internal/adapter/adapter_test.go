@@ -107,7 +107,7 @@ func TestMapKeepsMistypedFieldsInThePayload(t *testing.T) {
 
 func TestMapDefaults(t *testing.T) {
 	before := time.Now()
-	req, err := Map(ClaudeCode, []byte(`{"hook_event_name":"SessionStart","source":"resume"}`), Options{})
+	req, err := Map(ClaudeCode, []byte(`{"hook_event_name":"SessionEnd","reason":"logout"}`), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,14 +125,15 @@ func TestMapDefaults(t *testing.T) {
 		t.Errorf("time %q is before the call (%v)", ev.GetTime(), before)
 	}
 	if req.Intercepted() {
-		t.Error("SessionStart is intercepted, want only recorded")
+		t.Error("SessionEnd is intercepted, want only recorded")
 	}
 	if req.Capabilities != nil {
-		t.Errorf("SessionStart has capabilities %v, want none", req.Capabilities)
+		t.Errorf("SessionEnd has capabilities %v, want none", req.Capabilities)
 	}
 	if ev.GetNative() != nil {
-		t.Errorf("SessionStart has native %v, want none", ev.GetNative())
+		t.Errorf("SessionEnd has native %v, want none", ev.GetNative())
 	}
+	// Codex has no PreCompact hook (Claude Code's is context.compact.before).
 	other, err := Map(Codex, []byte(`{"hook_event_name":"PreCompact"}`), Options{})
 	switch {
 	case err != nil:
@@ -240,6 +241,26 @@ func TestRenderNeverGrantsMore(t *testing.T) {
 	scalar := &ahpv1.Effect{Effect: &ahpv1.Effect_Modify{Modify: &ahpv1.ModifyEffect{Value: structpb.NewStringValue("ls")}}}
 	replace := &ahpv1.Effect{Effect: &ahpv1.Effect_Modify{Modify: &ahpv1.ModifyEffect{Value: structOf(t, map[string]any{"command": "ls -l"})}}}
 
+	flow := func(op, text string) *ahpv1.Effect {
+		f := &ahpv1.FlowEffect{Operation: op, Reason: text}
+		if op == "continue" {
+			f = &ahpv1.FlowEffect{Operation: op, Instruction: text}
+		}
+		return &ahpv1.Effect{Effect: &ahpv1.Effect_Flow{Flow: f}}
+	}
+	inject := func(deliverAt string, texts ...string) *ahpv1.Effect {
+		var parts []any
+		for _, tx := range texts {
+			parts = append(parts, map[string]any{"id": tx, "kind": "text", "mediaType": "text/plain", "selection": "body", "text": tx})
+		}
+		parts = append(parts, map[string]any{"id": "img", "kind": "attachment", "mediaType": "image/png", "selection": "metadata"})
+		l, err := structpb.NewList([]any{map[string]any{"id": "m", "role": "system", "parts": parts}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &ahpv1.Effect{Effect: &ahpv1.Effect_Inject{Inject: &ahpv1.InjectEffect{Target: "context", Operation: "append", DeliverAt: deliverAt, Value: l}}}
+	}
+
 	const bashInput = `{"command":"ls","description":"list","timeout":10}`
 	cases := []struct {
 		name  string
@@ -281,11 +302,33 @@ func TestRenderNeverGrantsMore(t *testing.T) {
 		{"messages join, with the verdict", ClaudeCode, PreToolUse, decisionOf(msg("one"), msg("  "), deny("no"), msg("two")),
 			`{"systemMessage":"one\ntwo","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`},
 		{"no effect, no output", Codex, PermissionRequest, decisionOf(), ``},
+		// The draft effects at the events that map onto the draft catalogue.
+		{"inject on a prompt is additionalContext, text parts only", ClaudeCode, UserPromptSubmit, decisionOf(inject("now", "one", "two"), inject("next_turn", "three")),
+			`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"one\n\ntwo\n\nthree"}}`},
+		{"a denied prompt takes no context", Codex, UserPromptSubmit, decisionOf(inject("now", "one"), deny("no")),
+			`{"decision":"block","reason":"no"}`},
+		{"flow stop on a prompt ends the agent", Codex, UserPromptSubmit, decisionOf(flow("stop", "enough"), msg("bye")),
+			`{"continue":false,"stopReason":"enough","systemMessage":"bye"}`},
+		{"flow continue keeps the agent working", Codex, Stop, decisionOf(flow("continue", "fix the tests")),
+			`{"decision":"block","reason":"fix the tests"}`},
+		{"flow continue without instruction says why", ClaudeCode, SubagentStop, decisionOf(flow("continue", "")),
+			`{"decision":"block","reason":"` + defaultContinueReason + `"}`},
+		{"flow stop at Stop ends the agent", ClaudeCode, Stop, decisionOf(flow("stop", "done")),
+			`{"continue":false,"stopReason":"done"}`},
+		{"a deny at Stop ends the agent, never continues it", Codex, Stop, decisionOf(deny("no")),
+			`{"continue":false,"stopReason":"no"}`},
+		{"inject at Stop is dropped", ClaudeCode, Stop, decisionOf(inject("now", "x")), ``},
+		{"inject at SessionStart is additionalContext", Codex, SessionStart, decisionOf(inject("now", "read TODO.md")),
+			`{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"read TODO.md"}}`},
+		{"a deny at SessionStart refuses nothing", ClaudeCode, SessionStart, decisionOf(deny("no"), msg("note")), `{"systemMessage":"note"}`},
+		{"flow stop a tool event cannot express refuses", ClaudeCode, PreToolUse, decisionOf(flow("stop", "halt")),
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"halt"}}`},
+		{"flow continue a tool event cannot express is dropped", Codex, PreToolUse, decisionOf(flow("continue", "go on")), ``},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			input := bashInput
-			if c.event == UserPromptSubmit {
+			if c.event != PreToolUse && c.event != PermissionRequest {
 				input = ""
 			}
 			out, err := Render(mustMap(t, c.p, c.event, input), c.d, "")
@@ -316,8 +359,23 @@ func checkRuntimeAccepts(t *testing.T, p Provider, event string, out []byte) {
 		t.Fatalf("output is not a JSON object: %s", out)
 	}
 	allowed := map[string]bool{"systemMessage": true, "hookSpecificOutput": true}
-	if event == UserPromptSubmit {
-		allowed["decision"], allowed["reason"] = true, true
+	switch event {
+	case SessionStart:
+		allowed["continue"], allowed["stopReason"] = true, true
+	case UserPromptSubmit:
+		allowed["decision"], allowed["reason"], allowed["continue"], allowed["stopReason"] = true, true, true, true
+	case Stop, SubagentStop:
+		// Codex's stop.command.output schema: no hookSpecificOutput at all.
+		allowed = map[string]bool{"systemMessage": true, "decision": true, "reason": true, "continue": true, "stopReason": true}
+	}
+	if c, ok := o["continue"]; ok && c != false {
+		t.Errorf("%s: continue %v, want false when written: %s", event, c, out)
+	}
+	if _, ok := o["stopReason"]; ok && o["continue"] != false {
+		t.Errorf("%s: stopReason without continue false: %s", event, out)
+	}
+	if d, ok := o["decision"]; ok && d != "block" {
+		t.Errorf("%s: decision %v, want block: %s", event, d, out)
 	}
 	for k := range o {
 		if !allowed[k] {
@@ -358,6 +416,15 @@ func checkRuntimeAccepts(t *testing.T, p Provider, event string, out []byte) {
 		}
 		if _, updated := d["updatedInput"]; updated && (p == Codex || d["behavior"] != "allow") {
 			t.Errorf("%v cannot take updatedInput here: %s", p, out)
+		}
+	case UserPromptSubmit, SessionStart:
+		for k := range hso {
+			if k != "hookEventName" && k != "additionalContext" {
+				t.Errorf("%s: unexpected hookSpecificOutput field %q: %s", event, k, out)
+			}
+		}
+		if ctx, _ := hso["additionalContext"].(string); strings.TrimSpace(ctx) == "" {
+			t.Errorf("%s: hookSpecificOutput without additionalContext: %s", event, out)
 		}
 	default:
 		t.Errorf("%s has no hookSpecificOutput to give: %s", event, out)
@@ -475,8 +542,12 @@ func TestUsageExit(t *testing.T) {
 		{`{"hook_event_name":"PermissionRequest"}`, 2},
 		{`{"hook_event_name":"UserPromptSubmit","prompt":"hi"}`, 2},
 		{`{"hook_event_name":"Stop","stop_hook_active":true}`, 1},
+		// Decided, but exit 2 there keeps the agent working: never the answer to bad flags.
+		{`{"hook_event_name":"SubagentStop","stop_hook_active":false}`, 1},
 		{`{"hook_event_name":"SessionEnd","reason":"other"}`, 1},
 		{`{"hook_event_name":"Notification"}`, 1},
+		{`{"hook_event_name":"PreCompact","trigger":"auto"}`, 1},
+		{`{"hook_event_name":"SessionStart","source":"startup"}`, 1},
 		{`{"hook_event_name":""}`, 2},
 		// The other runtimes' event fields: decided events block, recorded ones do not.
 		{`{"agent_action_name":"pre_run_command","tool_info":{"command_line":"ls"}}`, 2},

@@ -27,7 +27,7 @@ func init() {
 	caps := capsFor(Cline, effDeny, effMessage)
 	ev, order := specs(
 		&eventSpec{native: clinePreToolUse, canonical: evToolBefore, delivery: intercept, tool: true, caps: caps},
-		&eventSpec{native: clineUserPromptSubmit, canonical: ahpv1.EventType_EVENT_TYPE_MODEL_REQUEST_BEFORE, delivery: intercept, caps: caps},
+		&eventSpec{native: clineUserPromptSubmit, canonical: evTurnStart, delivery: intercept, caps: caps},
 		&eventSpec{native: clinePostToolUse, canonical: evToolAfter, delivery: observe, tool: true},
 		&eventSpec{native: clineTaskStart, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_START, delivery: observe},
 		&eventSpec{native: clineTaskResume, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_START, delivery: observe},

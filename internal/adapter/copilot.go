@@ -61,7 +61,7 @@ func init() {
 				s.canonical, s.tool = ahpv1.EventType_EVENT_TYPE_TOOL_ERROR, true
 			case copilotPromptSubmitted:
 				// Its output is not read: the prompt can only be recorded.
-				s.canonical = ahpv1.EventType_EVENT_TYPE_MODEL_REQUEST_BEFORE
+				s.canonical = evTurnStart
 			case copilotSessionStart:
 				s.canonical = ahpv1.EventType_EVENT_TYPE_SESSION_START
 			case copilotSessionEnd:

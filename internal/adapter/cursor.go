@@ -41,7 +41,7 @@ func init() {
 		&eventSpec{native: cursorBeforeShell, canonical: evToolBefore, delivery: intercept, tool: true, caps: permCaps, toolName: "Shell", kind: kindShell},
 		&eventSpec{native: cursorBeforeMCP, canonical: evToolBefore, delivery: intercept, tool: true, caps: permCaps, kind: kindMCP},
 		&eventSpec{native: cursorBeforeReadFile, canonical: evToolBefore, delivery: intercept, tool: true, caps: capsFor(Cursor, effDeny, effAllow), toolName: "Read", kind: kindFileRead},
-		&eventSpec{native: cursorBeforeSubmitPrompt, canonical: ahpv1.EventType_EVENT_TYPE_MODEL_REQUEST_BEFORE, delivery: intercept, caps: capsFor(Cursor, effDeny, effMessage)},
+		&eventSpec{native: cursorBeforeSubmitPrompt, canonical: evTurnStart, delivery: intercept, caps: capsFor(Cursor, effDeny, effMessage)},
 		&eventSpec{native: cursorPostToolUse, canonical: evToolAfter, delivery: observe, tool: true},
 		&eventSpec{native: cursorPostToolUseFailure, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_ERROR, delivery: observe, tool: true},
 		&eventSpec{native: cursorAfterShell, canonical: evToolAfter, delivery: observe, tool: true, toolName: "Shell", kind: kindShell},

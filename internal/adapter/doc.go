@@ -19,15 +19,22 @@
 // runtime can act on), the reader of its fields and the writer of its answers. Claude Code's
 // table:
 //
-//	native             canonical                 served by   runtime can act on
+//	native             canonical (draft)         served by   runtime can act on
 //	PreToolUse         tool.before               Intercept   deny, ask*, modify, allow*, message
 //	PermissionRequest  tool.permission.request   Intercept   deny, allow, ask, modify*, message
-//	UserPromptSubmit   model.request.before      Intercept   deny, message
+//	UserPromptSubmit   turn.start                Intercept   deny, flow stop, inject, message
 //	PostToolUse        tool.after                Observe     –
-//	SessionStart       session.start             Observe     –
+//	SessionStart       session.start             Intercept   inject, message
 //	SessionEnd         session.end               Observe     –
-//	Stop               turn.finish.before        Observe     –
+//	Stop               turn.finish.before        Intercept   flow stop, flow continue, message
+//	SubagentStop†      turn.finish.before        Intercept   flow stop, flow continue, message
+//	PreCompact†        context.compact.before    Observe     –
+//	Notification†      user.attention            Observe     –
 //
+// († Claude Code only.) Events the Agent Hooks "draft" catalogue has get its typed members
+// (catalogue.go): a policy rule on turn.start sees a draft harness and a UserPromptSubmit alike.
+// At Stop, the runtime's decision "block" keeps the agent working: it is what flow continue
+// becomes, while flow stop (and the failure policy's deny) is "continue": false.
 // (* Claude Code only: Codex rejects permissionDecision "ask", and "allow" without updatedInput,
 // from PreToolUse, and updatedInput from PermissionRequest.) docs/adapters.md has every runtime's
 // table. Each intercepted event advertises exactly the effects its runtime can act on, so the

@@ -178,6 +178,7 @@ func Map(p Provider, body []byte, opts Options) (*Request, error) {
 		return nil, &InputError{HookEvent: name, Reason: err.Error()}
 	}
 	ev.Session = fl.session
+	ev.Catalogue = fl.catalogue
 	if spec.tool {
 		t := fl.tool
 		if t.name == "" {
@@ -262,6 +263,7 @@ func readClaude(p Provider, keys claudeKeys) func(*eventSpec, fieldMap) (*fields
 			fl.session.Agent = &ahpv1.Agent{Id: agentID, Type: agentType}
 		}
 		if !spec.tool {
+			fl.catalogue = draftCatalogue(spec.canonical, rest)
 			return fl, nil
 		}
 		t := &fl.tool

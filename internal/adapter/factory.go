@@ -16,7 +16,7 @@ func init() {
 	ev, order := specs(
 		&eventSpec{native: PreToolUse, canonical: evToolBefore, delivery: intercept, tool: true,
 			caps: capsFor(Factory, effDeny, effAllow, effAsk, effEscalate, effModify, effMessage)},
-		&eventSpec{native: UserPromptSubmit, canonical: ahpv1.EventType_EVENT_TYPE_MODEL_REQUEST_BEFORE, delivery: intercept,
+		&eventSpec{native: UserPromptSubmit, canonical: evTurnStart, delivery: intercept,
 			caps: capsFor(Factory, effDeny, effMessage)},
 		&eventSpec{native: PostToolUse, canonical: evToolAfter, delivery: observe, tool: true},
 		&eventSpec{native: SessionStart, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_START, delivery: observe},

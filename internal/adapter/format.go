@@ -64,6 +64,8 @@ func (f *format) toolKind(name string) ahpv1.ToolKind {
 type fields struct {
 	session *ahpv1.Session
 	tool    toolFields
+	// catalogue holds the typed Agent Hooks "draft" members, for events of the draft catalogue.
+	catalogue *ahpv1.Catalogue
 }
 
 // toolFields are a tool event's canonical parts. An empty name means the event's own tool name.

@@ -1,15 +1,20 @@
 package adapter
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 )
 
 // FuzzMapRender feeds arbitrary input to every runtime's mapping: it never panics, a failure is
-// always an *InputError, and every intercepted event renders an answer for each kind of decision.
+// always an *InputError, and every intercepted event renders an answer for each kind of decision
+// that Claude Code's and Codex's parsers accept — and a Stop hook's "block", which keeps the agent
+// working, only for a flow continue.
 func FuzzMapRender(f *testing.F) {
 	for _, c := range loadGolden(f) {
 		f.Add(uint8(c.provider), string(c.body()), c.EventOption)
@@ -20,6 +25,10 @@ func FuzzMapRender(f *testing.F) {
 		decisionOf(&ahpv1.Effect{Effect: &ahpv1.Effect_Ask{Ask: &ahpv1.AskEffect{Reason: "ask"}}}),
 		decisionOf(&ahpv1.Effect{Effect: &ahpv1.Effect_Allow{Allow: &ahpv1.AllowEffect{}}}),
 		decisionOf(&ahpv1.Effect{Effect: &ahpv1.Effect_Message{Message: &ahpv1.MessageEffect{Text: "note"}}}),
+		decisionOf(&ahpv1.Effect{Effect: &ahpv1.Effect_Flow{Flow: &ahpv1.FlowEffect{Operation: "stop", Reason: "halt"}}}),
+		decisionOf(&ahpv1.Effect{Effect: &ahpv1.Effect_Flow{Flow: &ahpv1.FlowEffect{Operation: "continue"}}}),
+		decisionOf(&ahpv1.Effect{Effect: &ahpv1.Effect_Inject{Inject: &ahpv1.InjectEffect{Target: "context", Operation: "append",
+			Value: &structpb.ListValue{Values: []*structpb.Value{structpb.NewStringValue("not a message")}}}}}),
 	}
 	providers := Providers()
 	f.Fuzz(func(t *testing.T, p uint8, body, event string) {
@@ -41,6 +50,13 @@ func FuzzMapRender(f *testing.F) {
 			}
 			if out.Exit != 0 && out.Exit != 2 {
 				t.Fatalf("%v %s: exit %d", provider, req.HookEvent, out.Exit)
+			}
+			if provider == ClaudeCode || provider == Codex {
+				checkRuntimeAccepts(t, provider, req.HookEvent, out.Stdout)
+				continues := len(d.GetEffects()) > 0 && d.GetEffects()[0].GetFlow().GetOperation() == "continue"
+				if req.spec.keepsGoingOnExit2() && bytes.Contains(out.Stdout, []byte(`"decision":"block"`)) != continues {
+					t.Fatalf("%v %s: %s for %v", provider, req.HookEvent, out.Stdout, d.GetEffects())
+				}
 			}
 		}
 	})

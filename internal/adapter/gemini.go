@@ -30,7 +30,7 @@ func init() {
 	promptCaps := capsFor(Gemini, effDeny, effMessage)
 	ev, order := specs(
 		&eventSpec{native: geminiBeforeTool, canonical: evToolBefore, delivery: intercept, tool: true, caps: capsFor(Gemini, effDeny, effAllow, effModify, effMessage)},
-		&eventSpec{native: geminiBeforeAgent, canonical: ahpv1.EventType_EVENT_TYPE_MODEL_REQUEST_BEFORE, delivery: intercept, caps: promptCaps},
+		&eventSpec{native: geminiBeforeAgent, canonical: evTurnStart, delivery: intercept, caps: promptCaps},
 		&eventSpec{native: geminiBeforeModel, canonical: ahpv1.EventType_EVENT_TYPE_MODEL_REQUEST_BEFORE, delivery: intercept, caps: promptCaps},
 		&eventSpec{native: geminiAfterTool, canonical: evToolAfter, delivery: observe, tool: true},
 		&eventSpec{native: geminiAfterModel, canonical: ahpv1.EventType_EVENT_TYPE_MODEL_RESPONSE_AFTER, delivery: observe},

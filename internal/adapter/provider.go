@@ -124,7 +124,8 @@ const (
 	kindFileRead = ahpv1.ToolKind_TOOL_KIND_FILE_READ
 )
 
-// Native event names, as both runtimes spell them in hook_event_name.
+// Native event names, as both runtimes spell them in hook_event_name (SubagentStop, PreCompact
+// and Notification are Claude Code's only).
 const (
 	PreToolUse        = "PreToolUse"
 	PermissionRequest = "PermissionRequest"
@@ -133,16 +134,37 @@ const (
 	SessionStart      = "SessionStart"
 	SessionEnd        = "SessionEnd"
 	Stop              = "Stop"
+	SubagentStop      = "SubagentStop"
+	PreCompact        = "PreCompact"
+	Notification      = "Notification"
 )
 
-// events is the mapping table (docs/adapters.md, "Events"). The effect lists are the documented
-// abilities of each runtime's output for that event:
+const (
+	effFlow   = ahpv1.EffectKind_EFFECT_KIND_FLOW
+	effInject = ahpv1.EffectKind_EFFECT_KIND_INJECT
+
+	evTurnStart  = ahpv1.EventType_EVENT_TYPE_TURN_START
+	evTurnFinish = ahpv1.EventType_EVENT_TYPE_TURN_FINISH_BEFORE
+	evCompact    = ahpv1.EventType_EVENT_TYPE_CONTEXT_COMPACT_BEFORE
+	evAttention  = ahpv1.EventType_EVENT_TYPE_USER_ATTENTION
+	evPermission = ahpv1.EventType_EVENT_TYPE_TOOL_PERMISSION_REQUEST
+)
+
+// events is the mapping table (docs/adapters.md, "Events"), onto the Agent Hooks "draft"
+// catalogue where the meaning coincides. The effect lists are the documented abilities of each
+// runtime's output for that event:
 //
 //   - PreToolUse: permissionDecision deny/ask/allow and updatedInput (Claude Code); Codex accepts
 //     deny, and allow only together with updatedInput.
 //   - PermissionRequest: decision.behavior allow/deny, updatedInput with allow (Claude Code only);
 //     "ask" is no decision at all, since the runtime is about to ask the user anyway.
-//   - UserPromptSubmit: decision "block" with a reason; nothing can ask or rewrite the prompt.
+//   - UserPromptSubmit (turn.start): decision "block" with a reason (deny), "continue": false with
+//     stopReason (flow stop), hookSpecificOutput.additionalContext (inject); nothing can ask or
+//     rewrite the prompt.
+//   - SessionStart (session.start): hookSpecificOutput.additionalContext (inject).
+//   - Stop, SubagentStop (turn.finish.before): decision "block" with a reason keeps the agent
+//     working with the reason as its next instruction (flow continue); "continue": false with
+//     stopReason ends it (flow stop). There is no deny: the draft has none at this event.
 //
 // Every intercepted event can carry a systemMessage, which is how message effects are shown.
 var events = map[string]*eventSpec{
@@ -154,25 +176,42 @@ var events = map[string]*eventSpec{
 		},
 	},
 	PermissionRequest: {
-		native: PermissionRequest, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_PERMISSION_REQUEST, delivery: intercept, tool: true, permission: true,
+		native: PermissionRequest, canonical: evPermission, delivery: intercept, tool: true, permission: true,
 		caps: map[Provider][]ahpv1.EffectKind{
 			ClaudeCode: {effDeny, effAllow, effAsk, effEscalate, effModify, effMessage},
 			Codex:      {effDeny, effAllow, effAsk, effEscalate, effMessage},
 		},
 	},
 	UserPromptSubmit: {
-		native: UserPromptSubmit, canonical: ahpv1.EventType_EVENT_TYPE_MODEL_REQUEST_BEFORE, delivery: intercept,
+		native: UserPromptSubmit, canonical: evTurnStart, delivery: intercept,
 		caps: map[Provider][]ahpv1.EffectKind{
-			ClaudeCode: {effDeny, effMessage},
-			Codex:      {effDeny, effMessage},
+			ClaudeCode: {effDeny, effFlow, effInject, effMessage},
+			Codex:      {effDeny, effFlow, effInject, effMessage},
 		},
 	},
-	PostToolUse:  {native: PostToolUse, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, delivery: observe, tool: true},
-	SessionStart: {native: SessionStart, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_START, delivery: observe},
-	SessionEnd:   {native: SessionEnd, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_END, delivery: observe},
-	// Stop fires when the agent is about to end its turn (a hook could make it go on), which is
-	// the draft catalogue's turn.finish.before; the adapter only records it.
-	Stop: {native: Stop, canonical: ahpv1.EventType_EVENT_TYPE_TURN_FINISH_BEFORE, delivery: observe},
+	PostToolUse: {native: PostToolUse, canonical: ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, delivery: observe, tool: true},
+	// SessionStart can add context (hookSpecificOutput.additionalContext) and refuse nothing.
+	SessionStart: {native: SessionStart, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_START, delivery: intercept,
+		caps: map[Provider][]ahpv1.EffectKind{
+			ClaudeCode: {effInject, effMessage},
+			Codex:      {effInject, effMessage},
+		},
+	},
+	SessionEnd: {native: SessionEnd, canonical: ahpv1.EventType_EVENT_TYPE_SESSION_END, delivery: observe},
+	// Stop fires when the agent is about to end its turn, which is the draft catalogue's
+	// turn.finish.before; a policy can let it end (no effect), end it for good (flow stop) or keep
+	// it working (flow continue).
+	Stop: {native: Stop, canonical: evTurnFinish, delivery: intercept,
+		caps: map[Provider][]ahpv1.EffectKind{
+			ClaudeCode: {effFlow, effMessage},
+			Codex:      {effFlow, effMessage},
+		},
+	},
+	SubagentStop: {native: SubagentStop, canonical: evTurnFinish, delivery: intercept,
+		caps: capsFor(ClaudeCode, effFlow, effMessage)},
+	// PreCompact and Notification have no decision control in Claude Code: recorded.
+	PreCompact:   {native: PreCompact, canonical: evCompact, delivery: observe},
+	Notification: {native: Notification, canonical: evAttention, delivery: observe},
 }
 
 // capsFor gives one provider's effect list for an event of its own table.
@@ -181,10 +220,18 @@ func capsFor(p Provider, effects ...ahpv1.EffectKind) map[Provider][]ahpv1.Effec
 }
 
 func init() {
-	order := []string{PreToolUse, PermissionRequest, UserPromptSubmit, PostToolUse, SessionStart, SessionEnd, Stop}
-	for _, p := range []Provider{ClaudeCode, Codex} {
+	tables := map[Provider][]string{
+		ClaudeCode: {PreToolUse, PermissionRequest, UserPromptSubmit, PostToolUse, SessionStart, SessionEnd, Stop, SubagentStop, PreCompact, Notification},
+		// Codex has no SubagentStop, PreCompact or Notification hook.
+		Codex: {PreToolUse, PermissionRequest, UserPromptSubmit, PostToolUse, SessionStart, SessionEnd, Stop},
+	}
+	for p, order := range tables {
+		table := make(map[string]*eventSpec, len(order))
+		for _, name := range order {
+			table[name] = events[name]
+		}
 		formats[p] = &format{
-			eventFields: []string{fieldEventName}, events: events, order: order,
+			eventFields: []string{fieldEventName}, events: table, order: order,
 			toolNameField: fieldToolName, toolInputField: fieldToolInput,
 			read:  readClaude(p, claudeKeys{session: []string{fieldSessionID}, callID: []string{fieldToolUseID}}),
 			write: writeClaude,
@@ -207,6 +254,24 @@ func (s *eventSpec) capabilities(p Provider) *ahpv1.Capabilities {
 	return &ahpv1.Capabilities{Effects: append([]ahpv1.EffectKind(nil), s.caps[p]...)}
 }
 
+// refuses reports whether some runtime can refuse at this event (it advertises deny): only there
+// is a blocking error (exit 2) the safe answer to a hook that cannot run.
+func (s *eventSpec) refuses() bool {
+	for _, effs := range s.caps {
+		for _, e := range effs {
+			if e == effDeny {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keepsGoingOnExit2 reports whether a blocking error (exit 2) from a hook for this event makes the
+// agent go on rather than stop — Stop and SubagentStop (turn.finish.before), where exit 2 is
+// never the safe answer.
+func (s *eventSpec) keepsGoingOnExit2() bool { return s.canonical == evTurnFinish }
+
 // Decides reports whether the adapter asks the policy for a decision about provider p's native
 // event hookEvent (PreToolUse, beforeShellExecution, …), as opposed to only recording it or not
 // adapting it at all.
@@ -217,6 +282,19 @@ func Decides(p Provider, hookEvent string) bool {
 	}
 	s := f.events[hookEvent]
 	return s != nil && s.delivery == intercept
+}
+
+// Refuses reports whether the adapter can refuse something at provider p's native event
+// hookEvent (it is decided and advertises deny). Only there is a blocking hook failure — exit 2,
+// Claude Code's onFailure "block" — the fail-closed answer: at Stop it would keep the agent
+// going, at SessionStart it refuses nothing.
+func Refuses(p Provider, hookEvent string) bool {
+	f := formats[p]
+	if f == nil {
+		return false
+	}
+	s := f.events[hookEvent]
+	return s != nil && s.delivery == intercept && s.refuses()
 }
 
 // AdaptedEvents lists provider p's native event names the adapter maps, in a stable order.

@@ -37,7 +37,16 @@ type answer struct {
 	reason   string
 	input    *structpb.Struct
 	messages []string
+	// flow is a flow effect's operation ("stop" or "continue"), flowText its reason (stop) or
+	// instruction (continue).
+	flow, flowText string
+	// context are the texts of inject effects, to add to the model's context.
+	context []string
 }
+
+// defaultContinueReason is what a Stop hook's block says when a flow continue gave no
+// instruction (Claude Code needs a reason: it is the agent's next instruction).
+const defaultContinueReason = "The policy asks you to continue working before you stop."
 
 // Render writes the runtime's hook output for decision d about an intercepted request, or nil
 // when the hook has nothing to say — "no decision", which leaves the runtime's own permission flow
@@ -48,7 +57,10 @@ type answer struct {
 // "allow" with updatedInput; an explicit allow → "allow"; no effect → nothing. PermissionRequest:
 // deny → decision {behavior deny, message}; allow → {behavior allow}; modify → {behavior allow,
 // updatedInput}; ask → nothing (the permission dialog is the asking). UserPromptSubmit: deny →
-// decision "block" with the reason. Codex: the same JSON, within what its parser accepts (no ask
+// decision "block" with the reason; flow stop → "continue": false with stopReason; inject →
+// hookSpecificOutput.additionalContext. Stop, SubagentStop: flow continue → decision "block" with
+// the instruction (which keeps the agent working); flow stop, and a deny → "continue": false with
+// stopReason. Codex: the same JSON, within what its parser accepts (no ask
 // or bare allow from PreToolUse, no updatedInput from PermissionRequest). An effect the event
 // cannot express — which the advertised capabilities normally rule out — never turns into more
 // than the policy said: an ask or a modify becomes a deny saying why, an allow becomes nothing.
@@ -100,8 +112,32 @@ func writeClaude(req *Request, a answer) (Output, error) {
 			out.HookSpecificOutput = s
 		}
 	case UserPromptSubmit:
-		if a.verdict == verdictDeny {
+		// turn.start: deny blocks the prompt; flow stop ends the agent; inject adds context.
+		switch {
+		case a.verdict == verdictDeny:
 			out.Decision, out.Reason = "block", a.reason
+		case a.flow == "stop":
+			out.Continue, out.StopReason = new(false), orDefault(a.flowText, DefaultDenyReason)
+		case len(a.context) > 0:
+			out.HookSpecificOutput = &specificOutput{HookEventName: UserPromptSubmit, AdditionalContext: strings.Join(a.context, "\n\n")}
+		}
+	case SessionStart:
+		// session.start: inject adds context; there is nothing to refuse (a deny — only the
+		// failure policy's — leaves its notice in systemMessage).
+		if len(a.context) > 0 {
+			out.HookSpecificOutput = &specificOutput{HookEventName: SessionStart, AdditionalContext: strings.Join(a.context, "\n\n")}
+		}
+	case Stop, SubagentStop:
+		// turn.finish.before: "block" keeps the agent working (flow continue), with the reason as
+		// its next instruction; "continue": false ends it (flow stop). A deny — only the failure
+		// policy's, the event advertises none — ends it too: it never makes the agent do more.
+		switch {
+		case a.verdict == verdictDeny:
+			out.Continue, out.StopReason = new(false), a.reason
+		case a.flow == "stop":
+			out.Continue, out.StopReason = new(false), orDefault(a.flowText, DefaultDenyReason)
+		case a.flow == "continue":
+			out.Decision, out.Reason = "block", orDefault(a.flowText, defaultContinueReason)
 		}
 	}
 	return jsonOutput(out, out == (hookOutput{}))
@@ -139,6 +175,15 @@ func reduce(req *Request, d *ahpv1.Decision) answer {
 			if t := strings.TrimSpace(x.Message.GetText()); t != "" {
 				a.messages = append(a.messages, t)
 			}
+		case *ahpv1.Effect_Flow:
+			if a.flow == "" && (x.Flow.GetOperation() == "stop" || x.Flow.GetOperation() == "continue") {
+				a.flow, a.flowText = x.Flow.GetOperation(), x.Flow.GetReason()
+				if a.flow == "continue" {
+					a.flowText = x.Flow.GetInstruction()
+				}
+			}
+		case *ahpv1.Effect_Inject:
+			a.context = append(a.context, injectedText(x.Inject.GetValue())...)
 		}
 	}
 	switch {
@@ -188,6 +233,17 @@ func fitTo(req *Request, a answer) answer {
 		if !s.can(p, effAllow) {
 			a.verdict, a.reason = verdictNone, ""
 		}
+	}
+	if a.flow != "" && !s.can(p, effFlow) {
+		// A stop the event cannot express refuses, like the policy engine's fallback; a continue
+		// never refuses anything and is dropped.
+		if a.flow == "stop" && a.verdict == verdictNone && s.can(p, effDeny) {
+			a.verdict, a.reason = verdictDeny, orDefault(a.flowText, DefaultDenyReason)
+		}
+		a.flow, a.flowText = "", ""
+	}
+	if !s.can(p, effInject) {
+		a.context = nil
 	}
 	return a
 }
@@ -279,22 +335,27 @@ func orDefault(s, def string) string {
 // hookOutput is the hook output JSON both runtimes read on stdout (exit 0) or in an http hook's
 // response body. Only documented fields are ever written: Codex refuses unknown ones.
 type hookOutput struct {
-	// Decision "block" with a Reason refuses a UserPromptSubmit.
+	// Decision "block" with a Reason refuses a UserPromptSubmit, and keeps the agent working at
+	// Stop and SubagentStop (the reason is its next instruction).
 	Decision string `json:"decision,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// Continue false with a StopReason ends the agent's work (the reason is shown to the user).
+	Continue   *bool  `json:"continue,omitempty"`
+	StopReason string `json:"stopReason,omitempty"`
 	// SystemMessage is shown to the user.
 	SystemMessage      string          `json:"systemMessage,omitempty"`
 	HookSpecificOutput *specificOutput `json:"hookSpecificOutput,omitempty"`
 }
 
-// specificOutput is hookSpecificOutput for PreToolUse (permissionDecision…) and
-// PermissionRequest (decision).
+// specificOutput is hookSpecificOutput for PreToolUse (permissionDecision…), PermissionRequest
+// (decision) and UserPromptSubmit (additionalContext).
 type specificOutput struct {
 	HookEventName            string              `json:"hookEventName"`
 	PermissionDecision       string              `json:"permissionDecision,omitempty"`
 	PermissionDecisionReason string              `json:"permissionDecisionReason,omitempty"`
 	UpdatedInput             json.RawMessage     `json:"updatedInput,omitempty"`
 	Decision                 *permissionDecision `json:"decision,omitempty"`
+	AdditionalContext        string              `json:"additionalContext,omitempty"`
 }
 
 // permissionDecision is a PermissionRequest hook's decision.

@@ -386,7 +386,7 @@ func UsageExit(stdin io.Reader) int {
 		if name == "" {
 			continue
 		}
-		if Decides(p, name) {
+		if Decides(p, name) && formats[p].events[name].refuses() {
 			return 2
 		}
 		known = true

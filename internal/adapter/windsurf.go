@@ -35,7 +35,7 @@ func init() {
 		&eventSpec{native: windsurfPreReadCode, canonical: evToolBefore, delivery: intercept, tool: true, caps: caps, toolName: "read_code", kind: kindFileRead},
 		&eventSpec{native: windsurfPreWriteCode, canonical: evToolBefore, delivery: intercept, tool: true, caps: caps, toolName: "write_code", kind: fileEdit},
 		&eventSpec{native: windsurfPreMCPToolUse, canonical: evToolBefore, delivery: intercept, tool: true, caps: caps, kind: kindMCP},
-		&eventSpec{native: windsurfPreUserPrompt, canonical: ahpv1.EventType_EVENT_TYPE_MODEL_REQUEST_BEFORE, delivery: intercept, caps: caps},
+		&eventSpec{native: windsurfPreUserPrompt, canonical: evTurnStart, delivery: intercept, caps: caps},
 		&eventSpec{native: windsurfPostRunCommand, canonical: evToolAfter, delivery: observe, tool: true, toolName: "run_command", kind: kindShell},
 		&eventSpec{native: windsurfPostReadCode, canonical: evToolAfter, delivery: observe, tool: true, toolName: "read_code", kind: kindFileRead},
 		&eventSpec{native: windsurfPostWriteCode, canonical: evToolAfter, delivery: observe, tool: true, toolName: "write_code", kind: fileEdit},

@@ -281,7 +281,8 @@ func entry(o Options, ev string) any {
 	} else {
 		h.set("timeout", jsonNumber(o.TimeoutSec))
 	}
-	if o.FailClosed && o.Provider == adapter.ClaudeCode {
+	// Only where a refusal is the fail-closed answer: a blocked Stop keeps the agent going.
+	if o.FailClosed && o.Provider == adapter.ClaudeCode && adapter.Refuses(o.Provider, ev) {
 		h.set("onFailure", "block")
 	}
 	g := newObject()

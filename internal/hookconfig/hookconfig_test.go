@@ -3,6 +3,7 @@ package hookconfig_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,6 +160,39 @@ func TestInstallWritesEachRuntimesShape(t *testing.T) {
 		}
 		if p == adapter.Codex && strings.Contains(string(data), "SessionEnd") {
 			t.Errorf("codex has no SessionEnd hook:\n%s", data)
+		}
+	}
+}
+
+// Claude Code's onFailure "block" goes only on events where a refusal is the fail-closed answer:
+// a blocked Stop or SubagentStop keeps the agent working, a blocked SessionStart refuses nothing.
+func TestInstallBlocksOnFailureOnlyWhereARefusalIsSafe(t *testing.T) {
+	o := options(t, adapter.ClaudeCode)
+	if _, err := hookconfig.Install(o); err != nil {
+		t.Fatal(err)
+	}
+	path, _ := hookconfig.Path(o)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Hooks map[string][]struct {
+			Hooks []map[string]any `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{adapter.PreToolUse: true, adapter.PermissionRequest: true, adapter.UserPromptSubmit: true}
+	for _, ev := range []string{adapter.PreToolUse, adapter.PermissionRequest, adapter.UserPromptSubmit, adapter.Stop, adapter.SubagentStop, adapter.SessionStart, adapter.Notification} {
+		groups := cfg.Hooks[ev]
+		if len(groups) != 1 || len(groups[0].Hooks) != 1 {
+			t.Errorf("%s: %d groups in\n%s", ev, len(groups), data)
+			continue
+		}
+		if got := groups[0].Hooks[0]["onFailure"] == "block"; got != want[ev] {
+			t.Errorf("%s: onFailure block %v, want %v", ev, got, want[ev])
 		}
 	}
 }
