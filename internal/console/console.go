@@ -35,6 +35,10 @@ import (
 // Prefix is the path the console is served under.
 const Prefix = "/ui/"
 
+// approvalsPrefix is where the read-only ApprovalService is mounted: the page calls
+// /ui/api/approvals/ahp.v1.ApprovalService/Watch and friends there.
+const approvalsPrefix = "/ui/api/approvals/"
+
 //go:embed web
 var webFiles embed.FS
 
@@ -87,9 +91,12 @@ type Deps struct {
 	Redactor *redact.Redactor
 	// Version is the server's version.
 	Version string
-	// Approvals is true when the server holds approvals: the page's Approvals entry then shows
-	// them (through the approval service's own API) instead of saying they are not configured.
-	Approvals bool
+	// Approvals serves ahp.v1.ApprovalService's List, Get and Watch, read-only (Decide refused),
+	// at its usual paths; the console mounts it under /ui/api/approvals/ for credentials with the
+	// watch scope, so that a viewer sees approvals without being able to decide them. Deciding
+	// goes to the API's own ApprovalService/Decide, which needs the approve scope. Nil: the server
+	// holds no approvals and the Approvals page says so.
+	Approvals http.Handler
 	// Logger receives the console's logs (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -128,6 +135,9 @@ func New(opts Options, deps Deps) *Console {
 	api.HandleFunc("GET /ui/api/sessions", c.sessions)
 	api.HandleFunc("GET /ui/api/recent", c.recent)
 	api.HandleFunc("GET /ui/api/decisions/{id}", c.decision)
+	if deps.Approvals != nil {
+		api.Handle(approvalsPrefix, http.StripPrefix(strings.TrimSuffix(approvalsPrefix, "/"), deps.Approvals))
+	}
 	api.HandleFunc("/ui/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such console endpoint")
 	})
