@@ -82,7 +82,7 @@ export function mount(root, ctx, focusId) {
       h("caption", { class: "sr-only" }, "Decided and expired approvals, newest first"),
       h("thead", {}, h("tr", {},
         h("th", { scope: "col" }, "Decided"), h("th", { scope: "col" }, "Outcome"), h("th", { scope: "col" }, "Call"),
-        h("th", { scope: "col" }, "Approver"), h("th", { scope: "col", class: "hide-narrow" }, "Comment"),
+        h("th", { scope: "col" }, "Approver"), h("th", { scope: "col" }, "Comment"),
         h("th", { scope: "col", class: "num" }, "Latency"))),
       historyBody)));
 
@@ -275,17 +275,23 @@ function facts(a, full) {
   ].filter(Boolean));
 }
 
+// cell is a history cell: its content in one box, so that the phone layout can put the column's
+// label beside it.
+function cell(attrs, ...children) {
+  return h("td", attrs, h("div", {}, ...children));
+}
+
 function historyRow(a) {
   const s = stateName(a);
   return h("tr", { "data-approval": a.id, "data-state": s },
-    h("td", {}, a.decidedAt ? timeEl(a.decidedAt) : "—"),
-    h("td", {}, h("a", { href: "#/approvals/" + encodeURIComponent(a.id), "aria-label": s + ": details of approval " + a.id },
+    cell({ "data-label": "Decided" }, a.decidedAt ? timeEl(a.decidedAt) : "—"),
+    cell({ "data-label": "Outcome" }, h("a", { href: "#/approvals/" + encodeURIComponent(a.id), "aria-label": s + ": details of approval " + a.id },
       h("span", { class: "badge v-" + outcomeBadge(a) }, s)), a.abandoned ? h("span", { class: "muted" }, " (caller gone)") : null),
-    h("td", {}, h("strong", {}, a.tool || a.eventType || "call"), a.agentId ? [" · ", h("code", {}, a.agentId)] : null,
+    cell({ "data-label": "Call" }, h("strong", {}, a.tool || a.eventType || "call"), a.agentId ? [" · ", h("code", {}, a.agentId)] : null,
       a.inputSummary ? h("div", { class: "muted mono clip" }, a.inputSummary) : null),
-    h("td", { class: "approver" }, a.decidedBy || (s === "expired" ? "nobody (hold ended)" : "—")),
-    h("td", { class: "hide-narrow comment" }, a.comment || ""),
-    h("td", { class: "num" }, latency(a.latencyMs)));
+    cell({ class: "approver", "data-label": "Approver" }, a.decidedBy || (s === "expired" ? "nobody (hold ended)" : "—")),
+    cell({ class: "comment", "data-label": "Comment" }, a.comment || ""),
+    cell({ class: "num", "data-label": "Latency" }, latency(a.latencyMs)));
 }
 
 function decideError(err) {
