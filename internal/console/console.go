@@ -1,6 +1,7 @@
 // Package console is ahp-server's web console: a live view of decisions and observations, a
-// decision's detail, the policy in force with its rule counts, and recent sessions, served at
-// /ui/ from assets embedded in the binary (nothing is fetched from the network at run time).
+// decision's detail, the approvals waiting for a person, the policy in force with its rule
+// counts, and recent sessions, served at /ui/ from assets embedded in the binary (nothing is
+// fetched from the network at run time).
 //
 // The page is plain JavaScript modules and CSS (web/), with no build step. It reads the live tail
 // from the existing ObservationService.Watch over the Connect protocol (JSON, enveloped server
@@ -8,6 +9,9 @@
 // the same credential with the watch scope as Watch itself. Those endpoints read what the server
 // already keeps — the policy, its metrics, its reload results — and what a Tracker, one more Watch
 // subscriber inside the server while consoles are in use, remembers of recent items and sessions.
+// Approvals it reads through a read-only ApprovalService (Deps.Approvals) mounted under
+// /ui/api/approvals/ for the same watch scope; deciding goes to the API's ApprovalService.Decide,
+// which needs the approve scope and takes the decider from authentication.
 //
 // Security: every console request, and every API request a browser makes (one that carries
 // Origin or Sec-Fetch-Site), must name an allowed Host and come from the console's own origin,
