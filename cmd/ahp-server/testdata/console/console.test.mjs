@@ -306,6 +306,8 @@ try {
   await apage.focus(`#comment-${approvalId}`);
   assert.equal(await apage.evaluate(() => document.activeElement.labels[0].textContent.startsWith("Comment")), true, "the comment field is labelled");
   await apage.keyboard.type("looks good, ship it");
+  await apage.keyboard.press("Enter"); // does not decide: only the buttons do
+  assert.equal(await apage.locator(approverCard + " .decide-status").textContent(), "", "Enter in the comment decided");
   await apage.keyboard.press("Tab");
   assert.equal(await apage.evaluate(() => document.activeElement.textContent), "Approve");
   await apage.keyboard.press("Enter");

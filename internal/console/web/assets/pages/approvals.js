@@ -153,9 +153,13 @@ export function mount(root, ctx, focusId) {
       form = h("form", { class: "decide", "aria-label": "Decide approval " + id },
         h("label", { for: "comment-" + id }, "Comment", comment),
         h("div", { class: "buttons" }, approveBtn, denyBtn));
+      // Enter in the comment does not decide (a form's implicit submission would approve):
+      // deciding takes a deliberate press of Approve or Deny.
+      comment.addEventListener("keydown", (e) => { if (e.key === "Enter") e.preventDefault(); });
       form.addEventListener("submit", async (e) => {
         e.preventDefault();
-        const approve = (e.submitter || approveBtn).value === "approve";
+        if (!e.submitter) return; // only a press of one of the two buttons decides
+        const approve = e.submitter.value === "approve";
         const text = comment.value.trim();
         if (new TextEncoder().encode(text).length > MAX_COMMENT) {
           status.className = "decide-status error";
