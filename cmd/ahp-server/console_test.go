@@ -11,15 +11,27 @@ import (
 	"strings"
 	"testing"
 
+	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/auth"
 	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 var consoleScreenshots = flag.String("console-screenshots", "", "directory the console browser test writes its screenshots to (../../docs/console updates the documentation's); default: a temporary one")
 
-// The console's browser test policy: the test suite's two rules, a dry-run rule and, after a
-// reload, one more rule.
-const consolePolicyExtra = `  - id: watch-curl
+// The console's browser test policy: the test suite's two rules, a dry-run rule, an ask rule
+// that holds deploys for alice's approval and, after a reload, one more rule.
+const consolePolicyExtra = `  - id: hold-deploy
+    description: Deploys wait for a release manager.
+    on: [tool.before]
+    when: 'has(input.command) && input.command.startsWith("deploy ")'
+    effect:
+      ask:
+        reason: deploying needs a release manager
+        approval: {hold: 1h, approvers: [alice]}
+  - id: watch-curl
     description: Would flag downloads piped to a shell.
     mode: dry-run
     on: [tool.before]
@@ -42,7 +54,9 @@ const consolePolicyReloaded = consolePolicyExtra + `  - id: deny-secrets-read
 // TestConsoleInBrowser drives the console in headless Chromium (Debian's chromium package) with
 // playwright-core (testdata/console, npm ci) against a real ahp-server on loopback with tokens:
 // a decision made with an HTTP request shows on Live within a second, filters hide and show it,
-// pause holds it back, the detail, policy, sessions and approvals pages show what they should, a
+// pause holds it back, the detail, policy and sessions pages show what they should, a deploy held
+// for approval shows on Approvals to a watch-only token that cannot decide and, approved there with
+// a comment by a token with the approve scope, returns allow (the held call's answer is checked), a
 // page without a token and a request with a foreign Origin are refused. It takes the screenshots
 // docs/console.md shows (-console-screenshots ../../docs/console). Without node, chromium or
 // playwright-core it skips, unless AHP_CONSOLE_OPTIONAL=0 (CI), where it fails.
@@ -82,6 +96,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	dir := t.TempDir()
 	watchToken, agentToken := "console-watch-token-0123456789", "console-agent-token-0123456789"
+	approverToken := "console-approver-token-0123456789"
 	write := func(name, data string) string {
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
@@ -91,7 +106,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	config := write("config.yaml", "auth:\n  tokens:\n"+
 		"    - {name: security-team, scopes: [watch], file: "+write("watch.secret", watchToken)+"}\n"+
-		"    - {name: ci-agent, scopes: [agent], file: "+write("agent.secret", agentToken)+"}\n")
+		"    - {name: ci-agent, scopes: [agent], file: "+write("agent.secret", agentToken)+"}\n"+
+		"    - {name: alice, scopes: [watch, approve], file: "+write("approver.secret", approverToken)+"}\n")
 	policyFile := write("policy.yaml", testkit.PolicyYAML("console-demo", consolePolicyExtra))
 
 	c := clitest.Start(t, func(ctx context.Context, stdout, stderr io.Writer) int {
@@ -102,10 +118,25 @@ func TestConsoleInBrowser(t *testing.T) {
 	testkit.ReplaceFile(t, policyFile, testkit.PolicyYAML("console-demo", consolePolicyReloaded))
 	c.Stderr.Wait(t, func(line string) bool { return strings.Contains(line, "policy reloaded") })
 
+	// A deploy over HTTP that the hold-deploy rule holds until someone decides: the browser test
+	// finds it on Approvals and approves it as alice; its answer is checked below.
+	held := make(chan heldAnswer, 1)
+	go func() {
+		client := ahpv1connect.NewInterceptServiceClient(http.DefaultClient, url,
+			connect.WithInterceptors(auth.ClientInterceptor(auth.Credential{Kind: auth.KindBearer, Secret: agentToken})))
+		ev := testkit.ShellEvent("ev-deploy", "deploy console-demo --env prod", testkit.Session("sess-deploy"), testkit.Agent("agent-d"))
+		resp, err := client.Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			held <- heldAnswer{err: err}
+			return
+		}
+		held <- heldAnswer{d: resp.Msg.GetDecision()}
+	}()
+
 	node := exec.Command("node", "console.test.mjs")
 	node.Dir = scriptDir
 	node.Env = append(os.Environ(),
-		"AHP_URL="+url, "AHP_WATCH_TOKEN="+watchToken, "AHP_AGENT_TOKEN="+agentToken,
+		"AHP_URL="+url, "AHP_WATCH_TOKEN="+watchToken, "AHP_AGENT_TOKEN="+agentToken, "AHP_APPROVER_TOKEN="+approverToken,
 		"AHP_CHROMIUM="+chromium, "AHP_SCREENSHOTS="+shots)
 	out, err := node.CombinedOutput()
 	t.Logf("console.test.mjs:\n%s", out)
@@ -115,7 +146,15 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !strings.Contains(string(out), "all console checks passed") {
 		t.Fatal("browser test ended without its closing line")
 	}
-	if strings.Contains(c.Stderr.String(), watchToken) || strings.Contains(c.Stderr.String(), agentToken) {
+	// The held call returns allow once the page approved it, with the approver's comment.
+	r := testkit.Receive(t, held, "the held deploy was not answered after the page approved it")
+	if r.err != nil || r.d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW || r.d.GetApprovalId() == "" {
+		t.Fatalf("held deploy = %v, %v; want allow with its approval id", r.d, r.err)
+	}
+	if effects := r.d.GetEffects(); len(effects) != 1 || effects[0].GetMessage().GetText() != "approved by alice: looks good, ship it" {
+		t.Errorf("held deploy effects = %v; want the approval comment", effects)
+	}
+	if strings.Contains(c.Stderr.String(), watchToken) || strings.Contains(c.Stderr.String(), agentToken) || strings.Contains(c.Stderr.String(), approverToken) {
 		t.Error("a token reached the server's log")
 	}
 }

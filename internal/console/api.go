@@ -55,7 +55,7 @@ func (c *Console) info(w http.ResponseWriter, r *http.Request) {
 		Version:    c.deps.Version,
 		Auth:       c.authOn,
 		ServerTime: time.Now(),
-		Features:   Features{Approvals: c.deps.Approvals, RuleCounts: c.deps.Metrics != nil},
+		Features:   Features{Approvals: c.deps.Approvals != nil, RuleCounts: c.deps.Metrics != nil},
 		Tracker:    c.tracker.Stats(),
 		EventTypes: eventTypeNames(),
 	}

@@ -1,6 +1,7 @@
 // Package console is ahp-server's web console: a live view of decisions and observations, a
-// decision's detail, the policy in force with its rule counts, and recent sessions, served at
-// /ui/ from assets embedded in the binary (nothing is fetched from the network at run time).
+// decision's detail, the approvals waiting for a person, the policy in force with its rule
+// counts, and recent sessions, served at /ui/ from assets embedded in the binary (nothing is
+// fetched from the network at run time).
 //
 // The page is plain JavaScript modules and CSS (web/), with no build step. It reads the live tail
 // from the existing ObservationService.Watch over the Connect protocol (JSON, enveloped server
@@ -8,6 +9,9 @@
 // the same credential with the watch scope as Watch itself. Those endpoints read what the server
 // already keeps — the policy, its metrics, its reload results — and what a Tracker, one more Watch
 // subscriber inside the server while consoles are in use, remembers of recent items and sessions.
+// Approvals it reads through a read-only ApprovalService (Deps.Approvals) mounted under
+// /ui/api/approvals/ for the same watch scope; deciding goes to the API's ApprovalService.Decide,
+// which needs the approve scope and takes the decider from authentication.
 //
 // Security: every console request, and every API request a browser makes (one that carries
 // Origin or Sec-Fetch-Site), must name an allowed Host and come from the console's own origin,
@@ -34,6 +38,10 @@ import (
 
 // Prefix is the path the console is served under.
 const Prefix = "/ui/"
+
+// approvalsPrefix is where the read-only ApprovalService is mounted: the page calls
+// /ui/api/approvals/ahp.v1.ApprovalService/Watch and friends there.
+const approvalsPrefix = "/ui/api/approvals/"
 
 //go:embed web
 var webFiles embed.FS
@@ -87,9 +95,12 @@ type Deps struct {
 	Redactor *redact.Redactor
 	// Version is the server's version.
 	Version string
-	// Approvals is true when the server holds approvals: the page's Approvals entry then shows
-	// them (through the approval service's own API) instead of saying they are not configured.
-	Approvals bool
+	// Approvals serves ahp.v1.ApprovalService's List, Get and Watch, read-only (Decide refused),
+	// at its usual paths; the console mounts it under /ui/api/approvals/ for credentials with the
+	// watch scope, so that a viewer sees approvals without being able to decide them. Deciding
+	// goes to the API's own ApprovalService/Decide, which needs the approve scope. Nil: the server
+	// holds no approvals and the Approvals page says so.
+	Approvals http.Handler
 	// Logger receives the console's logs (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -128,6 +139,9 @@ func New(opts Options, deps Deps) *Console {
 	api.HandleFunc("GET /ui/api/sessions", c.sessions)
 	api.HandleFunc("GET /ui/api/recent", c.recent)
 	api.HandleFunc("GET /ui/api/decisions/{id}", c.decision)
+	if deps.Approvals != nil {
+		api.Handle(approvalsPrefix, http.StripPrefix(strings.TrimSuffix(approvalsPrefix, "/"), deps.Approvals))
+	}
 	api.HandleFunc("/ui/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such console endpoint")
 	})

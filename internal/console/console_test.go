@@ -337,3 +337,61 @@ func TestUnknownConsoleEndpointIsNotFound(t *testing.T) {
 		t.Errorf("GET /ui: status %d, Location %q", w.Code, w.Header().Get("Location"))
 	}
 }
+
+// The approvals view is mounted under /ui/api/approvals/ behind the watch scope and the guard,
+// with the prefix stripped, and turns the Approvals feature on; without it the feature is off and
+// the path is an unknown endpoint.
+func TestApprovalsViewIsMountedBehindTheWatchScope(t *testing.T) {
+	t.Parallel()
+	a := newAuth(t)
+	h := hub.New(8)
+	t.Cleanup(h.Close)
+	var gotPath string
+	view := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotPath = r.URL.Path
+		w.WriteHeader(http.StatusOK)
+	})
+	p := policy.Default()
+	newC := func(v http.Handler) http.Handler {
+		return console.New(console.Options{Enabled: true}, console.Deps{
+			Auth: a, Hub: h, Policy: func() *policy.Policy { return p }, Approvals: v, Logger: testkit.Discard(),
+		}).Wrap(apiSentinel)
+	}
+	const target = "http://10.0.0.1:8080/ui/api/approvals/ahp.v1.ApprovalService/List"
+	post := func(h http.Handler, secret string, extra map[string]string) int {
+		hd := map[string]string{"Authorization": "Bearer " + secret}
+		for k, v := range extra {
+			hd[k] = v
+		}
+		return serve(h, request("POST", target, "10.0.0.1:8080", "10.0.0.2:4000", hd)).Code
+	}
+	withView := newC(view)
+	if code := post(withView, agentSecret, nil); code != http.StatusForbidden || gotPath != "" {
+		t.Errorf("agent token: status %d (view reached at %q), want 403", code, gotPath)
+	}
+	if code := post(withView, watchSecret, map[string]string{"Origin": "http://evil.example"}); code != http.StatusForbidden || gotPath != "" {
+		t.Errorf("foreign Origin: status %d (view reached at %q), want 403", code, gotPath)
+	}
+	if code := post(withView, watchSecret, nil); code != http.StatusOK || gotPath != "/ahp.v1.ApprovalService/List" {
+		t.Errorf("watch token: status %d, view reached at %q; want 200 at /ahp.v1.ApprovalService/List", code, gotPath)
+	}
+	features := func(h http.Handler) bool {
+		w := serve(h, request("GET", "http://10.0.0.1:8080/ui/api/info", "10.0.0.1:8080", "10.0.0.2:4000", map[string]string{"Authorization": "Bearer " + watchSecret}))
+		var info struct {
+			Features struct {
+				Approvals bool `json:"approvals"`
+			} `json:"features"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &info); err != nil {
+			t.Fatal(err)
+		}
+		return info.Features.Approvals
+	}
+	without := newC(nil)
+	if !features(withView) || features(without) {
+		t.Errorf("features.approvals: %v with the view, %v without; want true, false", features(withView), features(without))
+	}
+	if code := post(without, watchSecret, nil); code != http.StatusNotFound {
+		t.Errorf("no view: status %d, want 404", code)
+	}
+}

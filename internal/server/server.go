@@ -305,6 +305,9 @@ func (s *Server) mountHandler() {
 		connect.WithRecover(s.recovered),
 	}
 	opts = append(opts, jsonCodecs()...)
+	// The console's read-only approvals view is authorized by the console (watch scope), not
+	// by the API's gate; it gets every other option.
+	viewOpts := append([]connect.HandlerOption(nil), opts...)
 	if cfg.Auth != nil {
 		// A request gate: credentials are checked before the body is even read, and a refusal is
 		// answered without reading it.
@@ -316,6 +319,7 @@ func (s *Server) mountHandler() {
 	}
 	interceptors = append(interceptors, unaryTimeout(cfg.UnaryTimeout))
 	opts = append(opts, connect.WithInterceptors(interceptors...))
+	viewOpts = append(viewOpts, connect.WithInterceptors(interceptors...))
 	mux := http.NewServeMux()
 	s.names = s.svc.Register(mux, opts...)
 	s.names = append(s.names, s.svc.RegisterApprovals(mux, s.approvals, opts...))
@@ -331,9 +335,11 @@ func (s *Server) mountHandler() {
 	}
 	s.handler = limitBodies(mux, cfg.BodyReadTimeout, cfg.MaxRequestBytes)
 	if cfg.Console.Enabled {
+		_, approvalsView := s.svc.ApprovalsView(s.approvals, viewOpts...)
 		s.console = console.New(cfg.Console, console.Deps{
 			Auth: cfg.Auth, Hub: s.hub, Policy: s.Policy, Reloads: s.reloadStatus, Metrics: cfg.Metrics,
 			Redactor: cfg.Redactor, Version: cfg.Version, Logger: s.log,
+			Approvals: http.MaxBytesHandler(approvalsView, int64(cfg.MaxRequestBytes)),
 		})
 		s.handler = s.console.Wrap(s.handler)
 	}

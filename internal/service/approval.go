@@ -163,3 +163,20 @@ func stamp(t time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339Nano)
 }
+
+// approvalsView is ApprovalService for people who may look but not decide: List, Get and Watch
+// as Approvals serves them, Decide refused.
+type approvalsView struct{ *Approvals }
+
+// Decide refuses: a view cannot decide.
+func (approvalsView) Decide(context.Context, *connect.Request[ahpv1.ApprovalServiceDecideRequest]) (*connect.Response[ahpv1.ApprovalServiceDecideResponse], error) {
+	return nil, connect.NewError(connect.CodePermissionDenied, errors.New("this read-only view cannot decide: call ahp.v1.ApprovalService/Decide with a credential that has the approve scope"))
+}
+
+// ApprovalsView returns an ApprovalService handler over m that lists, gets and watches
+// approvals but refuses Decide, with the path prefix it serves. It carries no authorization of
+// its own: whoever mounts it decides who may look (the console requires the watch scope, which
+// already shows the same redacted calls through Watch).
+func (s *Services) ApprovalsView(m *approval.Manager, opts ...connect.HandlerOption) (string, http.Handler) {
+	return ahpv1connect.NewApprovalServiceHandler(approvalsView{&Approvals{s: s, m: m}}, opts...)
+}

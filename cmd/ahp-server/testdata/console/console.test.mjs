@@ -1,5 +1,6 @@
 // Browser checks of ahp-server's web console, run by console_test.go (TestConsoleInBrowser) with
-// AHP_URL (a running server with tokens), AHP_WATCH_TOKEN, AHP_AGENT_TOKEN, AHP_CHROMIUM and
+// AHP_URL (a running server with tokens, holding one deploy for approval), AHP_WATCH_TOKEN,
+// AHP_AGENT_TOKEN, AHP_APPROVER_TOKEN (watch and approve, named alice), AHP_CHROMIUM and
 // AHP_SCREENSHOTS (where the screenshots go). Every wait is for an element or a condition, never
 // for a fixed time; the one deadline that is an assertion is the issue's: a decision shows on
 // Live within a second of its answer.
@@ -12,6 +13,7 @@ const base = process.env.AHP_URL;
 const ui = base + "/ui/";
 const watchToken = process.env.AHP_WATCH_TOKEN;
 const agentToken = process.env.AHP_AGENT_TOKEN;
+const approverToken = process.env.AHP_APPROVER_TOKEN;
 const shots = process.env.AHP_SCREENSHOTS;
 const timezoneId = "America/New_York";
 
@@ -260,10 +262,92 @@ try {
   await page.click("#clear-filters");
   ok(step);
 
-  step = "approvals: says they are not configured";
+  step = "approvals: the held deploy shows to a watch-only token, which cannot decide";
   await page.click('nav a[data-page="approvals"]');
-  await page.waitForSelector("#approvals-empty >> text=not configured");
-  await page.screenshot({ path: path.join(shots, "approvals.png") });
+  const deployCard = 'li.approval:has-text("deploy console-demo")';
+  await page.waitForSelector(deployCard);
+  await page.waitForSelector("#approvals-state.live");
+  const approvalId = await page.getAttribute(deployCard, "data-approval");
+  assert.match(approvalId, /^[0-9a-f-]{36}$/);
+  assert.match(await page.textContent("#approve-scope-note"), /no approve scope/);
+  assert.equal(await page.locator(deployCard + " form.decide").count(), 0, "a watch-only token got approve and deny buttons");
+  assert.match(await page.textContent(deployCard), /deploying needs a release manager.*agent-d.*sess-deploy.*hold-deploy.*alice/s);
+  const countdown = `li.approval[data-approval="${approvalId}"] .countdown`;
+  const firstCount = await page.textContent(countdown);
+  assert.match(firstCount, /^(\d+:)?\d{1,2}:\d\d$/, "countdown " + firstCount);
+  await page.waitForFunction(([sel, first]) => document.querySelector(sel).textContent !== first, [countdown, firstCount]);
+  const refusedDecide = await page.evaluate(async (id) => {
+    const headers = { "Content-Type": "application/json", Authorization: "Bearer " + sessionStorage.getItem("ahp.console.token") };
+    const body = JSON.stringify({ id, approve: true, comment: "sneaky" });
+    const api = await fetch("/ahp.v1.ApprovalService/Decide", { method: "POST", headers, body });
+    const view = await fetch("api/approvals/ahp.v1.ApprovalService/Decide", { method: "POST", headers, body });
+    return [api.status, view.status];
+  }, approvalId);
+  assert.deepEqual(refusedDecide, [403, 403], "Decide with a watch-only token (API, console view)");
+  ok(step);
+
+  step = "an approver approves with a comment from the keyboard; the watch-only page updates live";
+  // A second held call, decided (denied) below, so the page shows pending and history at once.
+  const secondHeld = post("ahp.v1.InterceptService/Intercept", {
+    event: { id: "ev-deploy-2", type: "EVENT_TYPE_TOOL_BEFORE", session: { id: "sess-deploy" , agent: { id: "agent-d" } }, tool: { name: "Bash", kind: "TOOL_KIND_SHELL", input: { command: "deploy docs-site" } } },
+  });
+  const actx = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId, locale: "en-US" });
+  actx.setDefaultTimeout(15000);
+  const apage = await actx.newPage();
+  const approverProblems = watchPage(apage);
+  await apage.goto(ui + "#/approvals");
+  await apage.waitForSelector("#signin");
+  await signIn(apage, approverToken);
+  const approverCard = `li.approval[data-approval="${approvalId}"]`;
+  await apage.waitForSelector(approverCard + " form.decide");
+  const docsCard = 'li.approval:has-text("deploy docs-site")';
+  await page.waitForSelector(docsCard); // it shows on the watch-only page too
+  assert.equal(await apage.locator("#approve-scope-note").count(), 0);
+  await apage.focus(`#comment-${approvalId}`);
+  assert.equal(await apage.evaluate(() => document.activeElement.labels[0].textContent.startsWith("Comment")), true, "the comment field is labelled");
+  await apage.keyboard.type("looks good, ship it");
+  await apage.keyboard.press("Enter"); // does not decide: only the buttons do
+  assert.equal(await apage.locator(approverCard + " .decide-status").textContent(), "", "Enter in the comment decided");
+  await apage.keyboard.press("Tab");
+  assert.equal(await apage.evaluate(() => document.activeElement.textContent), "Approve");
+  await apage.keyboard.press("Enter");
+  const approvedRow = `#history-rows tr[data-approval="${approvalId}"][data-state="approved"]`;
+  await apage.waitForSelector(approvedRow);
+  await apage.waitForSelector(approverCard, { state: "detached" });
+  assert.equal((await apage.textContent(approvedRow + " td.approver")).trim(), "alice");
+  assert.equal((await apage.textContent(approvedRow + " td.comment")).trim(), "looks good, ship it");
+  assert.match(await apage.textContent(approvedRow + " td.num"), /^\d+(\.\d)? (ms|s)$|min/);
+  // Someone else decided: the watch-only page follows without a reload.
+  await page.waitForSelector(approvedRow);
+  await page.waitForSelector(`li.approval[data-approval="${approvalId}"]`, { state: "detached" });
+  await apage.evaluate(() => document.activeElement && document.activeElement.blur());
+  await apage.screenshot({ path: path.join(shots, "approvals.png"), fullPage: true });
+  await page.screenshot({ path: path.join(shots, "approvals-view-only.png") });
+  ok(step);
+
+  step = "deny: the second held call is denied and the page says nothing is pending";
+  await apage.fill(docsCard + " input[name=comment]", "not today");
+  await apage.click(docsCard + " button.deny");
+  const second = await secondHeld;
+  assert.equal(second.status, 200, JSON.stringify(second.json));
+  assert.equal(second.json.decision.verdict, "VERDICT_DENY", JSON.stringify(second.json));
+  await apage.waitForSelector('#history-rows tr[data-state="denied"]');
+  await apage.waitForSelector("#pending-empty >> text=Nothing is waiting");
+  assert.match(await apage.getAttribute("#pending-empty a", "href"), /docs\/approvals\.md$/);
+  await page.waitForSelector("#pending-empty >> text=Nothing is waiting");
+  ok(step);
+
+  step = "the held call's decision links to its approval";
+  await apage.goto(ui + "#/live?q=console-demo");
+  await apage.waitForSelector('#live-rows tr[data-verdict="allow"]');
+  await apage.click('#live-rows tr[data-verdict="allow"] a');
+  await apage.waitForSelector("#approval-link");
+  assert.equal(await apage.textContent("#approval-link"), approvalId);
+  await apage.click("#approval-link");
+  await apage.waitForSelector("#approval-detail >> text=approved");
+  assert.match(await apage.textContent("#approval-detail"), /alice.*looks good, ship it/s);
+  await actx.close();
+  problems.push(...approverProblems);
   ok(step);
 
   step = "a request with a foreign Origin or Host is refused";
@@ -309,6 +393,11 @@ try {
   const overflow = await pp.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 1, "the page is wider than the phone by " + overflow + " px");
   await pp.screenshot({ path: path.join(shots, "live-phone.png") });
+  await pp.goto(ui + "#/approvals");
+  await pp.waitForSelector("#history-rows tr[data-state=approved]");
+  const approvalsOverflow = await pp.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(approvalsOverflow <= 1, "Approvals is wider than the phone by " + approvalsOverflow + " px");
+  await pp.screenshot({ path: path.join(shots, "approvals-phone.png") });
   await phone.close();
   problems.push(...phoneProblems);
   ok(step);

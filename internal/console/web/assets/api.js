@@ -56,3 +56,24 @@ export async function getJSON(path, { signal } = {}) {
   if (!resp.ok) throw await errorFrom(resp);
   return resp.json();
 }
+
+// callJSON calls a Connect unary procedure with JSON (path absolute, or relative to /ui/) and
+// returns the response message; a refusal rejects with an ApiError carrying the Connect code.
+export async function callJSON(path, message, { signal } = {}) {
+  let resp;
+  try {
+    resp = await fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Connect-Protocol-Version": "1", Accept: "application/json", ...authHeaders() },
+      body: JSON.stringify(message),
+      cache: "no-store",
+      credentials: "omit",
+      signal,
+    });
+  } catch (e) {
+    if (e.name === "AbortError") throw e;
+    throw new ApiError(0, "unavailable", "the server cannot be reached: " + e.message);
+  }
+  if (!resp.ok) throw await errorFrom(resp);
+  return resp.json();
+}

@@ -19,7 +19,7 @@ const pages = {
   decision: (root, ctx, arg) => decision.mount(root, ctx, arg),
   policy: (root, ctx, arg) => policy.mount(root, ctx, arg),
   sessions: (root, ctx) => sessions.mount(root, ctx),
-  approvals: (root, ctx) => approvals.mount(root, ctx),
+  approvals: (root, ctx, arg) => approvals.mount(root, ctx, arg),
 };
 
 const ctx = { info: null, refused };

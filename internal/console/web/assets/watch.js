@@ -1,4 +1,4 @@
-// A client for ObservationService.Watch over the Connect protocol with JSON: the request is one
+// A client for Connect server streams (ObservationService.Watch, ApprovalService.Watch) over the Connect protocol with JSON: the request is one
 // enveloped message, the response a stream of enveloped messages read from fetch's ReadableStream.
 // An envelope is one flags byte (0x01 compressed, 0x02 end of stream), a 4-byte big-endian length
 // and the message; the end-of-stream message is JSON {error?: {code, message}, metadata?}.
@@ -33,7 +33,7 @@ export class EnvelopeReader {
     const view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
     const flags = view.getUint8(0);
     const len = view.getUint32(1, false);
-    if (len > MAX_MESSAGE) throw new ApiError(0, "resource_exhausted", "a Watch message is larger than the console accepts");
+    if (len > MAX_MESSAGE) throw new ApiError(0, "resource_exhausted", "a streamed message is larger than the console accepts");
     if (this.buf.length < 5 + len) return null;
     const data = this.buf.slice(5, 5 + len);
     this.buf = this.buf.slice(5 + len);
@@ -41,12 +41,18 @@ export class EnvelopeReader {
   }
 }
 
-// watch streams items to onItem until signal aborts or the stream ends; it resolves on a normal
-// end and rejects with an ApiError otherwise. onOpen is called once the server has accepted.
-export async function watch(request, { onItem, onOpen, signal }) {
+// watch streams ObservationService.Watch items to onItem (see serverStream).
+export function watch(request, opts) {
+  return serverStream(WATCH_PATH, request, opts);
+}
+
+// serverStream calls a Connect server-streaming procedure at path and passes each message to
+// onItem until signal aborts or the stream ends; it resolves on a normal end and rejects with an
+// ApiError otherwise. onOpen is called once the server has accepted.
+export async function serverStream(path, request, { onItem, onOpen, signal }) {
   let resp;
   try {
-    resp = await fetch(WATCH_PATH, {
+    resp = await fetch(path, {
       method: "POST",
       headers: { "Content-Type": "application/connect+json", "Connect-Protocol-Version": "1", ...authHeaders() },
       body: envelope(request),
@@ -66,10 +72,10 @@ export async function watch(request, { onItem, onOpen, signal }) {
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) throw new ApiError(0, "unavailable", "the Watch stream ended without an end-of-stream message");
+      if (done) throw new ApiError(0, "unavailable", "the stream ended without an end-of-stream message");
       env.push(value);
       for (let m = env.next(); m; m = env.next()) {
-        if (m.flags & FLAG_COMPRESSED) throw new ApiError(0, "internal", "compressed message on the Watch stream (the console asks for none)");
+        if (m.flags & FLAG_COMPRESSED) throw new ApiError(0, "internal", "compressed message on the stream (the console asks for none)");
         const msg = JSON.parse(decoder.decode(m.data));
         if (m.flags & FLAG_END) {
           if (msg.error) throw new ApiError(200, msg.error.code || "unknown", msg.error.message || msg.error.code);

@@ -54,7 +54,8 @@ function render(root, item, policy, note) {
       ["Replayed", d.replayed ? "yes: the answer remembered for this event id was sent again" : null],
       ["Policy", policy && policy.digest ? [policy.name + " · revision " + policy.revision + " · ", h("code", {}, policy.digest),
         h("div", { class: "muted" }, "the policy in force when the console recorded this decision")] : "not known (the decision was not recorded by the server's console)"],
-      ["Approval", v === "ask" || v === "escalate" ? "approvals are not configured on this server: the caller got the rule's fallback" : null],
+      ["Approval", d.approvalId ? h("a", { href: "#/approvals/" + encodeURIComponent(d.approvalId), id: "approval-link", class: "mono" }, d.approvalId)
+        : v === "ask" || v === "escalate" ? "none: no rule that matched has an approval: block, so the caller was told to ask (or got the rule's fallback)" : null],
     ])),
     h("h2", {}, "Effects sent"),
     list(d.effects, (e) => [h("span", { class: "badge v-" + badgeFor(effectKind(e)) }, effectKind(e)), " ", effectText(e), e.ruleId ? [" · rule ", ruleLink(e.ruleId)] : " · built-in"],
