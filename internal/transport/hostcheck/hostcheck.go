@@ -135,14 +135,22 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 const exposed = "Grpc-Status, Grpc-Message, Grpc-Status-Details-Bin, Connect-Content-Encoding, Connect-Accept-Encoding, Content-Encoding, Grpc-Encoding, Grpc-Accept-Encoding"
 
 // refuse answers 403 without reading the body: over HTTP/1 the connection closes after the answer
-// and every read of the body fails at once, so a client sending a body slowly holds nothing.
+// and every read of the body fails at once, so a client sending a body slowly holds nothing. The
+// body is a Connect error ({"code":"permission_denied","message":…}), which Connect and gRPC-Web
+// clients read as such and which any JSON client can parse; text is a constant, never a value
+// of the request.
 func (g *guard) refuse(w http.ResponseWriter, r *http.Request, reason, text string) {
 	g.log.Info("request refused", "reason", reason, "peer", r.RemoteAddr)
 	if r.ProtoMajor == 1 && r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	}
-	http.Error(w, text, http.StatusForbidden)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = w.Write([]byte(`{"code":"permission_denied","message":"` + text + `"}` + "\n"))
 }
 
 func (g *guard) hostAllowed(hostport string) bool {

@@ -1,6 +1,7 @@
 package hostcheck_test
 
 import (
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -61,6 +62,19 @@ func TestHost(t *testing.T) {
 		if code == 403 && c.host != "" && strings.Contains(body, c.host) {
 			t.Errorf("%s: the refusal echoes the Host", c.name)
 		}
+	}
+}
+
+// A refusal is a Connect error that any JSON client (the console's page among them) can parse.
+func TestRefusalIsAConnectError(t *testing.T) {
+	t.Parallel()
+	code, h, body := serve(t, loopback4, hostcheck.Config{}, "rebind.attacker.example:8080", nil, http.MethodPost)
+	if code != http.StatusForbidden || h.Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d, Content-Type %q; want 403 and application/json", code, h.Get("Content-Type"))
+	}
+	var e struct{ Code, Message string }
+	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Code != "permission_denied" || e.Message == "" {
+		t.Errorf("body %q is not a Connect permission_denied error (%v)", body, err)
 	}
 }
 
