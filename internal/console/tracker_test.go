@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,7 +171,13 @@ func TestTrackerStopsWatchingWhenNoConsoleIsOpen(t *testing.T) {
 	t.Parallel()
 	h := hub.New(64)
 	defer h.Close()
-	tr := console.NewTracker(console.TrackerOptions{Hub: h, IdleAfter: 20 * time.Millisecond})
+	// The tracker's clock moves only when the test moves it, so a slow machine cannot make the
+	// tracker idle between a Touch and the check after it.
+	var now atomic.Int64
+	now.Store(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC).UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()) }
+	const idle = 20 * time.Millisecond
+	tr := console.NewTracker(console.TrackerOptions{Hub: h, IdleAfter: idle, Now: clock})
 	if n := h.Stats().Subscribers; n != 0 {
 		t.Fatalf("%d subscribers before any console request", n)
 	}
@@ -178,6 +185,7 @@ func TestTrackerStopsWatchingWhenNoConsoleIsOpen(t *testing.T) {
 	if n := h.Stats().Subscribers; n != 1 || !tr.Stats().Watching {
 		t.Fatalf("%d subscribers after Touch, want 1", n)
 	}
+	now.Add(int64(2 * idle))
 	waitFor(t, func() bool { return h.Stats().Subscribers == 0 })
 	if st := tr.Stats(); st.Watching || st.Paused == nil || st.Paused.To != nil {
 		t.Errorf("stats after going idle %+v", st)
