@@ -28,6 +28,12 @@ const approvalRules = `  - id: ask-hold-echo
       ask:
         reason: echoing this needs a human
         approval: {hold: 1h}
+  - id: ask-remind-echo
+    on: [tool.before]
+    match: {tool_names: ["mcp__testserver__echo"]}
+    when: 'input.text == "remind"'
+    effect: {ask: {reason: "a reminder nobody must answer"}}
+    fallback: no-effect
 `
 
 // approvals is a real ahp-server holding calls for approval, and a watcher of its approvals.
@@ -196,5 +202,19 @@ func TestHeldCallWithoutApprovalWaitNamesTheApproval(t *testing.T) {
 	}
 	if rec := r.received(); len(rec) != 1 {
 		t.Errorf("server received %v, want the approved retry", rec)
+	}
+}
+
+// An ask rule without an approval block keeps its fallback, even with ApprovalWait: here
+// no-effect, so the call goes through without waiting for anyone.
+func TestAskWithoutApprovalKeepsItsFallback(t *testing.T) {
+	t.Parallel()
+	a := approvalServer(t)
+	r := newRig(t, rigOptions{clients: a.clients, failure: bridge.FailClosed, approvalWait: time.Hour})
+	if res := r.mustCall("echo", map[string]any{"text": "remind"}); res.IsError || texts(res)[0] != "echo: remind" {
+		t.Errorf("answer %q (isError %v), want the echo", texts(res), res.IsError)
+	}
+	if rec := r.received(); len(rec) != 1 {
+		t.Errorf("server received %v", rec)
 	}
 }

@@ -186,10 +186,10 @@ type outcome struct {
 
 // reduce turns a decision into an outcome, never granting more than the decision says: the
 // first deny refuses; an ask, escalate or defer (which the gateway does not advertise, so the
-// policy engine normally falls back before) refuses saying why. (An ask with an `approval:` block
-// needs no capability: the backend holds the call and answers with what the approval decided, or
-// with a deny naming the approval; d.approval_id travels on.) a modify rewrites, or refuses
-// when it changes something else than the input; an allow or no effect forwards.
+// policy engine normally falls back before) refuses saying why; a modify rewrites, or refuses
+// when it changes something else than the input; an allow or no effect forwards. An ask with an
+// `approval:` block needs no capability: the backend holds the call and answers with what the
+// person decided (or a deny naming the approval), and the approval id is kept for the answer.
 func reduce(d *ahpv1.Decision, orig *structpb.Struct) outcome {
 	o := outcome{approvalID: d.GetApprovalId()}
 	var deny, ask, deferral, modify *ahpv1.Effect
