@@ -15,6 +15,7 @@ import (
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli/clitest"
+	"github.com/ahp-gateway/ahp/internal/mcpproxy"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 )
@@ -216,5 +217,25 @@ func TestAskWithoutApprovalKeepsItsFallback(t *testing.T) {
 	}
 	if rec := r.received(); len(rec) != 1 {
 		t.Errorf("server received %v", rec)
+	}
+}
+
+// The HTTP form holds the POST of a tools/call the same way.
+func TestHTTPHeldCallApprovedAndDenied(t *testing.T) {
+	t.Parallel()
+	a := approvalServer(t)
+	r := newHTTPRigWith(t, "", mcpproxy.DefaultMaxMessageBytes, a.clients, time.Hour)
+	got := r.callAsync(context.Background(), "echo", map[string]any{"text": "hold over http"})
+	a.decideNext(t, true, "")
+	if c := testkit.Receive(t, got, "the approved call was not answered"); c.err != nil || c.res.IsError || texts(c.res)[0] != "echo: hold over http" {
+		t.Errorf("approved over HTTP: %v %v", c.res, c.err)
+	}
+	got = r.callAsync(context.Background(), "echo", map[string]any{"text": "hold again"})
+	a.decideNext(t, false, "no")
+	if c := testkit.Receive(t, got, "the denied call was not answered"); c.err != nil || !c.res.IsError || texts(c.res)[0] != "denied by an unauthenticated approver: no" {
+		t.Errorf("denied over HTTP: %v %v", c.res, c.err)
+	}
+	if rec := r.received(); len(rec) != 1 || rec[0]["args"].(map[string]any)["text"] != "hold over http" {
+		t.Errorf("server received %v, want only the approved call", rec)
 	}
 }
