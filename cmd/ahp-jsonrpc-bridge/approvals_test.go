@@ -28,15 +28,22 @@ import (
 // a person's approval, and an approver watching its approvals.
 func approvalUpstream(t *testing.T) (url string, approver *approverClient) {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(file, []byte(testkit.PolicyYAML("bridge-approvals", `  - id: ask-deploy
+	return approvalUpstreamWith(t, `  - id: ask-deploy
     on: [tool.before]
     when: 'has(input.command) && input.command.startsWith("deploy ")'
     effect:
       ask:
         reason: deploying needs a human
         approval: {hold: 1h}
-`)), 0o600); err != nil {
+`)
+}
+
+// approvalUpstreamWith is an ahp-server with the approval rules rules, and an approver watching
+// its approvals.
+func approvalUpstreamWith(t *testing.T, rules string) (url string, approver *approverClient) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(file, []byte(testkit.PolicyYAML("bridge-approvals", rules)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	url = clitest.Serve(t, server.Config{PolicyFile: file, PolicyPollInterval: -1, Logger: slog.New(slog.DiscardHandler)})

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli"
@@ -43,8 +44,16 @@ tool kind mcp, named mcp__SERVER__TOOL, with the arguments as input:
   deny          the client gets a tool result with isError and the policy's reason; the server
                 never sees the call
   modify        the server receives the rewritten arguments
-  ask, defer    not expressible mid-call: the policy's per-rule fallback (by default a denial
-                saying approval is required)
+  ask, escalate with an approval: block (docs/approvals.md): with --upstream and
+                --approval-wait, the ahp-server holds the call until a person decides;
+                approved, it goes to the server (with the approver's note), denied or timed
+                out, the client gets the tool error result with the reason. Without
+                --approval-wait (and always in embedded mode, where no one can decide) the
+                answer is a denial naming the approval to decide, and a retry once it is
+                approved goes through. Keep the MCP client's tool-call timeout above
+                --approval-wait
+  ask, defer    otherwise not expressible mid-call: the policy's per-rule fallback (by default
+                a denial saying approval is required)
   message       an extra text item of the tool's result
   allow, none   forwarded unchanged
 
@@ -180,11 +189,26 @@ func (cfg *mcpProxyConfig) proxy(clients bridge.Clients, startErr error) (*mcppr
 		Clients: clients, StartErr: startErr,
 		ServerName:      cfg.serverName,
 		Timeout:         cfg.timeout,
+		ApprovalWait:    cfg.heldCallWait(),
 		FailurePolicy:   cfg.failurePolicy,
 		MaxMessageBytes: cfg.maxMessageBytes,
 		MaxOutputBytes:  cfg.maxOutputBytes,
 		Logger:          cfg.log,
 	})
+}
+
+// heldCallWait is how long a tools/call may wait for a person's approval: -approval-wait with an
+// ahp-server, whose ApprovalService decides; nothing in embedded mode, where no one can decide
+// and a held call could only expire (docs/approvals.md), so calls keep the -timeout-ms deadline
+// and get the fallback denial naming the approval.
+func (cfg *mcpProxyConfig) heldCallWait() time.Duration {
+	if cfg.upstream == "" {
+		if cfg.approvalWait > 0 {
+			cfg.log.Warn("-approval-wait has no effect in embedded mode: no one can decide its approvals; use -upstream with an ahp-server", "approval_wait", cfg.approvalWait.String())
+		}
+		return 0
+	}
+	return cfg.approvalWait
 }
 
 // serveMCPProxyHTTP serves the Streamable HTTP form until ctx is done. Like the hook's HTTP form,

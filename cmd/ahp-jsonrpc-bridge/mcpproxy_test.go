@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -190,6 +191,81 @@ func TestMCPProxyProcessHTTP(t *testing.T) {
 	}
 }
 
+// TestMCPProxyProcessHeldForApproval: with -approval-wait, a tools/call an ahp-server holds for
+// approval is answered when a person decides: approved, the server gets it; denied, it never does.
+func TestMCPProxyProcessHeldForApproval(t *testing.T) {
+	t.Parallel()
+	up, approver := approvalUpstreamWith(t, `  - id: ask-hold-echo
+    on: [tool.before]
+    match: {tool_names: ["mcp__files__echo"]}
+    when: 'input.text.startsWith("hold")'
+    effect:
+      ask:
+        reason: echoing this needs a human
+        approval: {hold: 1h}
+`)
+	dir := t.TempDir()
+	s := mcpSession(t, dir, "-upstream", up, "-failure-policy", "fail-closed", "-approval-wait", "10m", "-server-name", "files", "-log-level", "warn")
+	for _, c := range []struct {
+		text    string
+		approve bool
+		comment string
+		want    string
+		isErr   bool
+	}{
+		{"hold one", true, "ok", "echo: hold one|approved by an unauthenticated approver: ok", false},
+		{"hold two", false, "no", "denied by an unauthenticated approver: no", true},
+	} {
+		type answer struct {
+			text  string
+			isErr bool
+		}
+		got := make(chan answer, 1)
+		go func() {
+			// Not callText: t.Fatal belongs to the test's goroutine.
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": c.text}})
+			if err != nil {
+				got <- answer{"call failed: " + err.Error(), true}
+				return
+			}
+			var parts []string
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					parts = append(parts, tc.Text)
+				}
+			}
+			got <- answer{strings.Join(parts, "|"), res.IsError}
+		}()
+		approver.decideNext(t, c.approve, c.comment)
+		if a := testkit.Receive(t, got, c.text+": no answer"); a.text != c.want || a.isErr != c.isErr {
+			t.Errorf("%s: %q (isError %v), want %q (isError %v)", c.text, a.text, a.isErr, c.want, c.isErr)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "calls.log")); err != nil || strings.Count(string(b), "\n") != 1 || !strings.Contains(string(b), "hold one") {
+		t.Errorf("the server received %q (%v), want only the approved call", b, err)
+	}
+}
+
+// In embedded mode no one can decide an approval: -approval-wait is ignored, with a warning.
+func TestMCPProxyApprovalWaitIsIgnoredEmbedded(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	cfg, code := parseMCPProxyFlags([]string{"-approval-wait", "10m", "--", "true"}, &stderr, noEnv)
+	if cfg == nil {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if w := cfg.heldCallWait(); w != 0 {
+		t.Errorf("embedded wait %v, want 0", w)
+	}
+	if !strings.Contains(stderr.String(), "-approval-wait has no effect in embedded mode") {
+		t.Errorf("stderr %q, want the warning", stderr.String())
+	}
+	cfg, _ = parseMCPProxyFlags([]string{"-approval-wait", "10m", "-upstream", "http://127.0.0.1:1", "-failure-policy", "fail-closed", "--", "true"}, &stderr, noEnv)
+	if w := cfg.heldCallWait(); w != 10*time.Minute {
+		t.Errorf("upstream wait %v, want 10m", w)
+	}
+}
+
 func TestMCPProxyUsage(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -200,6 +276,7 @@ func TestMCPProxyUsage(t *testing.T) {
 		{[]string{"mcp-proxy", "-upstream", "http://127.0.0.1:1", "--", "true"}, "-failure-policy fail-open|fail-closed is required with -upstream"},
 		{[]string{"mcp-proxy", "-max-output-bytes", "12", "--", "true"}, "-max-output-bytes: want a number of bytes"},
 		{[]string{"mcp-proxy", "-listen", "127.0.0.1:0"}, "-listen and -target go together"},
+		{[]string{"mcp-proxy", "-approval-wait", "25h", "--", "true"}, "-approval-wait: want a duration from 0 to 24h"},
 		{[]string{"mcp-proxy", "-listen", "127.0.0.1:0", "-target", "http://127.0.0.1:1/mcp", "--", "true"}, "not both"},
 	} {
 		var stdout, stderr bytes.Buffer

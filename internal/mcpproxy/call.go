@@ -29,8 +29,13 @@ const (
 	methodCancelled  = "notifications/cancelled"
 )
 
-// metaDecisionID is the _meta key of a refused call's result that carries the decision id.
-const metaDecisionID = names.Namespace + "/decision_id"
+// metaDecisionID and metaApprovalID are the _meta keys of a refused call's result that carry
+// the decision id and, when the policy backend held the call for a person's approval (or names
+// the approval a retry needs), the approval id.
+const (
+	metaDecisionID = names.Namespace + "/decision_id"
+	metaApprovalID = names.Namespace + "/approval_id"
+)
 
 // capabilities are the effects an MCP tool call can act on: refuse (with a tool error result),
 // rewrite the arguments, an explicit allow, and notes for the model.
@@ -174,14 +179,19 @@ type outcome struct {
 	reason   string           // refuse: the text the model sees
 	input    *structpb.Struct // rewrite: the new arguments
 	messages []string         // notes for the model, whatever the verdict
+	// approvalID is the approval the backend opened for the call (Decision.approval_id): it held
+	// the call until a person decided, or its denial names the approval to decide.
+	approvalID string
 }
 
 // reduce turns a decision into an outcome, never granting more than the decision says: the
 // first deny refuses; an ask, escalate or defer (which the gateway does not advertise, so the
 // policy engine normally falls back before) refuses saying why; a modify rewrites, or refuses
-// when it changes something else than the input; an allow or no effect forwards.
+// when it changes something else than the input; an allow or no effect forwards. An ask with an
+// `approval:` block needs no capability: the backend holds the call and answers with what the
+// person decided (or a deny naming the approval), and the approval id is kept for the answer.
 func reduce(d *ahpv1.Decision, orig *structpb.Struct) outcome {
-	var o outcome
+	o := outcome{approvalID: d.GetApprovalId()}
 	var deny, ask, deferral, modify *ahpv1.Effect
 	for _, e := range d.GetEffects() {
 		switch x := e.GetEffect().(type) {
@@ -267,16 +277,23 @@ func mergePatch(target, patch *structpb.Struct) *structpb.Struct {
 }
 
 // refusal is the tools/call result of a refused call: a tool error whose text is the reason (the
-// model reads it and can change course), then the messages, with the decision id under _meta.
-func refusal(reason string, messages []string, decisionID string) json.RawMessage {
+// model reads it and can change course), then the messages, with the decision id and the
+// approval id (when there is one) under _meta.
+func refusal(reason string, messages []string, decisionID, approvalID string) json.RawMessage {
 	content := make([]textContent, 0, 1+len(messages))
 	content = append(content, textContent{Type: "text", Text: reason})
 	for _, m := range messages {
 		content = append(content, textContent{Type: "text", Text: m})
 	}
 	res := toolResult{Content: content, IsError: true}
-	if decisionID != "" {
-		res.Meta = map[string]string{metaDecisionID: decisionID}
+	if decisionID != "" || approvalID != "" {
+		res.Meta = map[string]string{}
+		if decisionID != "" {
+			res.Meta[metaDecisionID] = decisionID
+		}
+		if approvalID != "" {
+			res.Meta[metaApprovalID] = approvalID
+		}
 	}
 	out, err := jsonwire.Marshal(res)
 	if err != nil { // cannot happen: strings and a bool

@@ -132,14 +132,14 @@ func (s *session) decide(ctx context.Context, req *jsonrpc.Request, call *toolCa
 	case refuse:
 		if s.untrack(req.ID) != nil {
 			log.Info("tool call refused", "decision_id", decisionID)
-			s.writeClient(&jsonrpc.Response{ID: req.ID, Result: refusal(o.reason, o.messages, decisionID)})
+			s.writeClient(&jsonrpc.Response{ID: req.ID, Result: refusal(o.reason, o.messages, decisionID, o.approvalID)})
 		}
 		return
 	case rewrite:
 		if out, err = s.p.rewritten(req, call, o); err != nil {
 			if s.untrack(req.ID) != nil {
 				log.Warn("the policy's change cannot be applied; refusing the call", "error", err.Error())
-				s.writeClient(&jsonrpc.Response{ID: req.ID, Result: refusal("input must be changed, and the change cannot be applied: "+err.Error(), o.messages, decisionID)})
+				s.writeClient(&jsonrpc.Response{ID: req.ID, Result: refusal("input must be changed, and the change cannot be applied: "+err.Error(), o.messages, decisionID, o.approvalID)})
 			}
 			return
 		}

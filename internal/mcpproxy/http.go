@@ -207,12 +207,12 @@ func (h *HTTP) toolCall(w http.ResponseWriter, r *http.Request, req *jsonrpc.Req
 	switch o.verdict {
 	case refuse:
 		log.Info("tool call refused")
-		writeJSONRPC(w, &jsonrpc.Response{ID: req.ID, Result: refusal(o.reason, o.messages, decisionID)})
+		writeJSONRPC(w, &jsonrpc.Response{ID: req.ID, Result: refusal(o.reason, o.messages, decisionID, o.approvalID)})
 		return
 	case rewrite:
 		if out, err = h.p.rewritten(req, call, o); err != nil {
 			log.Warn("the policy's change cannot be applied; refusing the call", "error", err.Error())
-			writeJSONRPC(w, &jsonrpc.Response{ID: req.ID, Result: refusal("input must be changed, and the change cannot be applied: "+err.Error(), o.messages, decisionID)})
+			writeJSONRPC(w, &jsonrpc.Response{ID: req.ID, Result: refusal("input must be changed, and the change cannot be applied: "+err.Error(), o.messages, decisionID, o.approvalID)})
 			return
 		}
 		tool.Input = o.input

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli/clitest"
 	"github.com/ahp-gateway/ahp/internal/mcpproxy"
 	"github.com/ahp-gateway/ahp/internal/mcpproxy/mcptest"
@@ -29,13 +31,19 @@ type httpRig struct {
 
 func newHTTPRig(t *testing.T, protocol string, limit int) *httpRig {
 	t.Helper()
+	return newHTTPRigWith(t, protocol, limit, embedded(t), 0)
+}
+
+// newHTTPRigWith is newHTTPRig deciding with clients, and Config.ApprovalWait wait.
+func newHTTPRigWith(t *testing.T, protocol string, limit int, clients bridge.Clients, wait time.Duration) *httpRig {
+	t.Helper()
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "calls.log")
 	srv := mcptest.New(logPath)
 	target := testkit.StartLoopback(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 
-	rec := record(embedded(t))
-	proxy, err := mcpproxy.New(mcpproxy.Config{Clients: rec.clients(), MaxMessageBytes: limit, Logger: testkit.Discard()})
+	rec := record(clients)
+	proxy, err := mcpproxy.New(mcpproxy.Config{Clients: rec.clients(), MaxMessageBytes: limit, ApprovalWait: wait, Logger: testkit.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,12 @@ type Config struct {
 	// Timeout is the deadline of each decision (default bridge.DefaultTimeout; at most
 	// bridge.MaxTimeout).
 	Timeout time.Duration
+	// ApprovalWait, when longer than Timeout, is the deadline of decisions instead: how long a
+	// tools/call held by the policy backend for a person's approval (docs/approvals.md) may wait.
+	// Zero: Timeout, and the backend answers a call it cannot hold that long with a denial naming
+	// the approval, so that a retry once approved goes through. At most bridge.MaxApprovalWait.
+	// Only an ahp-server can have approvals decided: in-process they can only expire.
+	ApprovalWait time.Duration
 	// FailurePolicy applies when no decision arrives (default bridge.FailClosed).
 	FailurePolicy bridge.FailurePolicy
 	// MaxMessageBytes bounds a tools/call whose arguments the policy rewrote, and in the HTTP form
@@ -104,6 +110,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.Timeout < 0 || cfg.Timeout > bridge.MaxTimeout {
 		return nil, fmt.Errorf("mcpproxy: timeout %v outside (0, %v]", cfg.Timeout, bridge.MaxTimeout)
+	}
+	if cfg.ApprovalWait < 0 || cfg.ApprovalWait > bridge.MaxApprovalWait {
+		return nil, fmt.Errorf("mcpproxy: approval wait %v outside [0, %v]", cfg.ApprovalWait, bridge.MaxApprovalWait)
 	}
 	if len(cfg.ServerName) > 256 {
 		return nil, errors.New("mcpproxy: Config.ServerName is over 256 bytes")
@@ -512,7 +521,9 @@ func (p *Proxy) intercept(ctx context.Context, ev *ahpv1.Event) (*ahpv1.Decision
 	if cfg.StartErr != nil {
 		return nil, failureNotStarted, cfg.StartErr
 	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	// A call held for an approval waits on the backend for up to ApprovalWait; the client's
+	// cancellation still ends it at once (ctx).
+	ctx, cancel := context.WithTimeout(ctx, max(cfg.Timeout, cfg.ApprovalWait))
 	defer cancel()
 	resp, err := cfg.Clients.Intercept.Intercept(ctx, connect.NewRequest(&ahpv1.InterceptRequest{
 		Event:        ev,

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -131,6 +132,8 @@ type rigOptions struct {
 	command []string
 	// maxInFlight is Config.MaxInFlight.
 	maxInFlight int
+	// timeout and approvalWait are Config.Timeout and Config.ApprovalWait.
+	timeout, approvalWait time.Duration
 }
 
 func newRig(t testing.TB, o rigOptions) *rig {
@@ -143,6 +146,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	proxy, err := mcpproxy.New(mcpproxy.Config{
 		Clients: o.clients, StartErr: o.startErr, FailurePolicy: o.failure, ServerName: o.serverName,
 		MaxMessageBytes: o.limit, MaxInFlight: o.maxInFlight,
+		Timeout: o.timeout, ApprovalWait: o.approvalWait,
 		Logger: slog.New(slog.NewTextHandler(testkit.LockedWriter(r.stderr), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
