@@ -212,7 +212,7 @@ func (s *Server) Restart() {
 	s.start()
 }
 
-// WaitJetStream waits (up to 30s) until JetStream answers on url.
+// WaitJetStream waits (up to jetStreamWait) until JetStream answers on url.
 func WaitJetStream(t testing.TB, url string) {
 	t.Helper()
 	nc, err := nats.Connect(url, nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1))
@@ -224,7 +224,7 @@ func WaitJetStream(t testing.TB, url string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(jetStreamWait)
 	var last error
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -236,8 +236,12 @@ func WaitJetStream(t testing.TB, url string) {
 		<-ctx.Done() // the next try comes when this one's second is up (an answer came early: an error)
 		cancel()
 	}
-	t.Fatalf("JetStream on %s not ready within 30s: %v", url, last)
+	t.Fatalf("JetStream on %s not ready within %v: %v", url, jetStreamWait, last)
 }
+
+// jetStreamWait bounds the wait for JetStream: a cluster elects its meta leader first, which on a
+// loaded two-core machine has taken more than 30 s. A bound against a hang, not a speed claim.
+const jetStreamWait = 90 * time.Second
 
 func freePort(t testing.TB) int {
 	t.Helper()
