@@ -10,6 +10,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
+	"github.com/ahp-gateway/ahp/internal/mergepatch"
 )
 
 // DefaultDenyReason is the reason of a denial whose effect gave none; both runtimes need a
@@ -195,7 +196,7 @@ func reduce(req *Request, d *ahpv1.Decision) answer {
 		a.verdict, a.reason = verdictDeny, deferReason(deferral.GetDefer())
 	case modify != nil:
 		m := modify.GetModify()
-		in, ok := changedInput(req.Event.GetTool().GetInput(), m)
+		in, ok := ChangedInput(req.Event.GetTool().GetInput(), m)
 		if !ok {
 			a.verdict, a.reason = verdictDeny, "input must be changed: "+orDefault(m.GetReason(), "the policy's change")+" (this hook cannot apply it)"
 			break
@@ -248,9 +249,9 @@ func fitTo(req *Request, a answer) answer {
 	return a
 }
 
-// changedInput applies a modify effect to the tool input: its value replaces the input, or with
+// ChangedInput applies a modify effect to the tool input: its value replaces the input, or with
 // operation MERGE is merged into it (RFC 7386). Only the tool input can be changed by a hook.
-func changedInput(orig *structpb.Struct, m *ahpv1.ModifyEffect) (*structpb.Struct, bool) {
+func ChangedInput(orig *structpb.Struct, m *ahpv1.ModifyEffect) (*structpb.Struct, bool) {
 	switch m.GetTarget() {
 	case ahpv1.ModifyTarget_MODIFY_TARGET_UNSPECIFIED, ahpv1.ModifyTarget_MODIFY_TARGET_INPUT:
 	default:
@@ -261,29 +262,9 @@ func changedInput(orig *structpb.Struct, m *ahpv1.ModifyEffect) (*structpb.Struc
 		return nil, false
 	}
 	if m.GetOperation() == ahpv1.ModifyOperation_MODIFY_OPERATION_MERGE {
-		return mergePatch(orig, v), true
+		return mergepatch.Apply(orig, v), true
 	}
 	return v, true
-}
-
-// mergePatch applies a JSON merge patch (RFC 7386) to target without changing either.
-func mergePatch(target, patch *structpb.Struct) *structpb.Struct {
-	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(target.GetFields())+len(patch.GetFields()))}
-	for k, v := range target.GetFields() {
-		out.Fields[k] = v
-	}
-	for k, pv := range patch.GetFields() {
-		switch kind := pv.GetKind().(type) {
-		case nil:
-		case *structpb.Value_NullValue:
-			delete(out.Fields, k)
-		case *structpb.Value_StructValue:
-			out.Fields[k] = structpb.NewStructValue(mergePatch(out.Fields[k].GetStructValue(), kind.StructValue))
-		default:
-			out.Fields[k] = pv
-		}
-	}
-	return out
 }
 
 // encodeInput writes a changed tool input as the runtime expects it back (a key the mapping

@@ -225,7 +225,7 @@ func reduce(d *ahpv1.Decision, orig *structpb.Struct) outcome {
 		}
 		o.verdict, o.reason = refuse, head+": "+orDefault(deferral.GetDefer().GetReason(), "the policy defers this call")
 	case modify != nil:
-		in, ok := changedInput(orig, modify.GetModify())
+		in, ok := adapter.ChangedInput(orig, modify.GetModify())
 		if !ok {
 			o.verdict, o.reason = refuse, "input must be changed: "+orDefault(modify.GetModify().GetReason(), "the policy's change")+" (the MCP gateway can change only the arguments)"
 			break
@@ -236,44 +236,6 @@ func reduce(d *ahpv1.Decision, orig *structpb.Struct) outcome {
 		o.verdict, o.reason = refuse, adapter.DefaultDenyReason
 	}
 	return o
-}
-
-// changedInput applies a modify effect to the arguments: its value replaces them, or with
-// operation MERGE is merged into them (RFC 7386).
-func changedInput(orig *structpb.Struct, m *ahpv1.ModifyEffect) (*structpb.Struct, bool) {
-	switch m.GetTarget() {
-	case ahpv1.ModifyTarget_MODIFY_TARGET_UNSPECIFIED, ahpv1.ModifyTarget_MODIFY_TARGET_INPUT:
-	default:
-		return nil, false
-	}
-	v := m.GetValue().GetStructValue()
-	if v == nil {
-		return nil, false
-	}
-	if m.GetOperation() == ahpv1.ModifyOperation_MODIFY_OPERATION_MERGE {
-		return mergePatch(orig, v), true
-	}
-	return v, true
-}
-
-// mergePatch applies a JSON merge patch (RFC 7386) to target without changing either.
-func mergePatch(target, patch *structpb.Struct) *structpb.Struct {
-	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(target.GetFields())+len(patch.GetFields()))}
-	for k, v := range target.GetFields() {
-		out.Fields[k] = v
-	}
-	for k, pv := range patch.GetFields() {
-		switch kind := pv.GetKind().(type) {
-		case nil:
-		case *structpb.Value_NullValue:
-			delete(out.Fields, k)
-		case *structpb.Value_StructValue:
-			out.Fields[k] = structpb.NewStructValue(mergePatch(out.Fields[k].GetStructValue(), kind.StructValue))
-		default:
-			out.Fields[k] = pv
-		}
-	}
-	return out
 }
 
 // refusal is the tools/call result of a refused call: a tool error whose text is the reason (the

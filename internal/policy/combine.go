@@ -274,28 +274,6 @@ var kindVerdicts = [...]ahpv1.Verdict{
 	ahpv1.EffectKind_EFFECT_KIND_ALLOW:    ahpv1.Verdict_VERDICT_ALLOW,
 }
 
-// mergePatch applies an RFC 7386 JSON merge patch to target and returns the result; target is not
-// changed. null deletes a key, objects merge recursively, anything else replaces.
-func mergePatch(target, patch *structpb.Struct) *structpb.Struct {
-	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(target.GetFields())+len(patch.GetFields()))}
-	for k, v := range target.GetFields() {
-		out.Fields[k] = v
-	}
-	for k, pv := range patch.GetFields() {
-		switch {
-		case pv.GetKind() == nil:
-			// A Value with no kind is malformed; skip it rather than invent a meaning.
-		case isNull(pv):
-			delete(out.Fields, k)
-		case pv.GetStructValue() != nil:
-			out.Fields[k] = structpb.NewStructValue(mergePatch(out.Fields[k].GetStructValue(), pv.GetStructValue()))
-		default:
-			out.Fields[k] = pv
-		}
-	}
-	return out
-}
-
 func isNull(v *structpb.Value) bool {
 	_, ok := v.GetKind().(*structpb.Value_NullValue)
 	return ok

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/mergepatch"
 )
 
 // errNoEvent is reported when Evaluate is called without an event.
@@ -258,13 +259,13 @@ func (r *rule) buildEffect(act *activation, input *structpb.Struct) (*ahpv1.Effe
 func (r *rule) modify(act *activation, input *structpb.Struct) (*structpb.Struct, error) {
 	switch {
 	case r.merge != nil:
-		return mergePatch(input, r.merge), nil
+		return mergepatch.Apply(input, r.merge), nil
 	case r.mergeExpr != nil:
 		patch, err := evalObject(act.ctx, r.mergeExpr, &inputOverride{parent: act, input: structVal(act.adapter, input)})
 		if err != nil {
 			return nil, fmt.Errorf("merge_expr: %w", err)
 		}
-		return mergePatch(input, patch), nil
+		return mergepatch.Apply(input, patch), nil
 	default:
 		out, err := evalObject(act.ctx, r.inputExpr, &inputOverride{parent: act, input: structVal(act.adapter, input)})
 		if err != nil {
