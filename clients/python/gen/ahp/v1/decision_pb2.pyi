@@ -61,7 +61,7 @@ class Capabilities(_message.Message):
     def __init__(self, effects: _Optional[_Iterable[_Union[EffectKind, str]]] = ..., extension_effects: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Decision(_message.Message):
-    __slots__ = ["approval_id", "confirmation", "context_perception", "decision_id", "dry_runs", "effects", "fallbacks", "idle", "intent_detection", "latency_us", "matched_rule_ids", "memory_recall", "planning", "rate_limit", "reasoning", "replayed", "synthetic", "verdict"]
+    __slots__ = ["approval_id", "confirmation", "context_perception", "decision_id", "dry_runs", "effects", "fallbacks", "idle", "intent_detection", "latency_us", "matched_rule_ids", "memory_recall", "planning", "policy_digest", "policy_revision", "rate_limit", "reasoning", "replayed", "synthetic", "verdict"]
     APPROVAL_ID_FIELD_NUMBER: _ClassVar[int]
     CONFIRMATION_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_PERCEPTION_FIELD_NUMBER: _ClassVar[int]
@@ -75,6 +75,8 @@ class Decision(_message.Message):
     MATCHED_RULE_IDS_FIELD_NUMBER: _ClassVar[int]
     MEMORY_RECALL_FIELD_NUMBER: _ClassVar[int]
     PLANNING_FIELD_NUMBER: _ClassVar[int]
+    POLICY_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    POLICY_REVISION_FIELD_NUMBER: _ClassVar[int]
     RATE_LIMIT_FIELD_NUMBER: _ClassVar[int]
     REASONING_FIELD_NUMBER: _ClassVar[int]
     REPLAYED_FIELD_NUMBER: _ClassVar[int]
@@ -93,12 +95,14 @@ class Decision(_message.Message):
     matched_rule_ids: _containers.RepeatedScalarFieldContainer[str]
     memory_recall: _typed_pb2.MemoryRecallDecision
     planning: _typed_pb2.PlanningDecision
+    policy_digest: str
+    policy_revision: int
     rate_limit: _typed_pb2.RateLimitDecision
     reasoning: _typed_pb2.ReasoningDecision
     replayed: bool
     synthetic: bool
     verdict: Verdict
-    def __init__(self, decision_id: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., effects: _Optional[_Iterable[_Union[Effect, _Mapping]]] = ..., matched_rule_ids: _Optional[_Iterable[str]] = ..., synthetic: bool = ..., fallbacks: _Optional[_Iterable[_Union[Fallback, _Mapping]]] = ..., dry_runs: _Optional[_Iterable[_Union[DryRun, _Mapping]]] = ..., replayed: bool = ..., latency_us: _Optional[int] = ..., approval_id: _Optional[str] = ..., idle: _Optional[_Union[_typed_pb2.IdleDecision, _Mapping]] = ..., intent_detection: _Optional[_Union[_typed_pb2.IntentDetectionDecision, _Mapping]] = ..., context_perception: _Optional[_Union[_typed_pb2.ContextPerceptionDecision, _Mapping]] = ..., memory_recall: _Optional[_Union[_typed_pb2.MemoryRecallDecision, _Mapping]] = ..., planning: _Optional[_Union[_typed_pb2.PlanningDecision, _Mapping]] = ..., reasoning: _Optional[_Union[_typed_pb2.ReasoningDecision, _Mapping]] = ..., rate_limit: _Optional[_Union[_typed_pb2.RateLimitDecision, _Mapping]] = ..., confirmation: _Optional[_Union[_typed_pb2.ConfirmationDecision, _Mapping]] = ...) -> None: ...
+    def __init__(self, decision_id: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., effects: _Optional[_Iterable[_Union[Effect, _Mapping]]] = ..., matched_rule_ids: _Optional[_Iterable[str]] = ..., synthetic: bool = ..., fallbacks: _Optional[_Iterable[_Union[Fallback, _Mapping]]] = ..., dry_runs: _Optional[_Iterable[_Union[DryRun, _Mapping]]] = ..., replayed: bool = ..., latency_us: _Optional[int] = ..., policy_digest: _Optional[str] = ..., policy_revision: _Optional[int] = ..., approval_id: _Optional[str] = ..., idle: _Optional[_Union[_typed_pb2.IdleDecision, _Mapping]] = ..., intent_detection: _Optional[_Union[_typed_pb2.IntentDetectionDecision, _Mapping]] = ..., context_perception: _Optional[_Union[_typed_pb2.ContextPerceptionDecision, _Mapping]] = ..., memory_recall: _Optional[_Union[_typed_pb2.MemoryRecallDecision, _Mapping]] = ..., planning: _Optional[_Union[_typed_pb2.PlanningDecision, _Mapping]] = ..., reasoning: _Optional[_Union[_typed_pb2.ReasoningDecision, _Mapping]] = ..., rate_limit: _Optional[_Union[_typed_pb2.RateLimitDecision, _Mapping]] = ..., confirmation: _Optional[_Union[_typed_pb2.ConfirmationDecision, _Mapping]] = ...) -> None: ...
 
 class DeferEffect(_message.Message):
     __slots__ = ["reason", "retry_after_ms"]
