@@ -45,6 +45,8 @@ const (
 	// orphanAge is how long an index entry without its record is taken for an Open in flight
 	// on another replica, before it is treated as left behind by a crash.
 	orphanAge = 5 * time.Second
+	// purgeEvery is how often Expire drops old delete markers.
+	purgeEvery = 10 * time.Minute
 )
 
 // record is the stored value.
@@ -69,7 +71,9 @@ type Store struct {
 
 	mu      sync.Mutex
 	mirror  map[string]approval.Approval // id -> latest seen
+	sizes   map[string]int               // id -> stored bytes of its record
 	bytes   int
+	purged  time.Time // last PurgeDeletes
 	subs    map[int]func(approval.Change)
 	nextSub int
 
@@ -88,9 +92,10 @@ func Open(ctx context.Context, conn *cluster.Conn, opts approval.MemoryOptions, 
 		log = slog.New(slog.DiscardHandler)
 	}
 	kv, err := conn.KeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:       conn.Bucket(BucketName),
-		Description:  "ahp-server: human approvals (records and action-key index)",
-		MaxBytes:     2 * int64(opts.MaxBytes), // records and index entries; the store evicts first
+		Bucket:      conn.Bucket(BucketName),
+		Description: "ahp-server: human approvals (records and action-key index)",
+		// Records, index entries and delete markers; the store evicts before the bucket is full.
+		MaxBytes:     2*int64(opts.MaxBytes) + 1<<20,
 		MaxValueSize: maxValue,
 		History:      1,
 		Storage:      jetstream.FileStorage,
@@ -103,7 +108,7 @@ func Open(ctx context.Context, conn *cluster.Conn, opts approval.MemoryOptions, 
 	_, _ = rand.Read(o[:])
 	s := &Store{
 		conn: conn, kv: kv, opts: opts, origin: hex.EncodeToString(o[:]), log: log,
-		mirror: map[string]approval.Approval{}, subs: map[int]func(approval.Change){},
+		mirror: map[string]approval.Approval{}, sizes: map[string]int{}, subs: map[int]func(approval.Change){},
 		ready: make(chan struct{}), done: make(chan struct{}),
 	}
 	s.watcher, err = kv.Watch(context.Background(), "a.*")
@@ -145,7 +150,7 @@ func (s *Store) Close() {
 	<-s.done
 }
 
-func recKey(id string) string   { return "a." + base64.RawURLEncoding.EncodeToString([]byte(id)) }
+func recKey(id string) string    { return "a." + base64.RawURLEncoding.EncodeToString([]byte(id)) }
 func indexKey(key string) string { return "k." + base64.RawURLEncoding.EncodeToString([]byte(key)) }
 
 func (s *Store) ctx() (context.Context, context.CancelFunc) {
@@ -182,7 +187,8 @@ func (s *Store) apply(e jetstream.KeyValueEntry, notify bool) {
 	if e.Operation() != jetstream.KeyValuePut {
 		if had {
 			delete(s.mirror, string(id))
-			s.bytes -= size(prev)
+			s.bytes -= s.sizes[string(id)]
+			delete(s.sizes, string(id))
 		}
 		return
 	}
@@ -196,10 +202,11 @@ func (s *Store) apply(e jetstream.KeyValueEntry, notify bool) {
 		if prev.Revision >= a.Revision {
 			return
 		}
-		s.bytes -= size(prev)
+		s.bytes -= s.sizes[a.ID]
 	}
 	s.mirror[a.ID] = a
-	s.bytes += size(a)
+	s.sizes[a.ID] = storedSize(e.Key(), e.Value())
+	s.bytes += s.sizes[a.ID]
 	if !notify {
 		return
 	}
@@ -243,24 +250,8 @@ func kindOfEnd(a approval.Approval) approval.ChangeKind {
 	return 0
 }
 
-// size is the approximate bytes an approval holds (as approval.Memory counts them).
-func size(a approval.Approval) int {
-	n := 256 + len(a.ID) + len(a.Key) + len(a.Kind) + len(a.Target) + len(a.Reason) + len(a.Principal) +
-		len(a.Source) + len(a.Agent) + len(a.Session) + len(a.EventID) + len(a.EventType) + len(a.Tool) +
-		len(a.Input) + len(a.DecidedBy) + len(a.Comment) + len(a.ConsumedBy)
-	for _, r := range a.RuleIDs {
-		n += 16 + len(r)
-	}
-	for _, l := range a.Approvers {
-		for _, p := range l {
-			n += 16 + len(p)
-		}
-	}
-	for _, p := range a.Notifiers {
-		n += 16 + len(p)
-	}
-	return n
-}
+// storedSize is what one record takes in the bucket: key, value and the message's overhead.
+func storedSize(key string, value []byte) int { return len(key) + len(value) + 128 }
 
 func clone(a approval.Approval) approval.Approval {
 	a.RuleIDs = append([]string(nil), a.RuleIDs...)
@@ -418,6 +409,12 @@ func (s *Store) waitRecord(ctx context.Context, id string) error {
 // admit checks the pending caps against the mirror and evicts the oldest decided approvals
 // until a fits the entry and byte bounds; ErrFull when it cannot.
 func (s *Store) admit(ctx context.Context, a approval.Approval) error {
+	b, err := s.encode(a)
+	if err != nil {
+		return err
+	}
+	// The record, its index entry and, once decided, its comment and approver.
+	need := storedSize(recKey(a.ID), b) + 256 + approval.MaxComment
 	s.mu.Lock()
 	pending, perAgent := 0, 0
 	var ended []approval.Approval
@@ -437,17 +434,19 @@ func (s *Store) admit(ctx context.Context, a approval.Approval) error {
 		return approval.ErrFull
 	}
 	sort.Slice(ended, func(i, j int) bool { return ended[i].CreatedAt.Before(ended[j].CreatedAt) })
-	need := size(a)
 	for entries >= s.opts.MaxEntries || bytes+need > s.opts.MaxBytes {
 		if len(ended) == 0 {
 			return approval.ErrFull
 		}
 		old := ended[0]
 		ended = ended[1:]
+		s.mu.Lock()
+		freed := s.sizes[old.ID] // before the watcher sees the delete
+		s.mu.Unlock()
 		if err := s.forget(ctx, old); err != nil {
 			return s.failed(err)
 		}
-		entries, bytes = entries-1, bytes-size(old)
+		entries, bytes = entries-1, bytes-freed
 	}
 	return nil
 }
@@ -618,12 +617,17 @@ func (s *Store) Expire(now time.Time) {
 			old = append(old, a)
 		}
 	}
-	s.mu.Unlock()
-	if len(due) == 0 && len(old) == 0 {
-		return
+	purge := now.Sub(s.purged) > purgeEvery
+	if purge {
+		s.purged = now
 	}
+	s.mu.Unlock()
 	ctx, cancel := s.ctx()
 	defer cancel()
+	if purge {
+		// Delete markers are the bucket's only unbounded growth: drop the old ones.
+		_ = s.kv.PurgeDeletes(ctx, jetstream.DeleteMarkersOlderThan(purgeEvery))
+	}
 	for _, a := range due {
 		got, err := s.change(ctx, a.ID, func(a *approval.Approval) (bool, error) {
 			if a.State != approval.StatePending || now.Before(a.HoldUntil) {
