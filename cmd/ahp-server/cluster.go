@@ -310,7 +310,7 @@ func (cs *clusterStores) stats() metrics.ClusterStats {
 	if st.Connected {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		for _, b := range []string{idemkv.BucketName, sessionkv.BucketName, policykv.BucketName} {
+		for _, b := range []string{idemkv.BucketName, sessionkv.BucketName, policykv.BucketName, approvalkv.BucketName} {
 			if n, size, err := cs.conn.BucketSize(ctx, b); err == nil {
 				out.BucketEntries[b], out.BucketBytes[b] = n, size
 			}

@@ -382,7 +382,7 @@ func (s *Store) Open(a approval.Approval, now time.Time) (approval.Approval, boo
 		s.conn.Succeeded()
 		return clone(a), true, nil
 	}
-	return approval.Approval{}, false, fmt.Errorf("approval open: %d compare-and-set conflicts in a row", casAttempts)
+	return approval.Approval{}, false, fmt.Errorf("%w: open: %d compare-and-set conflicts in a row", approval.ErrUnavailable, casAttempts)
 }
 
 // waitRecord waits until the record id appears (another replica is creating it) or ctx ends.
@@ -476,7 +476,7 @@ func (s *Store) dropIndex(ctx context.Context, a approval.Approval) {
 // failed tells the connection and returns err.
 func (s *Store) failed(err error) error {
 	s.conn.Failed(err)
-	return fmt.Errorf("cluster approval store: %w", err)
+	return fmt.Errorf("%w: %w", approval.ErrUnavailable, err)
 }
 
 // Get implements approval.Store.
