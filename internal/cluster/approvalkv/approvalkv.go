@@ -323,6 +323,9 @@ func isConflict(err error) bool {
 
 // Open implements approval.Store.
 func (s *Store) Open(a approval.Approval, now time.Time) (approval.Approval, bool, error) {
+	if !s.conn.Usable() {
+		return approval.Approval{}, false, approval.ErrUnavailable
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	s.Expire(now)
@@ -481,6 +484,9 @@ func (s *Store) failed(err error) error {
 
 // Get implements approval.Store.
 func (s *Store) Get(id string, now time.Time) (approval.Approval, error) {
+	if !s.conn.Usable() {
+		return approval.Approval{}, approval.ErrUnavailable
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	a, _, err := s.load(ctx, id)
@@ -528,6 +534,9 @@ func (s *Store) List(f approval.Filter, now time.Time) []approval.Approval {
 
 // Decide implements approval.Store.
 func (s *Store) Decide(id string, d approval.Decision, now time.Time) (approval.Approval, error) {
+	if !s.conn.Usable() {
+		return approval.Approval{}, approval.ErrUnavailable
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	a, err := s.change(ctx, id, func(a *approval.Approval) (bool, error) {
@@ -566,6 +575,9 @@ func expire(a *approval.Approval, now time.Time) {
 
 // Consume implements approval.Store.
 func (s *Store) Consume(key, eventKey string, now time.Time) (approval.Approval, bool) {
+	if !s.conn.Usable() {
+		return approval.Approval{}, false
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	e, err := s.kv.Get(ctx, indexKey(key))
@@ -617,6 +629,10 @@ func (s *Store) Expire(now time.Time) {
 			old = append(old, a)
 		}
 	}
+	if !s.conn.Usable() {
+		s.mu.Unlock()
+		return
+	}
 	purge := now.Sub(s.purged) > purgeEvery
 	if purge {
 		s.purged = now
@@ -625,8 +641,13 @@ func (s *Store) Expire(now time.Time) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	if purge {
-		// Delete markers are the bucket's only unbounded growth: drop the old ones.
-		_ = s.kv.PurgeDeletes(ctx, jetstream.DeleteMarkersOlderThan(purgeEvery))
+		// Delete markers are the bucket's only unbounded growth: drop the old ones, off the
+		// caller's path (one at a time: the next waits purgeEvery).
+		go func() {
+			pctx, pcancel := context.WithTimeout(context.Background(), time.Minute)
+			defer pcancel()
+			_ = s.kv.PurgeDeletes(pctx, jetstream.DeleteMarkersOlderThan(purgeEvery))
+		}()
 	}
 	for _, a := range due {
 		got, err := s.change(ctx, a.ID, func(a *approval.Approval) (bool, error) {
@@ -647,6 +668,9 @@ func (s *Store) Expire(now time.Time) {
 
 // SetAbandoned implements approval.Store.
 func (s *Store) SetAbandoned(id string, abandoned bool) {
+	if !s.conn.Usable() {
+		return
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	_, err := s.change(ctx, id, func(a *approval.Approval) (bool, error) {

@@ -235,3 +235,30 @@ func TestCapsAndByteBound(t *testing.T) {
 		t.Errorf("newest approval forgotten: %v", err)
 	}
 }
+
+// With NATS gone, Open fails with ErrUnavailable (the core denies), Consume grants nothing.
+func TestUnavailableNeverGrants(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	s := open(t, srv.URL(), "a", approval.MemoryOptions{})
+	s.Open(pending("1", "k1", "ag"), t0)
+	if _, err := s.Decide("1", approval.Decision{Approve: true, By: "alice"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	var err error
+	for range 20 { // until the client has seen the connection drop
+		if _, _, err = s.Open(pending("2", "k2", "ag"), t0); errors.Is(err, approval.ErrUnavailable) {
+			break
+		}
+	}
+	if !errors.Is(err, approval.ErrUnavailable) {
+		t.Fatalf("open without NATS: %v, want ErrUnavailable", err)
+	}
+	if _, ok := s.Consume("k1", "ev", t0); ok {
+		t.Fatal("a grant was used without NATS")
+	}
+	if _, err := s.Decide("2", approval.Decision{By: "alice"}, t0); !errors.Is(err, approval.ErrUnavailable) {
+		t.Fatalf("decide without NATS: %v, want ErrUnavailable", err)
+	}
+}
