@@ -78,6 +78,7 @@ type Store struct {
 	nextSub int
 
 	watcher jetstream.KeyWatcher
+	closing chan struct{}
 	ready   chan struct{}
 	done    chan struct{}
 }
@@ -109,7 +110,7 @@ func Open(ctx context.Context, conn *cluster.Conn, opts approval.MemoryOptions, 
 	s := &Store{
 		conn: conn, kv: kv, opts: opts, origin: hex.EncodeToString(o[:]), log: log,
 		mirror: map[string]approval.Approval{}, sizes: map[string]int{}, subs: map[int]func(approval.Change){},
-		ready: make(chan struct{}), done: make(chan struct{}),
+		closing: make(chan struct{}), ready: make(chan struct{}), done: make(chan struct{}),
 	}
 	s.watcher, err = kv.Watch(context.Background(), "a.*")
 	if err != nil {
@@ -119,6 +120,7 @@ func Open(ctx context.Context, conn *cluster.Conn, opts approval.MemoryOptions, 
 	select {
 	case <-s.ready:
 	case <-ctx.Done():
+		close(s.closing)
 		_ = s.watcher.Stop()
 		return nil, fmt.Errorf("cluster: loading approvals: %w", ctx.Err())
 	}
@@ -146,6 +148,7 @@ func withDefaults(o approval.MemoryOptions) approval.MemoryOptions {
 
 // Close stops the watcher.
 func (s *Store) Close() {
+	close(s.closing)
 	_ = s.watcher.Stop()
 	<-s.done
 }
@@ -173,6 +176,11 @@ func (s *Store) watch() {
 	}
 	if !loaded {
 		close(s.ready)
+	}
+	select {
+	case <-s.closing:
+	default:
+		s.log.Error("cluster: the approval bucket's watcher ended; decisions made through other replicas no longer release calls held here until a restart")
 	}
 }
 
