@@ -15,11 +15,18 @@ import (
 	"github.com/ahp-gateway/ahp/internal/cluster/approvalkv"
 	"github.com/ahp-gateway/ahp/internal/cluster/natstest"
 	"github.com/ahp-gateway/ahp/internal/testkit"
+	"github.com/nats-io/nats.go"
 )
 
 var t0 = time.Now().Truncate(time.Second)
 
 func open(t *testing.T, url, name string, opts approval.MemoryOptions) *approvalkv.Store {
+	t.Helper()
+	s, _ := openConn(t, url, name, opts)
+	return s
+}
+
+func openConn(t *testing.T, url, name string, opts approval.MemoryOptions) (*approvalkv.Store, *cluster.Conn) {
 	t.Helper()
 	conn, err := cluster.Connect(cluster.Config{Servers: []string{url}, Name: name, LookupBudget: 10 * time.Second}, testkit.Discard())
 	if err != nil {
@@ -31,7 +38,7 @@ func open(t *testing.T, url, name string, opts approval.MemoryOptions) *approval
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return s
+	return s, conn
 }
 
 func pending(id, key, agent string) approval.Approval {
@@ -260,5 +267,30 @@ func TestUnavailableNeverGrants(t *testing.T) {
 	}
 	if _, err := s.Decide("2", approval.Decision{By: "alice"}, t0); !errors.Is(err, approval.ErrUnavailable) {
 		t.Fatalf("decide without NATS: %v, want ErrUnavailable", err)
+	}
+}
+
+// After NATS restarts, a decision through one store still reaches the other's subscribers (the
+// watcher resumes), and the pending approval is still there (file storage).
+func TestWatcherResumesAfterNATSRestart(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	a, connA := openConn(t, srv.URL(), "a", approval.MemoryOptions{})
+	b, connB := openConn(t, srv.URL(), "b", approval.MemoryOptions{})
+	onA := changes(t, a)
+	a.Open(pending("1", "k1", "ag"), t0)
+	next(t, onA)
+	backA := connA.NATS().StatusChanged(nats.CONNECTED)
+	backB := connB.NATS().StatusChanged(nats.CONNECTED)
+	srv.Stop()
+	srv.Restart()
+	testkit.Receive(t, backA, "replica a did not reconnect")
+	testkit.Receive(t, backB, "replica b did not reconnect")
+	natstest.WaitJetStream(t, srv.URL())
+	if _, err := b.Decide("1", approval.Decision{Approve: true, By: "alice"}, t0); err != nil {
+		t.Fatalf("decide after the restart: %v", err)
+	}
+	if c := next(t, onA); c.Kind != approval.Decided || !c.Remote {
+		t.Fatalf("on a after the restart: %+v, want the remote decision", c)
 	}
 }
