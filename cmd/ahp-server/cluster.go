@@ -9,9 +9,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/ahp-gateway/ahp/internal/approval"
 	"github.com/ahp-gateway/ahp/internal/audit"
 	"github.com/ahp-gateway/ahp/internal/cli"
 	"github.com/ahp-gateway/ahp/internal/cluster"
+	"github.com/ahp-gateway/ahp/internal/cluster/approvalkv"
 	"github.com/ahp-gateway/ahp/internal/cluster/auditstream"
 	"github.com/ahp-gateway/ahp/internal/cluster/fanout"
 	"github.com/ahp-gateway/ahp/internal/cluster/idemkv"
@@ -31,12 +33,13 @@ type clusterStores struct {
 	idempotency *idemkv.Store
 	sessions    *sessionkv.Store
 	fanout      *fanout.Fanout
+	approvals   *approvalkv.Store
 	audit       *auditstream.Publisher // nil unless audit.nats
 }
 
 // openCluster connects to NATS and opens every shared store; servers from -nats replace the
-// config file's.
-func openCluster(ctx context.Context, ext *extensions, servers []string, log *slog.Logger) (*clusterStores, error) {
+// config file's. approvals bounds the shared approval store as it bounds the in-process one.
+func openCluster(ctx context.Context, ext *extensions, servers []string, approvals approval.MemoryOptions, log *slog.Logger) (*clusterStores, error) {
 	cfg := ext.cluster
 	if len(servers) > 0 {
 		cfg.Servers = servers
@@ -62,6 +65,10 @@ func openCluster(ctx context.Context, ext *extensions, servers []string, log *sl
 		return nil, err
 	}
 	if cs.sessions, err = sessionkv.Open(setupCtx, conn, session.Options{Redactor: ext.redactor}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if cs.approvals, err = approvalkv.Open(setupCtx, conn, approvals, log); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -104,6 +111,7 @@ func (cs *clusterStores) wire(sc *server.Config, readyRequired bool) {
 		sc.AuditStream = cs.audit.Publish
 	}
 	sc.Sessions = cs.sessions
+	sc.ApprovalStore = cs.approvals
 	sc.Unavailable = cs.conn.Unavailable
 	if readyRequired {
 		sc.Ready = cs.conn.Ready
@@ -118,6 +126,7 @@ func (cs *clusterStores) close() {
 	if cs.fanout != nil {
 		cs.fanout.Close()
 	}
+	cs.approvals.Close()
 	cs.conn.Close()
 }
 
@@ -301,7 +310,7 @@ func (cs *clusterStores) stats() metrics.ClusterStats {
 	if st.Connected {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		for _, b := range []string{idemkv.BucketName, sessionkv.BucketName, policykv.BucketName} {
+		for _, b := range []string{idemkv.BucketName, sessionkv.BucketName, policykv.BucketName, approvalkv.BucketName} {
 			if n, size, err := cs.conn.BucketSize(ctx, b); err == nil {
 				out.BucketEntries[b], out.BucketBytes[b] = n, size
 			}

@@ -158,7 +158,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		return 1
 	}
 	defer ext.close()
-	shared, err := openCluster(ctx, ext, cluster.ParseServers(*natsURLs), logger)
+	approvalOpts := approval.MemoryOptions{MaxPending: *maxPending, MaxPendingPerAgent: *maxPendingAgent}
+	shared, err := openCluster(ctx, ext, cluster.ParseServers(*natsURLs), approvalOpts, logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "ahp-server:", err)
 		return 1
@@ -197,7 +198,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		Redactor:                 ext.redactor,
 		Reflection:               reflection.Mount,
 		Console:                  console.Options{Enabled: *ui, AllowedHosts: splitList(*uiHosts)},
-		Approvals:                approval.MemoryOptions{MaxPending: *maxPending, MaxPendingPerAgent: *maxPendingAgent},
+		Approvals:                approvalOpts,
 		MaxHeldCalls:             *maxHeld,
 		ApprovalURL:              *approvalURL,
 		Notifier:                 ext.notifier,

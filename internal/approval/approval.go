@@ -168,6 +168,8 @@ var (
 	ErrFull = errors.New("too many pending approvals")
 	// ErrComment: the comment is too long or not UTF-8.
 	ErrComment = errors.New("comment must be valid UTF-8 of at most 1024 bytes")
+	// ErrUnavailable: a shared store could not be reached; the call is denied, never allowed.
+	ErrUnavailable = errors.New("approval store unavailable")
 	// ErrClosed: the manager is shut down.
 	ErrClosed = errors.New("approvals are shut down")
 )

@@ -62,6 +62,9 @@ func (k ChangeKind) String() string {
 type Change struct {
 	Kind     ChangeKind
 	Approval Approval
+	// Remote is set by a shared store for a change made by another process: that process
+	// records it (audit, metrics, notifiers); this one only wakes its held calls and Watches.
+	Remote bool
 }
 
 // Decision is a person's answer.

@@ -27,6 +27,7 @@ const (
 	CodeApprovalUsed     = "dev.ahpgateway.approval.used"
 	CodeApprovalFull     = "dev.ahpgateway.approval.full"
 	CodeApprovalShutdown = "dev.ahpgateway.approval.shutdown"
+	CodeApprovalStore    = "dev.ahpgateway.approval.unavailable"
 )
 
 // awaitApproval turns d, whose policy result res asks for approval, into the answer of the hold
@@ -40,6 +41,11 @@ func (c *Core) awaitApproval(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.C
 	case errors.Is(err, approval.ErrFull):
 		c.cfg.Logger.Warn("approval required but the pending approvals cap is reached; denying", "event_id", ev.GetId(), "rule_id", rule)
 		setEffects(res, d, []*ahpv1.Effect{denyEffect(fmt.Sprintf("approval required: %s; too many approvals are pending, retry later", pa.Reason), CodeApprovalFull, rule)})
+		d.Synthetic = true
+		return false, nil
+	case errors.Is(err, approval.ErrUnavailable):
+		c.cfg.Logger.Warn("approval required but the approval store is unavailable; denying", "event_id", ev.GetId(), "rule_id", rule)
+		setEffects(res, d, []*ahpv1.Effect{denyEffect(fmt.Sprintf("approval required: %s; approvals are unavailable, retry later", pa.Reason), CodeApprovalStore, rule)})
 		d.Synthetic = true
 		return false, nil
 	case err != nil:

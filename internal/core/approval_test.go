@@ -211,3 +211,31 @@ func TestPendingCapDeniesAtOnce(t *testing.T) {
 		t.Fatalf("over the pending cap = %v, want a synthetic denial", d)
 	}
 }
+
+// downStore is a shared approval store that cannot reach its cluster.
+type downStore struct{ *approval.Memory }
+
+func (downStore) Open(approval.Approval, time.Time) (approval.Approval, bool, error) {
+	return approval.Approval{}, false, fmt.Errorf("%w: nats: timeout", approval.ErrUnavailable)
+}
+
+func TestUnavailableStoreDeniesLabelled(t *testing.T) {
+	t.Parallel()
+	p, err := policy.Parse([]byte(testkit.PolicyYAML("approvals", `  - id: ask-all
+    on: [tool.before]
+    effect: {ask: {approval: {hold: 1h}}}
+`)), "approvals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := approval.NewManager(approval.Config{Store: downStore{approval.NewMemory(approval.MemoryOptions{})}, NewID: func() string { return "id" }})
+	t.Cleanup(m.Close)
+	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Approvals: m, Logger: testkit.Discard()})
+	d, err := c.Intercept(t.Context(), testkit.ShellEvent("u1", "one"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deny := d.GetEffects()[0].GetDeny(); deny.GetCode() != core.CodeApprovalStore || !d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
+		t.Fatalf("decision = %v, want a labelled synthetic denial", d)
+	}
+}

@@ -27,10 +27,14 @@ type Notifier interface {
 // bounds bytes too.
 const approvalListenBuffer = 4096
 
-// newApprovals builds the approval manager over the in-process store.
+// newApprovals builds the approval manager over the configured store (in-process by default).
 func (s *Server) newApprovals() *approval.Manager {
+	var store approval.Store = s.cfg.ApprovalStore
+	if store == nil {
+		store = approval.NewMemory(s.cfg.Approvals)
+	}
 	return approval.NewManager(approval.Config{
-		Store:     approval.NewMemory(s.cfg.Approvals),
+		Store:     store,
 		MaxHeld:   s.cfg.MaxHeldCalls,
 		Summarize: inputSummary(s.cfg.Redactor),
 		Principal: func(ctx context.Context) string {
@@ -116,6 +120,9 @@ func (s *Server) listenApprovals() <-chan struct{} {
 // approvalChanged is one change: a metric, a log line, an audit record and, for a new approval,
 // a notification.
 func (s *Server) approvalChanged(c approval.Change) {
+	if c.Remote {
+		return // the replica that made the change records it, once
+	}
 	a := c.Approval
 	outcome := c.Kind.String()
 	switch c.Kind {

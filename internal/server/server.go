@@ -110,6 +110,9 @@ type Config struct {
 	// Approvals bound the approval store: pending approvals (overall and per agent), approvals
 	// kept, their bytes and retention (zero fields: approval.MemoryOptions defaults).
 	Approvals approval.MemoryOptions
+	// ApprovalStore keeps approvals (nil: in-process, bounded by Approvals); cluster mode shares
+	// them (cluster/approvalkv), so a decision through any replica releases a call held on another.
+	ApprovalStore approval.Store
 	// MaxHeldCalls caps calls held waiting for an approval at once (default 4096); more are
 	// answered at once as if the caller could not wait.
 	MaxHeldCalls int

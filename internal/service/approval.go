@@ -136,6 +136,8 @@ func approvalError(err error) error {
 		code = connect.CodeInvalidArgument
 	case errors.Is(err, approval.ErrClosed):
 		code = connect.CodeUnavailable
+	case errors.Is(err, approval.ErrUnavailable):
+		return connect.NewError(connect.CodeUnavailable, approval.ErrUnavailable) // no NATS detail
 	}
 	return connect.NewError(code, err)
 }
