@@ -27,50 +27,14 @@ func DecodeDraft(doc any) (*Message, error) {
 }
 
 func decodeDraftEnvelope(env map[string]any) (*Message, error) {
-	o := newObject("", env)
-	if v, ok := env["jsonrpc"]; !ok {
-		return nil, badEnvelope("jsonrpc", "required")
-	} else if v != "2.0" {
-		return nil, badEnvelope("jsonrpc", `must be "2.0"`)
-	}
-	o.claim("jsonrpc")
-	msg := &Message{}
-	var err error
-	switch {
-	case o.has("method"):
-		err = decodeDraftCall(o, msg)
-	case o.has("result") || o.has("error"):
-		err = decodeDraftResponse(o, msg)
-	default:
-		err = badEnvelope("", "not a request, notification or response; needs method, result or error")
-	}
-	if err != nil {
-		return nil, err
-	}
-	if msg.UnknownFields, err = o.rest(); err != nil {
-		return nil, err
-	}
-	return msg, nil
+	return decodeEnvelopeOf(env, decodeDraftCall, decodeDraftResponse)
 }
 
 func decodeDraftCall(o *object, msg *Message) error {
-	method, ok := o.m["method"].(string)
-	if !ok || method == "" {
-		return badEnvelope("method", "must be a non-empty string")
+	if err := decodeCallHead(o, msg); err != nil {
+		return err
 	}
-	o.claim("method")
-	msg.Method = method
-	for _, key := range []string{"result", "error"} {
-		if o.has(key) {
-			return badEnvelope(key, "not allowed on a request or notification")
-		}
-	}
-	if raw, ok := o.m["id"]; ok {
-		if msg.ID, ok = readID(raw, false); !ok {
-			return badEnvelope("id", "must be a non-empty string or an integer within ±(2^53-1)")
-		}
-		o.claim("id")
-	}
+	method := msg.Method
 	switch method {
 	case MethodIntercept, MethodCapabilities:
 		if msg.ID.IsAbsent() {

@@ -208,6 +208,12 @@ func reject(env map[string]any, err error) error {
 }
 
 func decodeEnvelope(env map[string]any) (*Message, error) {
+	return decodeEnvelopeOf(env, decodeCall, decodeResponse)
+}
+
+// decodeEnvelopeOf reads the JSON-RPC envelope both versions share, with the version's own
+// readers of a call (request or notification) and of a response.
+func decodeEnvelopeOf(env map[string]any, call, response func(*object, *Message) error) (*Message, error) {
 	o := newObject("", env)
 	version, ok := env["jsonrpc"]
 	if !ok {
@@ -222,9 +228,9 @@ func decodeEnvelope(env map[string]any) (*Message, error) {
 	var err error
 	switch {
 	case o.has("method"):
-		err = decodeCall(o, msg)
+		err = call(o, msg)
 	case o.has("result") || o.has("error"):
-		err = decodeResponse(o, msg)
+		err = response(o, msg)
 	default:
 		err = badEnvelope("", "not a request, notification or response; needs method, result or error")
 	}
@@ -237,8 +243,9 @@ func decodeEnvelope(env map[string]any) (*Message, error) {
 	return msg, nil
 }
 
-// decodeCall reads a request or notification.
-func decodeCall(o *object, msg *Message) error {
+// decodeCallHead reads what every request and notification of both versions has: the method
+// (in msg.Method), no result or error, and the id when there is one.
+func decodeCallHead(o *object, msg *Message) error {
 	method, ok := o.m["method"].(string)
 	if !ok || method == "" {
 		return badEnvelope("method", "must be a non-empty string")
@@ -256,6 +263,15 @@ func decodeCall(o *object, msg *Message) error {
 		}
 		o.claim("id")
 	}
+	return nil
+}
+
+// decodeCall reads a request or notification.
+func decodeCall(o *object, msg *Message) error {
+	if err := decodeCallHead(o, msg); err != nil {
+		return err
+	}
+	method := msg.Method
 
 	switch method {
 	case MethodIntercept:
