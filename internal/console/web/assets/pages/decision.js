@@ -9,7 +9,7 @@ export async function mount(root, ctx, id) {
   fill(root, h("h1", {}, "Decision"), h("p", { class: "muted", role: "status" }, "Loading…"));
   let item = null, policy = null, note = null;
   try {
-    const r = await getJSON("api/decisions/" + encodeURIComponent(id));
+    const r = await fetchDecision(id);
     item = r.item;
     policy = r.policy;
   } catch (e) {
@@ -25,6 +25,21 @@ export async function mount(root, ctx, id) {
     note = "The server no longer remembers this decision; shown from what this page received.";
   }
   render(root, item, policy, note);
+}
+
+// fetchDecision asks the server for one decision. The console records decisions from the same
+// Watch machinery as Live, a moment after they are answered, so a link followed at once (a
+// decision id from an API answer) may arrive first: a 404 is asked again a few times, for about
+// two seconds, before the page says the decision is not remembered.
+async function fetchDecision(id) {
+  for (let wait = 100; ; wait *= 2) {
+    try {
+      return await getJSON("api/decisions/" + encodeURIComponent(id));
+    } catch (e) {
+      if (e.status !== 404 || wait > 1600) throw e;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
 }
 
 function render(root, item, policy, note) {
