@@ -48,7 +48,7 @@ func TestShutdownEndsInterceptStreams(t *testing.T) {
 	if !strings.Contains(err.Error(), "shutting down") {
 		t.Fatalf("stream ended with %v; want it to say the server is shutting down", err)
 	}
-	// testkit.WaitTimeout is well under the 30 s grace period the stream would hold.
+	// testkit.WaitTimeout (25 s) is under the 30 s grace period the stream would hold.
 	if err := testkit.Receive(t, served, "Serve did not return: the open InterceptStream held the shutdown up"); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}

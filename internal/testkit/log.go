@@ -10,8 +10,11 @@ import (
 	"time"
 )
 
-// WaitTimeout bounds every wait of the kit; a wait that runs out fails the test.
-const WaitTimeout = 10 * time.Second
+// WaitTimeout bounds every wait of the kit; a wait that runs out fails the test. It is a bound
+// against a hang, never a speed claim: generous, because the race detector on a loaded two-core
+// machine has made whole bridge runs take over 10 s. It stays under the 30 s grace periods that
+// some tests tell apart from it (drain_test.go).
+const WaitTimeout = 25 * time.Second
 
 // LogBuffer is a log sink safe for concurrent writers. A test reads what was written with String
 // or blocks with WaitFor until a line it expects has been written: the log is its signal.
