@@ -61,6 +61,11 @@ type Config struct {
 	// Margin is how long before the caller's deadline a held call is answered Pending, so the
 	// answer arrives in time (default 500ms).
 	Margin time.Duration
+	// MinHold is the least a caller's deadline must leave for holding (after Margin; default
+	// 2s): a caller with less cannot wait for a person, and is answered Pending at once instead
+	// of being held until just before its deadline (where, on a busy machine, its answer could
+	// arrive too late and the caller's own failure policy would decide).
+	MinHold time.Duration
 	// Summarize gives the input summary approvers see; it must redact secrets (default: none).
 	Summarize func(*ahpv1.Event) string
 	// Principal names the authenticated caller of ctx ("" when none).
@@ -102,6 +107,9 @@ func NewManager(cfg Config) *Manager {
 	}
 	if cfg.MaxHeldBytes <= 0 {
 		cfg.MaxHeldBytes = 64 << 20
+	}
+	if cfg.MinHold <= 0 {
+		cfg.MinHold = 2 * time.Second
 	}
 	if cfg.Margin <= 0 {
 		cfg.Margin = 500 * time.Millisecond
@@ -225,7 +233,7 @@ func (m *Manager) Resolve(ctx context.Context, ev *ahpv1.Event, pa *policy.Appro
 		deadline, callerBound = d.Add(-m.cfg.Margin), true
 	}
 	wait := time.Until(deadline)
-	if callerBound && wait <= 0 {
+	if callerBound && wait < m.cfg.MinHold {
 		return Outcome{Result: Pending, Approval: a}, nil
 	}
 	w, ok := m.hold(a.ID, proto.Size(ev))
