@@ -137,7 +137,8 @@ func waitEvents(ctx context.Context, l *rate.Limiter, n int) error {
 // does not finish within WatchWriteTimeout (a client that stopped reading).
 //
 // The hub hands items over in batches (see package hub); Watch wakes once per batch and sends the
-// batch's items back to back, each as a response built once per item for all watchers.
+// batch's items back to back, each as a response built once per item for all watchers and, with
+// the codecs of WatchCodecs, encoded once per item and codec.
 func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRequest], stream *connect.ServerStream[ahpv1.WatchResponse]) error {
 	if err := s.validate(req.Msg); err != nil {
 		return err
