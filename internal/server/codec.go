@@ -10,6 +10,8 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/ahp-gateway/ahp/internal/service"
 )
 
 // jsonCodec is connect's protojson codec (unknown fields discarded, the same output) with two
@@ -19,12 +21,11 @@ import (
 // "password=…"`), and the error reaches the client, its logs and ours.
 type jsonCodec struct{ name string }
 
-// jsonCodecs replace connect's JSON codecs ("json" and "json; charset=utf-8").
+// jsonCodecs replace connect's JSON codecs ("json" and "json; charset=utf-8"), and its binary
+// protobuf codec by the same, both wrapped so that Watch encodes each item once per codec for all
+// its watchers (service.WatchCodecs).
 func jsonCodecs() []connect.HandlerOption {
-	return []connect.HandlerOption{
-		connect.WithCodec(jsonCodec{"json"}),
-		connect.WithCodec(jsonCodec{"json; charset=utf-8"}),
-	}
+	return service.WatchCodecs(jsonCodec{"json"}, jsonCodec{"json; charset=utf-8"})
 }
 
 func (c jsonCodec) Name() string { return c.name }
@@ -35,6 +36,15 @@ func (c jsonCodec) Marshal(m any) ([]byte, error) {
 		return nil, fmt.Errorf("%T is not a proto.Message", m)
 	}
 	return protojson.MarshalOptions{}.Marshal(pm)
+}
+
+// MarshalAppend is Marshal appending to dst (connect's buffer), as connect's codec does.
+func (c jsonCodec) MarshalAppend(dst []byte, m any) ([]byte, error) {
+	pm, ok := m.(proto.Message)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a proto.Message", m)
+	}
+	return protojson.MarshalOptions{}.MarshalAppend(dst, pm)
 }
 
 // MarshalStable is Marshal, compacted (protojson's whitespace varies), as connect's codec does.

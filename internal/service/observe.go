@@ -137,7 +137,8 @@ func waitEvents(ctx context.Context, l *rate.Limiter, n int) error {
 // does not finish within WatchWriteTimeout (a client that stopped reading).
 //
 // The hub hands items over in batches (see package hub); Watch wakes once per batch and sends the
-// batch's items back to back, each as a response built once per item for all watchers.
+// batch's items back to back, each as a response built once per item for all watchers and, with
+// the codecs of WatchCodecs, encoded once per item and codec.
 func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRequest], stream *connect.ServerStream[ahpv1.WatchResponse]) error {
 	if err := s.validate(req.Msg); err != nil {
 		return err
@@ -204,7 +205,7 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 //
 // connect-go writes and flushes every message on its own (ServerStream.Send flushes the response
 // writer), so the items are not one network write; what batching saves here is a wake-up and a
-// select per item, and sharing saves building a response per item and watcher.
+// select per item, and sharing saves building and encoding a response per item and watcher.
 func sendBuffered(gate *flushGate, stream *connect.ServerStream[ahpv1.WatchResponse], sub *hub.Subscription) error {
 	// One flush and one write deadline for what was buffered, not one per item.
 	gate.hold()
@@ -213,7 +214,9 @@ func sendBuffered(gate *flushGate, stream *connect.ServerStream[ahpv1.WatchRespo
 	for range len(items) {
 		select {
 		case it := <-items:
-			if err := stream.Send(sharedWatchResponse(it)); err != nil {
+			// Through the connection, as the stream's Send takes only a *WatchResponse: the codecs
+			// of WatchCodecs write the item's shared encoding (watchcodec.go).
+			if err := stream.Conn().Send(sharedWatchResponse(it)); err != nil {
 				return err
 			}
 		default: // only this goroutine reads, so this does not happen
@@ -227,13 +230,16 @@ func sendBuffered(gate *flushGate, stream *connect.ServerStream[ahpv1.WatchRespo
 type watchResponseKey struct{}
 
 // sharedWatchResponse returns the response for it, built by the first watcher to send the item and
-// reused by every other: one allocation and timestamp formatting per item instead of per watcher.
-// It must not be modified; sending only reads it (marshaling a message concurrently is safe).
-func sharedWatchResponse(it hub.Item) *ahpv1.WatchResponse {
-	return it.Shared(watchResponseKey{}, buildWatchResponse).(*ahpv1.WatchResponse)
+// reused by every other: one allocation and timestamp formatting per item instead of per watcher,
+// and, with the codecs of WatchCodecs, one encoding per codec. It must not be modified; sending
+// only reads it (marshaling a message concurrently is safe).
+func sharedWatchResponse(it hub.Item) *encodedWatchResponse {
+	return it.Shared(watchResponseKey{}, buildWatchResponse).(*encodedWatchResponse)
 }
 
-func buildWatchResponse(it hub.Item) any { return watchResponse(it) }
+func buildWatchResponse(it hub.Item) any {
+	return &encodedWatchResponse{WatchResponse: watchResponse(it), item: it}
+}
 
 func watchResponse(it hub.Item) *ahpv1.WatchResponse {
 	return &ahpv1.WatchResponse{Event: it.Event, Decision: it.Decision, Time: it.Time.UTC().Format(time.RFC3339Nano)}
