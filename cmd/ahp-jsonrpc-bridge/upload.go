@@ -55,3 +55,16 @@ func uploadMaxBytes(cfg *config) int64 {
 	}
 	return cfg.uploadLimits.MaxItemBytes
 }
+
+// uploadStore is the content store of the upload binding, made once and shared by the HTTP
+// listener's upload handler and the bridge (which resolves draft events' attachment refs in it);
+// nil unless the binding is served.
+func uploadStore(cfg *config) *contentstore.Store {
+	if cfg.uploadPath == "" || cfg.httpAddr == "" {
+		return nil
+	}
+	if cfg.uploadStore == nil {
+		cfg.uploadStore = contentstore.New(cfg.uploadLimits, nil)
+	}
+	return cfg.uploadStore
+}
