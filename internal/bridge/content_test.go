@@ -21,14 +21,15 @@ import (
 	"github.com/ahp-gateway/ahp/internal/transport/upload"
 )
 
-// The PNG the tests upload, and a policy that denies exactly it, by media type and SHA-256.
+// The PNG the tests upload, and a policy that denies exactly it, by media type, size and SHA-256
+// (the docs/policy.md example).
 const (
 	attachmentBytes = "\x89PNG\r\n\x1a\nIHDR"
 	attachmentRule  = `version: 1
 rules:
   - id: known-image
     on: [turn.start]
-    when: 'event.catalogue.items.exists(m, m.parts.exists(p, p.kind == "attachment" && p.mediaType == "image/png" && p.body.sha256 == "%s" && p.body.size == 12.0))'
+    when: 'event.catalogue.items.exists(m, has(m.parts) && m.parts.exists(p, p.kind == "attachment" && p.mediaType == "image/png" && has(p.body) && p.body.sha256 == "%s" && p.body.size == 12.0))'
     effect:
       deny: {reason: this image is not allowed}
 `
