@@ -177,3 +177,30 @@ func TestAttachmentRefsResolveThroughTheHTTPListener(t *testing.T) {
 		t.Errorf("expired ref: %d %s", code, answer)
 	}
 }
+
+// TestAttachmentRefsOnStdioAreTheUnauthenticatedCallers: a stdio caller has no principal, so its
+// refs resolve among unauthenticated uploads only, never an authenticated principal's.
+func TestAttachmentRefsOnStdioAreTheUnauthenticatedCallers(t *testing.T) {
+	t.Parallel()
+	store := contentstore.New(contentstore.Limits{}, nil)
+	b := newBridge(t, embeddedClients(t), func(c *bridge.Config) { c.Uploads = store })
+	sum := sha256.Sum256([]byte(attachmentBytes))
+	hexSum := hex.EncodeToString(sum[:])
+	mine, err := store.Put("", []byte(attachmentBytes), hexSum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := []byte("GIF89a")
+	otherSum := sha256.Sum256(other)
+	alices, err := store.Put("alice", other, hex.EncodeToString(otherSum[:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := wantResult(t, handle(t, b, turnStart(`{"ref":`+jsonString(mine.Ref)+`}`), bridge.TransportStdio), `"t1"`); !strings.Contains(string(r), `"protocolVersion":"draft"`) {
+		t.Errorf("own unauthenticated upload: %s", r)
+	}
+	resp := wantError(t, handle(t, b, turnStart(`{"ref":`+jsonString(alices.Ref)+`}`), bridge.TransportStdio), `"t1"`, -32602, "Invalid params")
+	if !strings.Contains(string(resp.Error.Data), `params.event.items[0].parts[1].body.ref`) {
+		t.Errorf("alice's upload from stdio: %s, want -32602 at body.ref", resp.Error.Data)
+	}
+}
