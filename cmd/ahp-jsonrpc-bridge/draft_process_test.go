@@ -55,7 +55,7 @@ func TestProcessDraftOnStdioAndHTTP(t *testing.T) {
 // content, 400 for a hash mismatch, and the manifest states the limit.
 func TestProcessContentUpload(t *testing.T) {
 	t.Parallel()
-	h := startProc(t, "-http", "127.0.0.1:0", "-upload-path", "/hooks/content", "-upload-max-bytes", "16", "-log-format", "json", "-log-level", "info")
+	h := startProc(t, "-http", "127.0.0.1:0", "-upload-path", "/hooks/content", "-upload-max-bytes", "16", "-upload-principal-max-items", "1", "-log-format", "json", "-log-level", "info")
 	addr := listening(t, h.stderr, "http")["http"]
 	send := func(body, sum string) (int, string) {
 		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/hooks/content", strings.NewReader(body))
@@ -81,6 +81,28 @@ func TestProcessContentUpload(t *testing.T) {
 	code, body := send(png, sum)
 	if code != http.StatusCreated || !strings.Contains(body, `"sha256":"`+sum+`"`) || !strings.Contains(body, `"size":6`) {
 		t.Errorf("upload: %d %s", code, body)
+	}
+	// The caller's quota is one item.
+	if code, body := send("GIF89a", sha256Hex("GIF89a")); code != http.StatusInsufficientStorage || !strings.Contains(body, "quota") {
+		t.Errorf("over the principal's quota: %d %s", code, body)
+	}
+	// Events refer to the upload: the bridge resolves the ref in the same store the listener
+	// filled; a ref it does not hold is -32602 at the member.
+	intercept := func(ref string) string {
+		msg := `{"jsonrpc":"2.0","id":"t1","method":"hooks/intercept","params":{"protocolVersion":"draft","event":{"id":"t1","source":"urn:test:h","type":"turn.start","time":"2026-09-15T12:00:00Z","turn":{"id":"turn1"},"trigger":"user","items":[{"id":"i1","kind":"attachment","mediaType":"image/png","selection":"body","body":{"ref":"` + ref + `","sha256":"` + sum + `"}}]},"capabilities":{"effects":["deny"]}}}`
+		resp, err := http.Post("http://"+addr+"/hooks", "application/json", strings.NewReader(msg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if answer := intercept("sha256-" + sum); !strings.Contains(answer, `"result"`) {
+		t.Errorf("intercept referring to the upload: %s", answer)
+	}
+	if answer := intercept("sha256-" + sha256Hex("GIF89a")); !strings.Contains(answer, `"code":-32602`) || !strings.Contains(answer, `"path":"params.event.items[0].body.ref"`) {
+		t.Errorf("intercept referring to no upload: %s", answer)
 	}
 	resp, err := http.Post("http://"+addr+"/hooks", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":"c","method":"hooks/capabilities","params":{"protocolVersion":"draft"}}`))
 	if err != nil {

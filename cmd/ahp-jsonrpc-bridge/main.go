@@ -85,6 +85,7 @@ type config struct {
 	clientAuth          bool // the listeners demand credentials (set once the auth section is loaded)
 	uploadPath          string
 	uploadLimits        contentstore.Limits
+	uploadStore         *contentstore.Store // shared by the HTTP upload handler and the bridge; nil: binding off
 	metricsAddr         string
 	unixAllowUIDs       []uint32
 	guard               hostcheck.Config
@@ -262,6 +263,7 @@ func buildBridge(cfg *config, log *slog.Logger, clients bridge.Clients, closer i
 		HooksTransports:     hooksTransports,
 		HooksAuthentication: cfg.clientAuth,
 		UploadMaxBytes:      uploadMaxBytes(cfg),
+		Uploads:             uploadStore(cfg),
 		Version:             cli.Version(version),
 		Logger:              log,
 		OnFailure:           onFailure,

@@ -10,7 +10,6 @@ import (
 	"runtime/debug"
 	"sync"
 
-	"github.com/ahp-gateway/ahp/internal/contentstore"
 	"github.com/ahp-gateway/ahp/internal/transport/httprpc"
 	"github.com/ahp-gateway/ahp/internal/transport/ndjson"
 	"github.com/ahp-gateway/ahp/internal/transport/stdio"
@@ -99,7 +98,7 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout io.Writer, 
 		}
 		opts := httprpc.Options{HooksPath: cfg.hooksPath, HarnessPath: cfg.harnessPath, MaxMessageBytes: cfg.maxMessageBytes, ShutdownTimeout: cfg.shutdownTimeout, Logger: log, Wrap: wrap, ApprovalWait: cfg.approvalWait}
 		if cfg.uploadPath != "" {
-			opts.UploadPath, opts.Upload = cfg.uploadPath, upload.Handler(contentstore.New(cfg.uploadLimits, nil), log)
+			opts.UploadPath, opts.Upload = cfg.uploadPath, upload.Handler(uploadStore(cfg), log)
 		}
 		servers = append(servers, func(ctx context.Context) error { return httprpc.Serve(ctx, ln, h, opts) })
 	}

@@ -10,6 +10,7 @@ import (
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
+	"github.com/ahp-gateway/ahp/internal/contentstore"
 	"github.com/ahp-gateway/ahp/internal/core"
 	"google.golang.org/protobuf/proto"
 )
@@ -163,6 +164,10 @@ type Config struct {
 	// UploadMaxBytes is the largest content upload the HTTP listener accepts (the draft content
 	// upload binding), stated in the draft manifest; 0 when the binding is not served.
 	UploadMaxBytes int64
+
+	// Uploads is the store of the content upload binding when the bridge serves it; draft events'
+	// attachment refs then resolve against it (content.go). nil: refs pass through unresolved.
+	Uploads *contentstore.Store
 
 	// Version is this bridge's version, reported by hooks/capabilities and by a handshake answered
 	// locally (default "dev").

@@ -96,6 +96,9 @@ func (b *Bridge) hooksReply(m *hooks.Message) Reply {
 
 func (b *Bridge) hooksIntercept(ctx context.Context, m *hooks.Message) Reply {
 	params := m.Intercept
+	if p := b.resolveAttachments(ctx, params.Request.GetEvent()); p != nil {
+		return b.hooksReply(&hooks.Message{ID: m.ID, Error: refError(p)})
+	}
 	resp, ue := callUpstreamWithin(ctx, b, b.decisionTimeout(), b.cfg.Clients.Intercept.Intercept, params.Request)
 	var d *ahpv1.Decision
 	if ue == nil {
@@ -167,6 +170,11 @@ func hooksRejectedByUpstream(ue *upstreamError) *ahpv1.RpcError {
 }
 
 func (b *Bridge) hooksObserve(ctx context.Context, m *hooks.Message) Reply {
+	if p := b.resolveAttachments(ctx, m.Observe.Request.GetEvent()); p != nil {
+		// A notification is never answered: it is not recorded, as a malformed one would not be.
+		b.log.Debug("notification not accepted", "dialect", "hooks", "path", p.path, "reason", p.reason)
+		return Reply{HTTPStatus: http.StatusBadRequest}
+	}
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
 	_, err := b.cfg.Clients.Observation.Observe(ctx, connect.NewRequest(m.Observe.Request))

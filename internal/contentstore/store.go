@@ -5,6 +5,9 @@
 // learn of another's content. Within an owner, content is addressed by its SHA-256, so a repeated
 // upload of the same bytes refreshes one item instead of storing two. Policies never see the
 // bytes; events refer to an item by its ref and carry its metadata (media type, size, sha256).
+//
+// Besides the totals, each principal has its own byte and item quota (Limits.MaxOwnerBytes,
+// MaxOwnerItems), so one caller cannot fill the store for every other.
 package contentstore
 
 import (
@@ -22,6 +25,12 @@ type Limits struct {
 	MaxTotalBytes int64
 	// MaxItems bounds the number of items held at once (default 1024).
 	MaxItems int
+	// MaxOwnerBytes bounds the bytes one principal holds at once (default a quarter of
+	// MaxTotalBytes, at least MaxItemBytes; never more than MaxTotalBytes).
+	MaxOwnerBytes int64
+	// MaxOwnerItems bounds the items one principal holds at once (default a quarter of MaxItems,
+	// at least 1; never more than MaxItems).
+	MaxOwnerItems int
 	// TTL is how long an item stays referable after its last upload (default 10 minutes).
 	TTL time.Duration
 }
@@ -47,6 +56,14 @@ func (l Limits) withDefaults() Limits {
 	if l.TTL <= 0 {
 		l.TTL = DefaultTTL
 	}
+	if l.MaxOwnerBytes <= 0 {
+		l.MaxOwnerBytes = max(l.MaxTotalBytes/4, l.MaxItemBytes)
+	}
+	l.MaxOwnerBytes = min(l.MaxOwnerBytes, l.MaxTotalBytes)
+	if l.MaxOwnerItems <= 0 {
+		l.MaxOwnerItems = max(l.MaxItems/4, 1)
+	}
+	l.MaxOwnerItems = min(l.MaxOwnerItems, l.MaxItems)
 	return l
 }
 
@@ -58,14 +75,17 @@ type Receipt struct {
 }
 
 // ErrTooLarge is returned for an item over MaxItemBytes; ErrFull when the store cannot make room
-// without dropping unexpired items.
+// without dropping unexpired items; ErrQuota when the uploading principal holds its
+// MaxOwnerBytes or MaxOwnerItems already.
 var (
 	ErrTooLarge = errors.New("contentstore: item over the size limit")
 	ErrFull     = errors.New("contentstore: store full")
+	ErrQuota    = errors.New("contentstore: the principal's upload quota is used up")
 )
 
 type item struct {
 	key     string // owner and ref
+	owner   string
 	receipt Receipt
 	data    []byte
 	expires time.Time
@@ -81,6 +101,13 @@ type Store struct {
 	items map[string]*item // by owner and ref
 	order *list.List       // of *item, by expiry (uploads refresh; TTL is constant)
 	total int64
+	owned map[string]*usage // by owner; entries dropped when an owner holds nothing
+}
+
+// usage is what one owner holds.
+type usage struct {
+	items int
+	bytes int64
 }
 
 // New returns an empty Store; now is the clock (time.Now when nil).
@@ -88,7 +115,7 @@ func New(l Limits, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{limits: l.withDefaults(), now: now, items: map[string]*item{}, order: list.New()}
+	return &Store{limits: l.withDefaults(), now: now, items: map[string]*item{}, order: list.New(), owned: map[string]*usage{}}
 }
 
 // Limits reports the effective limits.
@@ -117,7 +144,17 @@ func (s *Store) Put(owner string, data []byte, sha256Hex string) (Receipt, error
 	if len(s.items)+1 > s.limits.MaxItems || s.total+size > s.limits.MaxTotalBytes {
 		return Receipt{}, ErrFull
 	}
-	it := &item{key: k, receipt: Receipt{Ref: ref, Size: size, SHA256: sha256Hex}, data: append([]byte(nil), data...), expires: now.Add(s.limits.TTL)}
+	u := s.owned[owner]
+	if size > s.limits.MaxOwnerBytes || u != nil && (u.items+1 > s.limits.MaxOwnerItems || u.bytes+size > s.limits.MaxOwnerBytes) {
+		return Receipt{}, ErrQuota
+	}
+	if u == nil {
+		u = &usage{}
+		s.owned[owner] = u
+	}
+	u.items++
+	u.bytes += size
+	it := &item{key: k, owner: owner, receipt: Receipt{Ref: ref, Size: size, SHA256: sha256Hex}, data: append([]byte(nil), data...), expires: now.Add(s.limits.TTL)}
 	it.elem = s.order.PushBack(it)
 	s.items[k] = it
 	s.total += size
@@ -134,6 +171,17 @@ func (s *Store) Lookup(owner, ref string) (Receipt, bool) {
 		return Receipt{}, false
 	}
 	return it.receipt, true
+}
+
+// Usage reports the number of live items owner holds and their bytes.
+func (s *Store) Usage(owner string) (items int, bytes int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expire(s.now())
+	if u := s.owned[owner]; u != nil {
+		return u.items, u.bytes
+	}
+	return 0, 0
 }
 
 // Len reports the number of live items and the bytes they hold.
@@ -154,5 +202,12 @@ func (s *Store) expire(now time.Time) {
 		s.order.Remove(e)
 		delete(s.items, it.key)
 		s.total -= it.receipt.Size
+		if u := s.owned[it.owner]; u != nil {
+			if u.items--; u.items == 0 {
+				delete(s.owned, it.owner)
+			} else {
+				u.bytes -= it.receipt.Size
+			}
+		}
 	}
 }

@@ -6,7 +6,7 @@
 //
 // Status codes as the binding defines them: 400 framing, length or hash mismatch; 405 not a POST;
 // 411 no Content-Length (chunked bodies are refused); 413 too large; 415 another media type;
-// 507 the store is full. Nothing in a response repeats the request's bytes or header values.
+// 507 the store is full or the principal's quota used up. Nothing in a response repeats the request's bytes or header values.
 package upload
 
 import (
@@ -85,6 +85,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, contentstore.ErrTooLarge):
 		fail(w, http.StatusRequestEntityTooLarge, "content over the size limit")
+		return
+	case errors.Is(err, contentstore.ErrQuota):
+		h.log.Info("content upload refused: the principal's quota is used up")
+		fail(w, http.StatusInsufficientStorage, "your upload quota is used up; retry when earlier uploads expire")
 		return
 	case errors.Is(err, contentstore.ErrFull):
 		h.log.Warn("content upload refused: store full")

@@ -33,7 +33,7 @@ func post(h http.Handler, body, contentType, sum string, mutate func(*http.Reque
 
 func TestUploadBinding(t *testing.T) {
 	t.Parallel()
-	store := contentstore.New(contentstore.Limits{MaxItemBytes: 8, MaxItems: 2}, nil)
+	store := contentstore.New(contentstore.Limits{MaxItemBytes: 8, MaxItems: 2, MaxOwnerItems: 2}, nil)
 	h := upload.Handler(store, nil)
 
 	w := post(h, "PNGDATA", "application/octet-stream", hash("PNGDATA"), nil)
@@ -102,5 +102,27 @@ func TestUploadBelongsToItsPrincipal(t *testing.T) {
 	}
 	if _, ok := store.Lookup("", receipt.Ref); ok {
 		t.Errorf("an unauthenticated caller sees alice's upload")
+	}
+}
+
+// TestUploadQuotaPerPrincipal: a principal at its quota gets 507, another principal still stores.
+func TestUploadQuotaPerPrincipal(t *testing.T) {
+	t.Parallel()
+	store := contentstore.New(contentstore.Limits{MaxItemBytes: 8, MaxItems: 4, MaxOwnerItems: 1}, nil)
+	h := upload.Handler(store, nil)
+	as := func(name string) func(*http.Request) {
+		return func(r *http.Request) {
+			*r = *r.WithContext(auth.ContextWithPrincipal(r.Context(), auth.Principal{Name: name}))
+		}
+	}
+	if w := post(h, "A", "application/octet-stream", hash("A"), as("alice")); w.Code != http.StatusCreated {
+		t.Fatalf("alice's first upload: %d %s", w.Code, w.Body)
+	}
+	w := post(h, "B", "application/octet-stream", hash("B"), as("alice"))
+	if w.Code != http.StatusInsufficientStorage || !strings.Contains(w.Body.String(), "quota") {
+		t.Errorf("alice over her quota: %d %s", w.Code, w.Body)
+	}
+	if w := post(h, "B", "application/octet-stream", hash("B"), as("bob")); w.Code != http.StatusCreated {
+		t.Errorf("bob beside alice's full quota: %d %s", w.Code, w.Body)
 	}
 }
