@@ -148,3 +148,34 @@ func (w *Watcher) handle(e jetstream.KeyValueEntry) {
 	}
 	w.apply(p)
 }
+
+// Follow makes the cluster's policy bucket the policy source of a process: the policy pushed
+// last is handed to apply now, if there is one (a bucket that cannot be read at start is logged
+// and the local policy stays), and, with watch, every later push as it comes, until ctx ends.
+// ahp-server replicas and bridges in embedded mode both follow the bucket through it.
+func Follow(ctx context.Context, conn *cluster.Conn, apply func(*policy.Policy), watch bool, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	setupCtx, cancel := context.WithTimeout(ctx, conn.Config().SetupTimeout)
+	defer cancel()
+	kv, err := Open(setupCtx, conn)
+	if err != nil {
+		return err
+	}
+	w := NewWatcher(kv, apply, log)
+	switch found, err := w.Load(setupCtx); {
+	case err != nil:
+		log.Warn("cluster policy not readable at start; the local policy is in force until it is", "error", err)
+	case !found:
+		log.Info("no cluster policy pushed yet; the local policy is in force until `ahp-server policy push`")
+	}
+	if watch {
+		go func() {
+			if err := w.Run(ctx); err != nil {
+				log.Error("cluster policy watch stopped; the policy in force stays", "error", err)
+			}
+		}()
+	}
+	return nil
+}
