@@ -111,3 +111,33 @@ func TestNATSFlagErrors(t *testing.T) {
 		c.check(t, "")
 	}
 }
+
+// A bridge answering one event reads the policy in force once. One that cannot reach NATS does
+// not decide by a policy other than the cluster's: with -once its backend did not start, so the
+// message meets the failure policy (labelled); a persistent bridge exits 1.
+func TestOnceBridgeReadsTheClusterPolicy(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	conn, err := cluster.Connect(cluster.Config{Servers: []string{nats.URL()}, Prefix: "oncetest"}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := policykv.Push(context.Background(), conn, []byte(policyDenyDeploy), "a.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	r := runBridge([]string{"-once", "-nats", nats.URL(), "-nats-prefix", "oncetest"}, nil, hooksIntercept("o1", "make deploy")+"\n")
+	r.Expect(t, "once with -nats", 0, "")
+	if got := verdict(t, strings.TrimSpace(r.Stdout)); got != "deny: no deploys today" {
+		t.Fatalf("once with -nats: %s, want the pushed policy's deny", got)
+	}
+
+	nats.Stop()
+	r = runBridge([]string{"-once", "-nats", nats.URL(), "-nats-prefix", "oncetest"}, nil, hooksIntercept("o2", "make deploy")+"\n")
+	r.Expect(t, "once with NATS down", 0, "cannot start the policy backend")
+	if a := strings.TrimSpace(r.Stdout); verdict(t, a) != "deny: Required policy backend unavailable." || !strings.Contains(a, `"synthetic":true`) {
+		t.Fatalf("once with NATS down answered %s, want the labelled fail-closed deny", a)
+	}
+	r = runBridge([]string{"-http", "127.0.0.1:0", "-nats", nats.URL(), "-nats-prefix", "oncetest"}, nil, "")
+	r.Expect(t, "persistent with NATS down", 1, "cannot start the bridge")
+}
