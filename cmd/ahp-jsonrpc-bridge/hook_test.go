@@ -346,13 +346,14 @@ func TestHookHelp(t *testing.T) {
 		}
 		for _, name := range []string{"http", "upstream", "upstream-token-env", "upstream-protocol", "timeout-ms", "failure-policy",
 			"policy", "policy-poll", "include-native", "max-message-bytes", "shutdown-timeout", "approval-wait", "log-level", "log-format", "event",
-			"config", "allowed-hosts", "allowed-origins", "upstream-ca", "upstream-cert", "upstream-key"} {
+			"config", "allowed-hosts", "allowed-origins", "upstream-ca", "upstream-cert", "upstream-key",
+			"nats", "nats-prefix", "nats-creds", "nats-nkey", "nats-token-env", "nats-ca", "nats-cert", "nats-key"} {
 			if !strings.Contains(help, "  -"+name) {
 				t.Errorf("help does not document -%s", name)
 			}
 		}
-		if n := strings.Count(help, "(env AHP_BRIDGE_"); n != 21 {
-			t.Errorf("help names %d environment variables, want 21:\n%s", n, help)
+		if n := strings.Count(help, "(env AHP_BRIDGE_"); n != 29 {
+			t.Errorf("help names %d environment variables, want 29:\n%s", n, help)
 		}
 	}
 }

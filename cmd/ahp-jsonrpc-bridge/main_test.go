@@ -219,6 +219,7 @@ func TestHelpDocumentsEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 		"stdio", "once", "http", "hooks-path", "harness-path", "ws", "unix", "unix-mode", "dialect",
 		"upstream", "upstream-token-env", "upstream-protocol", "timeout-ms", "failure-policy", "policy",
 		"policy-poll", "max-message-bytes", "concurrency", "shutdown-timeout", "log-level", "log-format",
+		"nats", "nats-prefix", "nats-creds", "nats-nkey", "nats-token-env", "nats-ca", "nats-cert", "nats-key",
 	} {
 		env := "AHP_BRIDGE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 		if !strings.Contains(help, "  -"+flag+" ") && !strings.Contains(help, "  -"+flag+"\n") {

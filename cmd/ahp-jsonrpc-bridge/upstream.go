@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/cli"
+	"github.com/ahp-gateway/ahp/internal/cluster"
+	"github.com/ahp-gateway/ahp/internal/cluster/policykv"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/transport"
 )
@@ -35,6 +38,9 @@ type upstreamConfig struct {
 	// unaryOnly makes every upstream Intercept a unary call instead of a message on the shared
 	// InterceptStream (for proxies that mishandle long-lived HTTP/2 streams).
 	unaryOnly bool
+	// nats, when it has servers, makes the embedded core follow the cluster's policy bucket
+	// (the policy `ahp-server policy push` stores) instead of polling -policy.
+	nats cluster.Config
 }
 
 // upstreamFlags are the raw flag values behind an upstreamConfig.
@@ -43,6 +49,14 @@ type upstreamFlags struct {
 	caFile, certFile, keyFile                              *string
 	policyFile, policyPoll, maxBytes, shutdown             *string
 	approvalWait                                           *string
+	nats                                                   natsFlags
+}
+
+// natsFlags say how an embedded bridge reaches the cluster's NATS: the settings of the
+// cluster: block of ahp-server's config file that following the policy bucket needs. Secrets are
+// never flag values: a creds or nkey seed file, or the name of a variable holding a token.
+type natsFlags struct {
+	servers, prefix, creds, nkey, tokenEnv, ca, cert, key *string
 }
 
 // upstreamUsage is what the bridge and the hook adapters say differently about the upstream flags.
@@ -67,7 +81,17 @@ func defineUpstream(fs *cli.Flags, usage upstreamUsage) upstreamFlags {
 		policyPoll:    fs.String("policy-poll", "1s", usage.policyPoll, "AHP_BRIDGE_POLICY_POLL"),
 		maxBytes:      fs.String("max-message-bytes", strconv.Itoa(usage.maxBytesDefault), usage.maxBytes, "AHP_BRIDGE_MAX_MESSAGE_BYTES"),
 		shutdown:      fs.String("shutdown-timeout", transport.DefaultShutdownTimeout.String(), usage.shutdown, "AHP_BRIDGE_SHUTDOWN_TIMEOUT"),
-		approvalWait:  fs.String("approval-wait", "0s", "how long a decision held for a person's approval may wait (e.g. 10m, at most 24h); 0: -timeout-ms, and a held call is answered with the approval id to retry once approved", "AHP_BRIDGE_APPROVAL_WAIT"),
+		nats: natsFlags{
+			servers:  fs.String("nats", "", "embedded mode: NATS server `URLs`, comma-separated; the embedded core follows the cluster's policy bucket (ahp-server policy push) and switches to each pushed policy (docs/cluster.md)", "AHP_BRIDGE_NATS"),
+			prefix:   fs.String("nats-prefix", "", "the cluster's bucket and subject `prefix` (cluster.prefix of the ahp-servers; default ahp)", "AHP_BRIDGE_NATS_PREFIX"),
+			creds:    fs.String("nats-creds", "", "NATS user credentials `file` (JWT and nkey seed)", "AHP_BRIDGE_NATS_CREDS"),
+			nkey:     fs.String("nats-nkey", "", "`file` holding a NATS nkey user seed", "AHP_BRIDGE_NATS_NKEY"),
+			tokenEnv: fs.String("nats-token-env", "", "`name` of the environment variable holding a NATS token", "AHP_BRIDGE_NATS_TOKEN_ENV"),
+			ca:       fs.String("nats-ca", "", "PEM `file` of the CAs that sign the NATS servers' certificates", "AHP_BRIDGE_NATS_CA"),
+			cert:     fs.String("nats-cert", "", "PEM `file` of the client certificate to present to NATS (mTLS); needs -nats-key", "AHP_BRIDGE_NATS_CERT"),
+			key:      fs.String("nats-key", "", "PEM `file` of that certificate's private key; needs -nats-cert", "AHP_BRIDGE_NATS_KEY"),
+		},
+		approvalWait: fs.String("approval-wait", "0s", "how long a decision held for a person's approval may wait (e.g. 10m, at most 24h); 0: -timeout-ms, and a held call is answered with the approval id to retry once approved", "AHP_BRIDGE_APPROVAL_WAIT"),
 	}
 }
 
@@ -130,7 +154,39 @@ func parseUpstream(f upstreamFlags) (upstreamConfig, error) {
 	if u.shutdownTimeout, err = time.ParseDuration(*f.shutdown); err != nil || u.shutdownTimeout <= 0 {
 		return u, cli.BadValue("shutdown-timeout", "-shutdown-timeout: want a positive duration such as 10s, got %q", *f.shutdown)
 	}
+	if u.nats, err = parseNATS(f.nats); err != nil {
+		return u, err
+	}
+	if u.nats.Enabled() && u.upstream != "" {
+		return u, fmt.Errorf("-nats is for embedded mode; with -upstream the ahp-server follows the cluster's policy")
+	}
 	return u, nil
+}
+
+// parseNATS checks the -nats flags with the cluster package's own rules, naming the flag.
+func parseNATS(f natsFlags) (cluster.Config, error) {
+	cfg := cluster.Config{
+		Servers: cluster.ParseServers(*f.servers), Prefix: *f.prefix,
+		CredsFile: *f.creds, NKeyFile: *f.nkey, TokenEnv: *f.tokenEnv,
+		TLS: cluster.TLS{CAFile: *f.ca, CertFile: *f.cert, KeyFile: *f.key},
+		// A bridge that cannot reach NATS at start would decide with a policy other than the
+		// cluster's without saying so: it refuses to start instead.
+		OnStartUnavailable: cluster.Refuse,
+	}
+	if !cfg.Enabled() {
+		for _, o := range []struct{ flag, v string }{{"nats-prefix", cfg.Prefix}, {"nats-creds", cfg.CredsFile},
+			{"nats-nkey", cfg.NKeyFile}, {"nats-token-env", cfg.TokenEnv}, {"nats-ca", cfg.TLS.CAFile},
+			{"nats-cert", cfg.TLS.CertFile}, {"nats-key", cfg.TLS.KeyFile}} {
+			if o.v != "" {
+				return cfg, fmt.Errorf("-%s needs -nats", o.flag)
+			}
+		}
+		return cfg, nil
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("-nats settings (named as in ahp-server's cluster: block): %w", err)
+	}
+	return cfg, nil
 }
 
 // clients connects to the upstream, or starts the embedded decision core. A long-running process
@@ -154,10 +210,28 @@ func (u upstreamConfig) clients(log *slog.Logger, getenv func(string) string, lo
 		})
 	}
 	poll := u.policyPoll
-	if poll == 0 || !longRunning {
-		poll = -1 // server.Config: negative disables hot reload
+	if poll == 0 || !longRunning || u.nats.Enabled() {
+		// server.Config: negative disables hot reload. With -nats the cluster's policy bucket is
+		// the policy source: -policy (or the built-in policy) is only the policy until one is
+		// pushed, and is not watched, as in an ahp-server replica.
+		poll = -1
 	}
-	return bridge.NewEmbedded(server.Config{
+	var attach func(*server.Server) error
+	var conn *cluster.Conn
+	stopFollowing := func() {}
+	if u.nats.Enabled() {
+		var err error
+		if conn, err = cluster.Connect(u.nats, log); err != nil {
+			return bridge.Clients{}, nil, err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		stopFollowing = func() { cancel(); conn.Close() }
+		attach = func(srv *server.Server) error {
+			// A process that answers one event reads the policy in force once.
+			return policykv.Follow(ctx, conn, srv.SetPolicy, longRunning, log)
+		}
+	}
+	clients, closer, err := bridge.NewEmbeddedWith(server.Config{
 		PolicyFile:         u.policyFile,
 		PolicyPollInterval: poll,
 		Limits:             bridge.ServerLimits(nil),
@@ -167,8 +241,25 @@ func (u upstreamConfig) clients(log *slog.Logger, getenv func(string) string, lo
 		ShutdownTimeout: u.shutdownTimeout,
 		Version:         cli.Version(version),
 		Logger:          log,
-	})
+	}, attach)
+	if err != nil {
+		stopFollowing()
+		return bridge.Clients{}, nil, err
+	}
+	if conn == nil {
+		return clients, closer, nil
+	}
+	return clients, closerFunc(func() error {
+		err := closer.Close()
+		stopFollowing()
+		return err
+	}), nil
 }
+
+// closerFunc is an io.Closer from a function.
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
 
 // tlsConfig is the TLS configuration for an https upstream with a private CA or a client
 // certificate (nil: the system's roots, no client certificate). The files are read at start.

@@ -212,25 +212,7 @@ func runPolicyPush(ctx context.Context, args []string, stdout, stderr io.Writer,
 // followPolicy makes the cluster's policy bucket the policy source of srv: the policy pushed
 // last is put in force now, if there is one, and every later push as it comes, until ctx ends.
 func (cs *clusterStores) followPolicy(ctx context.Context, srv *server.Server, log *slog.Logger) error {
-	setupCtx, cancel := context.WithTimeout(ctx, cs.conn.Config().SetupTimeout)
-	defer cancel()
-	kv, err := policykv.Open(setupCtx, cs.conn)
-	if err != nil {
-		return err
-	}
-	w := policykv.NewWatcher(kv, srv.SetPolicy, log)
-	switch found, err := w.Load(setupCtx); {
-	case err != nil:
-		log.Warn("cluster policy not readable at start; the local policy is in force until it is", "error", err)
-	case !found:
-		log.Info("no cluster policy pushed yet; the local policy is in force until `ahp-server policy push`")
-	}
-	go func() {
-		if err := w.Run(ctx); err != nil {
-			log.Error("cluster policy watch stopped; the policy in force stays", "error", err)
-		}
-	}()
-	return nil
+	return policykv.Follow(ctx, cs.conn, srv.SetPolicy, true, log)
 }
 
 const auditExportUsage = `Usage: ahp-server audit export [flags] -dir DIR

@@ -24,10 +24,22 @@ import (
 // With cfg.Auth or cfg.Tracing set, which only the HTTP path applies, every call takes that path.
 // TLS settings in cfg are ignored. Close shuts the server down gracefully.
 func NewEmbedded(cfg server.Config) (Clients, io.Closer, error) {
+	return NewEmbeddedWith(cfg, nil)
+}
+
+// NewEmbeddedWith is NewEmbedded with attach called on the server once it is built, before any
+// call reaches it (cluster mode: to make the cluster's policy bucket its policy source). An
+// error from attach is returned and nothing keeps running.
+func NewEmbeddedWith(cfg server.Config, attach func(*server.Server) error) (Clients, io.Closer, error) {
 	cfg.TLSCertFile, cfg.TLSKeyFile = "", ""
 	srv, err := server.New(cfg)
 	if err != nil {
 		return Clients{}, nil, fmt.Errorf("bridge: embedded server: %w", err)
+	}
+	if attach != nil {
+		if err := attach(srv); err != nil {
+			return Clients{}, nil, err
+		}
 	}
 	if cfg.Auth != nil || cfg.Tracing != nil {
 		return embeddedOverPipe(srv)

@@ -28,7 +28,6 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/approval"
 	"github.com/ahp-gateway/ahp/internal/cluster"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -75,14 +74,12 @@ type Store struct {
 	sizes   map[string]int               // id -> stored bytes of its record
 	bytes   int
 	purged  time.Time // last PurgeDeletes
-	lastRev uint64    // last revision the watcher delivered
 	subs    map[int]func(approval.Change)
 	nextSub int
 
-	watcher jetstream.KeyWatcher
-	closing chan struct{}
-	ready   chan struct{}
-	done    chan struct{}
+	// watch feeds the mirror and the subscribers from the bucket, in the bucket's order, and
+	// resumes after a reconnect from the last revision seen (cluster.WatchKV).
+	watch *cluster.KVWatch
 }
 
 var _ approval.Store = (*Store)(nil)
@@ -112,19 +109,15 @@ func Open(ctx context.Context, conn *cluster.Conn, opts approval.MemoryOptions, 
 	s := &Store{
 		conn: conn, kv: kv, opts: opts, origin: hex.EncodeToString(o[:]), log: log,
 		mirror: map[string]approval.Approval{}, sizes: map[string]int{}, subs: map[int]func(approval.Change){},
-		closing: make(chan struct{}), ready: make(chan struct{}), done: make(chan struct{}),
 	}
-	s.watcher, err = kv.Watch(context.Background(), "a.*")
+	s.watch, err = cluster.WatchKV(context.Background(), conn, kv, "a.*", conn.Bucket(BucketName), s.apply, log)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: watching approval bucket: %w", err)
 	}
-	go s.watch()
-	go s.follow()
 	select {
-	case <-s.ready:
+	case <-s.watch.Ready():
 	case <-ctx.Done():
-		close(s.closing)
-		_ = s.watcher.Stop()
+		s.watch.Close()
 		return nil, fmt.Errorf("cluster: loading approvals: %w", ctx.Err())
 	}
 	return s, nil
@@ -150,107 +143,13 @@ func withDefaults(o approval.MemoryOptions) approval.MemoryOptions {
 }
 
 // Close stops the watcher.
-func (s *Store) Close() {
-	close(s.closing)
-	s.mu.Lock()
-	w := s.watcher
-	s.mu.Unlock()
-	_ = w.Stop()
-	<-s.done
-}
+func (s *Store) Close() { s.watch.Close() }
 
 func recKey(id string) string    { return "a." + base64.RawURLEncoding.EncodeToString([]byte(id)) }
 func indexKey(key string) string { return "k." + base64.RawURLEncoding.EncodeToString([]byte(key)) }
 
 func (s *Store) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), opTimeout)
-}
-
-// watch feeds the mirror and the subscribers from the bucket, in the bucket's order. When the
-// watcher ends without Close (a reconnect stops it, see follow), it resumes after the last
-// revision seen, so the changes made meanwhile still arrive.
-func (s *Store) watch() {
-	defer close(s.done)
-	loaded := false
-	for {
-		s.mu.Lock()
-		w := s.watcher
-		s.mu.Unlock()
-		for e := range w.Updates() {
-			if e == nil {
-				if !loaded {
-					loaded = true
-					close(s.ready)
-				}
-				continue
-			}
-			s.apply(e, loaded)
-		}
-		if !loaded {
-			close(s.ready)
-			return // Open gave up
-		}
-		if !s.resume() {
-			return
-		}
-	}
-}
-
-// resume starts a new watcher after the last revision seen; false when closing, or when it
-// cannot (logged).
-func (s *Store) resume() bool {
-	backoff := 100 * time.Millisecond
-	for attempt := 0; ; attempt++ {
-		select {
-		case <-s.closing:
-			return false
-		default:
-		}
-		s.mu.Lock()
-		from := s.lastRev + 1
-		s.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-		w, err := s.kv.Watch(ctx, "a.*", jetstream.ResumeFromRevision(from))
-		cancel()
-		if err == nil {
-			s.mu.Lock()
-			s.watcher = w
-			s.mu.Unlock()
-			select {
-			case <-s.closing: // Close stopped the old one meanwhile
-				_ = w.Stop()
-			default:
-			}
-			return true
-		}
-		if attempt == 0 {
-			s.log.Warn("cluster: resuming the approval bucket's watcher failed; retrying", "error", err)
-		}
-		select {
-		case <-s.closing:
-			return false
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
-	}
-}
-
-// follow restarts the watcher on every reconnect: the server side of its consumer may be gone.
-func (s *Store) follow() {
-	nc := s.conn.NATS()
-	ch := nc.StatusChanged(nats.CONNECTED)
-	defer nc.RemoveStatusListener(ch)
-	for {
-		select {
-		case <-ch:
-			s.mu.Lock()
-			w := s.watcher
-			s.mu.Unlock()
-			_ = w.Stop() // watch resumes from the last revision
-		case <-s.closing:
-			return
-		}
-	}
 }
 
 func (s *Store) apply(e jetstream.KeyValueEntry, notify bool) {
@@ -260,7 +159,6 @@ func (s *Store) apply(e jetstream.KeyValueEntry, notify bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.lastRev = max(s.lastRev, e.Revision())
 	prev, had := s.mirror[string(id)]
 	if e.Operation() != jetstream.KeyValuePut {
 		if had {

@@ -75,6 +75,7 @@ func compile(e jetstream.KeyValueEntry) (*policy.Policy, error) {
 
 // Watcher follows the bucket and hands every policy revision that compiles to apply.
 type Watcher struct {
+	conn  *cluster.Conn
 	kv    jetstream.KeyValue
 	apply func(*policy.Policy)
 	log   *slog.Logger
@@ -83,13 +84,13 @@ type Watcher struct {
 	applied uint64 // last revision applied or refused
 }
 
-// NewWatcher returns a watcher of the bucket in kv; apply is called (from one goroutine at a
-// time) with each new policy.
-func NewWatcher(kv jetstream.KeyValue, apply func(*policy.Policy), log *slog.Logger) *Watcher {
+// NewWatcher returns a watcher of the bucket in kv, opened on conn; apply is called (from one
+// goroutine at a time) with each new policy.
+func NewWatcher(conn *cluster.Conn, kv jetstream.KeyValue, apply func(*policy.Policy), log *slog.Logger) *Watcher {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Watcher{kv: kv, apply: apply, log: log}
+	return &Watcher{conn: conn, kv: kv, apply: apply, log: log}
 }
 
 // Load applies the policy in the bucket now, if one was pushed and compiles (a broken one is
@@ -106,27 +107,18 @@ func (w *Watcher) Load(ctx context.Context) (found bool, err error) {
 	return true, nil
 }
 
-// Run watches until ctx ends. The current value is delivered first, then every update; a watch
-// that breaks (NATS restarting) is re-established by the client library.
+// Run watches until ctx ends. The current value is delivered first, then every update; after a
+// reconnect (NATS restarting) the watch resumes after the last revision seen (cluster.WatchKV),
+// so a push made meanwhile still arrives.
 func (w *Watcher) Run(ctx context.Context) error {
-	kw, err := w.kv.Watch(ctx, Key)
+	kw, err := cluster.WatchKV(ctx, w.conn, w.kv, Key, w.conn.Bucket(BucketName),
+		func(e jetstream.KeyValueEntry, _ bool) { w.handle(e) }, w.log)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = kw.Stop() }()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case e, ok := <-kw.Updates():
-			if !ok {
-				return nil
-			}
-			if e != nil {
-				w.handle(e)
-			}
-		}
-	}
+	<-ctx.Done()
+	kw.Close()
+	return nil
 }
 
 // handle applies one entry, or logs once why it cannot.
@@ -147,4 +139,35 @@ func (w *Watcher) handle(e jetstream.KeyValueEntry) {
 		return
 	}
 	w.apply(p)
+}
+
+// Follow makes the cluster's policy bucket the policy source of a process: the policy pushed
+// last is handed to apply now, if there is one (a bucket that cannot be read at start is logged
+// and the local policy stays), and, with watch, every later push as it comes, until ctx ends.
+// ahp-server replicas and bridges in embedded mode both follow the bucket through it.
+func Follow(ctx context.Context, conn *cluster.Conn, apply func(*policy.Policy), watch bool, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	setupCtx, cancel := context.WithTimeout(ctx, conn.Config().SetupTimeout)
+	defer cancel()
+	kv, err := Open(setupCtx, conn)
+	if err != nil {
+		return err
+	}
+	w := NewWatcher(conn, kv, apply, log)
+	switch found, err := w.Load(setupCtx); {
+	case err != nil:
+		log.Warn("cluster policy not readable at start; the local policy is in force until it is", "error", err)
+	case !found:
+		log.Info("no cluster policy pushed yet; the local policy is in force until `ahp-server policy push`")
+	}
+	if watch {
+		go func() {
+			if err := w.Run(ctx); err != nil {
+				log.Error("cluster policy watch stopped; the policy in force stays", "error", err)
+			}
+		}()
+	}
+	return nil
 }
