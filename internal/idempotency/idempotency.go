@@ -24,7 +24,9 @@ type Store interface {
 	Decision(key string) (*ahpv1.Decision, bool)
 	// RememberDecision stores d under key unless a decision is there already (another replica
 	// may have decided the same event at the same moment: the first writer wins). It returns the
-	// decision that stands — d, or the one remembered before — and whether d was stored.
+	// decision that stands — d, or the one remembered before — and whether d was stored. A Store
+	// keeps what d says at the time of the call, never d itself (both implementations keep its
+	// encoding), so the caller may go on changing d without changing what a retry replays.
 	RememberDecision(key string, d *ahpv1.Decision) (stands *ahpv1.Decision, stored bool)
 	// ForgetDecision removes key, so a decision that could not be recorded is made afresh on retry.
 	ForgetDecision(key string)
