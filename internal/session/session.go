@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unique"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/lru"
@@ -216,7 +217,7 @@ func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
 			s.verificationStatus = wireName(ev.GetVerification().GetStatus().String(), "VERIFICATION_STATUS_")
 		}
 		summary := policy.EventSummary{
-			Type: name, ToolName: ev.GetTool().GetName(), ToolKind: names.ToolKindName(ev.GetTool().GetKind()), Time: at,
+			Type: name, ToolName: canonical(ev.GetTool().GetName()), ToolKind: names.ToolKindName(ev.GetTool().GetKind()), Time: at,
 		}
 		s.bytes += eventSummarySize(summary)
 		s.recent.push(summary, func(old policy.EventSummary) { s.bytes -= eventSummarySize(old) })
@@ -255,6 +256,20 @@ func (m *Memory) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 		s.mu.Unlock()
 	}
 }
+
+// canonical returns one shared copy of a tool name (issue 18): a session keeps up to
+// RecentEvents summaries, each naming its tool, and the few names agents use would otherwise be
+// one heap string per summary for the collector to mark, each keeping the request it was decoded
+// from alive. unique's table holds its entries weakly, so it needs no bound of its own; names
+// longer than maxCanonical are kept as they are.
+func canonical(s string) string {
+	if s == "" || len(s) > maxCanonical {
+		return s
+	}
+	return unique.Make(s).Value()
+}
+
+const maxCanonical = 128
 
 // Scoped ids: the decision core keys memory by the authenticated principal as well as by the
 // session or agent id the caller names, so one principal never reads or writes another's memory
