@@ -422,9 +422,10 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 		// Claimed before anything records it: when the same event reached another replica at
 		// the same moment, the first decision remembered stands and this one is dropped unseen,
 		// so the event has one decision id (an answer that must not be remembered —
-		// one naming an approval to a caller that cannot wait — is not claimed). A copy, so a caller changing its answer cannot
+		// one naming an approval to a caller that cannot wait — is not claimed). The store keeps
+		// what d says now, not d (see idempotency.Store), so a caller changing its answer cannot
 		// change what a retry replays.
-		if stands, stored := c.cfg.Idempotency.RememberDecision(key, cloneDecision(d)); !stored {
+		if stands, stored := c.cfg.Idempotency.RememberDecision(key, d); !stored {
 			replay := cloneDecision(stands)
 			replay.Replayed = true
 			if o := c.cfg.Observer; o != nil {

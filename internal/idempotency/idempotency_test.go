@@ -70,3 +70,39 @@ func TestMemoryFirstDecisionStands(t *testing.T) {
 		t.Fatal("Decision found a forgotten key")
 	}
 }
+
+// What a retry replays is what was remembered: neither changing the decision afterwards nor
+// changing what a lookup returned reaches the store.
+func TestMemoryKeepsACopy(t *testing.T) {
+	t.Parallel()
+	m := idempotency.NewMemory(10, time.Minute)
+	d := &ahpv1.Decision{DecisionId: "d1", MatchedRuleIds: []string{"r1"}}
+	m.RememberDecision("k", d)
+	d.DecisionId, d.MatchedRuleIds[0] = "changed", "changed"
+	got, _ := m.Decision("k")
+	if got.GetDecisionId() != "d1" || got.GetMatchedRuleIds()[0] != "r1" {
+		t.Fatalf("replay = %v, want the decision as remembered", got)
+	}
+	got.DecisionId = "changed again"
+	if again, _ := m.Decision("k"); again.GetDecisionId() != "d1" {
+		t.Fatalf("replay = %v after the caller changed its copy", again)
+	}
+}
+
+// A decision protobuf cannot encode (not UTF-8) is still remembered and replayed.
+func TestMemoryRemembersUnencodableDecisions(t *testing.T) {
+	t.Parallel()
+	m := idempotency.NewMemory(10, time.Minute)
+	bad := "deny \xff"
+	m.RememberDecision("k", &ahpv1.Decision{DecisionId: bad})
+	if d, ok := m.Decision("k"); !ok || d.GetDecisionId() != bad {
+		t.Fatalf("Decision = %v, %v; want the unencodable decision", d, ok)
+	}
+	if d, stored := m.RememberDecision("k", &ahpv1.Decision{DecisionId: "d2"}); stored || d.GetDecisionId() != bad {
+		t.Fatalf("second RememberDecision = %v, %v; want the first standing", d, stored)
+	}
+	m.ForgetDecision("k")
+	if _, ok := m.Decision("k"); ok {
+		t.Fatal("forgotten")
+	}
+}

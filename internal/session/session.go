@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unique"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/lru"
@@ -147,13 +148,12 @@ func factBytes(f *ahpv1.Fact) int { return factSize + len(f.GetContent()) + len(
 // pushFact adds f to r and returns by how many bytes that grew r.
 func pushFact(r *ring[*ahpv1.Fact], f *ahpv1.Fact) int {
 	grown := factBytes(f)
-	if old, replaced := r.push(f); replaced {
-		grown -= factBytes(old)
-	}
+	r.push(f, func(old *ahpv1.Fact) { grown -= factBytes(old) })
 	return grown
 }
 
-// View implements Store.
+// View implements Store. The view's Recent, Facts and AgentFacts share the rings' storage (see
+// ring): no copy per decision, and later pushes never change what a view holds.
 func (m *Memory) View(sessionID, agentID string) *policy.SessionView {
 	v := &policy.SessionView{SessionID: sessionID, AgentID: agentID}
 	if sessionID != "" {
@@ -191,7 +191,7 @@ func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
 		s, _ := m.sessions.GetOrCreate(sid, func() *state {
 			return &state{
 				recent: newRing[policy.EventSummary](m.opts.RecentEvents), facts: newRing[*ahpv1.Fact](m.opts.Facts),
-				bytes: stateSize + len(sid) + slotSize*(m.opts.RecentEvents+m.opts.Facts),
+				bytes: stateSize + len(sid) + slotSize*(ringSlots(m.opts.RecentEvents)+ringSlots(m.opts.Facts)),
 			}
 		})
 		s.mu.Lock()
@@ -217,12 +217,10 @@ func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
 			s.verificationStatus = wireName(ev.GetVerification().GetStatus().String(), "VERIFICATION_STATUS_")
 		}
 		summary := policy.EventSummary{
-			Type: name, ToolName: ev.GetTool().GetName(), ToolKind: names.ToolKindName(ev.GetTool().GetKind()), Time: at,
+			Type: name, ToolName: canonical(ev.GetTool().GetName()), ToolKind: names.ToolKindName(ev.GetTool().GetKind()), Time: at,
 		}
 		s.bytes += eventSummarySize(summary)
-		if old, replaced := s.recent.push(summary); replaced {
-			s.bytes -= eventSummarySize(old)
-		}
+		s.recent.push(summary, func(old policy.EventSummary) { s.bytes -= eventSummarySize(old) })
 		for _, f := range derived {
 			s.bytes += pushFact(&s.facts, f)
 		}
@@ -232,7 +230,7 @@ func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
 	}
 	if agentID != "" && len(derived) > 0 {
 		a, _ := m.agents.GetOrCreate(agentID, func() *facts {
-			return &facts{ring: newRing[*ahpv1.Fact](m.opts.Facts), bytes: stateSize + len(agentID) + slotSize*m.opts.Facts}
+			return &facts{ring: newRing[*ahpv1.Fact](m.opts.Facts), bytes: stateSize + len(agentID) + slotSize*ringSlots(m.opts.Facts)}
 		})
 		a.mu.Lock()
 		for _, f := range derived {
@@ -258,6 +256,20 @@ func (m *Memory) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 		s.mu.Unlock()
 	}
 }
+
+// canonical returns one shared copy of a tool name (issue 18): a session keeps up to
+// RecentEvents summaries, each naming its tool, and the few names agents use would otherwise be
+// one heap string per summary for the collector to mark, each keeping the request it was decoded
+// from alive. unique's table holds its entries weakly, so it needs no bound of its own; names
+// longer than maxCanonical are kept as they are.
+func canonical(s string) string {
+	if s == "" || len(s) > maxCanonical {
+		return s
+	}
+	return unique.Make(s).Value()
+}
+
+const maxCanonical = 128
 
 // Scoped ids: the decision core keys memory by the authenticated principal as well as by the
 // session or agent id the caller names, so one principal never reads or writes another's memory

@@ -1,0 +1,61 @@
+package session_test
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"testing"
+	"time"
+
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/session"
+)
+
+// liveHeap collects and returns the live heap's bytes and the heap's objects.
+func liveHeap() (bytes, objects uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/objects:objects"}}
+	runtime.GC()
+	metrics.Read(s)
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
+}
+
+// BenchmarkFullSessionsLiveHeap fills the memory with 2000 sessions whose recent-events rings are
+// full (the tool name of each event its own string, as a decoded request's is) and reports the
+// live heap after a collection (live-B/session, objects/session) and how long one forced collection takes.
+func BenchmarkFullSessionsLiveHeap(b *testing.B) {
+	const sessions, events = 2000, 64
+	ids := make([]string, sessions)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("s%d", i)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		base, baseObjects := liveHeap()
+		b.StartTimer()
+		m := session.NewMemory(session.Options{MaxSessions: sessions})
+		at := time.Unix(1_000_000, 0)
+		for e := range events + events/4 {
+			for _, id := range ids {
+				m.RecordEvent(&ahpv1.Event{
+					Id: "e", Type: ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE, Session: &ahpv1.Session{Id: id},
+					Tool: &ahpv1.Tool{Name: strings.Clone([]string{"Bash", "Read", "Edit"}[e%3]), Kind: ahpv1.ToolKind_TOOL_KIND_SHELL},
+				}, at)
+			}
+		}
+		b.StopTimer()
+		live, objects := liveHeap()
+		start := time.Now()
+		runtime.GC()
+		gc := time.Since(start)
+		if v := m.View(ids[0], ""); len(v.Recent) != events {
+			b.Fatalf("%d recent events, want %d", len(v.Recent), events)
+		}
+		b.ReportMetric(float64(live-base)/sessions, "live-B/session")
+		b.ReportMetric(float64(live-base)/(1<<20), "live-MB")
+		b.ReportMetric((float64(objects)-float64(baseObjects))/sessions, "objects/session")
+		b.ReportMetric(float64(gc.Nanoseconds()), "gc-ns")
+		runtime.KeepAlive(m)
+		b.StartTimer()
+	}
+}
