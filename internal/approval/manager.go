@@ -236,9 +236,9 @@ func (m *Manager) Resolve(ctx context.Context, ev *ahpv1.Event, pa *policy.Appro
 	if callerBound && wait < m.cfg.MinHold {
 		return Outcome{Result: Pending, Approval: a}, nil
 	}
-	w, ok := m.hold(a.ID, proto.Size(ev))
-	if !ok {
-		return Outcome{Result: Pending, Approval: a}, nil
+	w, refused := m.hold(a.ID, proto.Size(ev))
+	if w == nil {
+		return Outcome{Result: refused, Approval: a}, nil
 	}
 	defer m.release(a.ID, w)
 	if a.Abandoned {
@@ -289,20 +289,26 @@ func (m *Manager) ended(a Approval, key, eventKey string) Outcome {
 }
 
 // hold registers a waiter unless the held-calls caps are reached.
-func (m *Manager) hold(id string, size int) (*waiter, bool) {
+// hold registers a waiter for approval id. Without one, refused says what the call is answered
+// instead: Closing once the manager is closing (a call arriving during shutdown gets the
+// shutdown answer, as held ones do), Pending when the held-calls caps are reached.
+func (m *Manager) hold(id string, size int) (w *waiter, refused Result) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed || m.held >= m.cfg.MaxHeld || m.heldBytes+size > m.cfg.MaxHeldBytes {
-		return nil, false
+	if m.closed {
+		return nil, Closing
 	}
-	w := &waiter{ch: make(chan Approval, 1), size: size}
+	if m.held >= m.cfg.MaxHeld || m.heldBytes+size > m.cfg.MaxHeldBytes {
+		return nil, Pending
+	}
+	w = &waiter{ch: make(chan Approval, 1), size: size}
 	if m.waiters[id] == nil {
 		m.waiters[id] = map[*waiter]struct{}{}
 	}
 	m.waiters[id][w] = struct{}{}
 	m.held++
 	m.heldBytes += size
-	return w, true
+	return w, 0
 }
 
 func (m *Manager) release(id string, w *waiter) {
