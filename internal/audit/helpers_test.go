@@ -186,6 +186,7 @@ type faults struct {
 	syncs        atomic.Int64
 	writes       atomic.Int64
 	block        chan struct{} // when set, writes wait for it to be closed
+	blocked      chan struct{} // when set (buffered), a write about to wait on block sends to it if it can
 	mu           sync.Mutex
 	openFailures int
 }
@@ -194,6 +195,10 @@ var errInjected = errors.New("injected: no space left on device")
 
 func (f faultyFile) Write(b []byte) (int, error) {
 	if f.faults.block != nil {
+		select {
+		case f.faults.blocked <- struct{}{}:
+		default:
+		}
 		<-f.faults.block
 	}
 	if f.faults.failWrites.Load() {

@@ -21,19 +21,28 @@ import (
 // rather than written later under a decision that was never given.
 func TestRequiredRecordIsWrittenBeforeItReturns(t *testing.T) {
 	t.Parallel()
-	fl := &faults{block: make(chan struct{})}
+	fl := &faults{block: make(chan struct{}), blocked: make(chan struct{}, 1)}
+	unblock := sync.OnceFunc(func() { close(fl.block) })
+	defer unblock() // a failing check must not leave the writer stalled for the log's Close
 	dir := t.TempDir()
 	l := open(t, withFaults(audit.Config{Dir: dir, Required: true, RequiredTimeout: 50 * time.Millisecond, Fsync: audit.FsyncAlways}, fl))
 
 	const n = 40
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
-	for i := range n {
+	recordAsync := func(i int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			errs <- l.Record(record(i))
 		}()
+	}
+	// The writer takes the first record and stalls in its write; only then do the others come,
+	// so they queue behind a stalled writer, whatever the machine's speed.
+	recordAsync(0)
+	testkit.Receive(t, fl.blocked, "the writer did not start writing the first record")
+	for i := 1; i < n; i++ {
+		recordAsync(i)
 	}
 	wg.Wait()
 	close(errs)
@@ -43,10 +52,10 @@ func TestRequiredRecordIsWrittenBeforeItReturns(t *testing.T) {
 		}
 	}
 	st := l.Stats()
-	if st.Withdrawn == 0 {
-		t.Fatalf("Withdrawn = 0, want the records the stalled writer had not taken")
+	if st.Withdrawn != n-1 {
+		t.Fatalf("Withdrawn = %d, want %d: every record queued behind the stalled writer", st.Withdrawn, n-1)
 	}
-	close(fl.block) // the disk comes back
+	unblock() // the disk comes back
 	// AppendWait is Record's wait without the 50 ms bound the stall above needed: the writer may
 	// first finish the batch it held, and on a loaded machine that takes longer.
 	ctx, cancel := context.WithTimeout(context.Background(), testkit.WaitTimeout)
