@@ -439,6 +439,8 @@ func TestReopenAfterOpenFailure(t *testing.T) {
 func TestBackpressure(t *testing.T) {
 	t.Parallel()
 	fl := &faults{block: make(chan struct{})}
+	unblock := sync.OnceFunc(func() { close(fl.block) })
+	defer unblock() // a failing check must not leave the writer stalled for the log's Close
 	l := open(t, withFaults(audit.Config{QueueSize: 4, AppendTimeout: 20 * time.Millisecond}, fl))
 	accepted := 0
 	var err error
@@ -453,7 +455,7 @@ func TestBackpressure(t *testing.T) {
 	if st := l.Stats(); st.Backpressure != 1 || st.QueueDepth != 4 || st.QueueCapacity != 4 {
 		t.Errorf("stats %+v", st)
 	}
-	close(fl.block)
+	unblock()
 	closeLog(t, l)
 	if st := l.Stats(); st.Written != uint64(accepted) || st.Dropped != 0 {
 		t.Errorf("accepted %d, stats %+v", accepted, st)
