@@ -129,8 +129,8 @@ func (a Approval) size() int {
 	return n
 }
 
-// clone copies the slices so a caller cannot change the store's copy.
-func (a Approval) clone() Approval {
+// Clone copies the slices, so a caller cannot change a store's copy (every Store returns clones).
+func (a Approval) Clone() Approval {
 	a.RuleIDs = append([]string(nil), a.RuleIDs...)
 	a.Notifiers = append([]string(nil), a.Notifiers...)
 	if a.Approvers != nil {

@@ -72,7 +72,7 @@ func (m *Memory) Open(a Approval, now time.Time) (Approval, bool, error) {
 		if el, ok := m.byID[id]; ok {
 			cur := el.Value.(*Approval)
 			if cur.State == StatePending || cur.Granted(now) {
-				return cur.clone(), false, nil
+				return cur.Clone(), false, nil
 			}
 		}
 		delete(m.byKey, a.Key)
@@ -86,7 +86,7 @@ func (m *Memory) Open(a Approval, now time.Time) (Approval, bool, error) {
 			return Approval{}, false, ErrFull
 		}
 	}
-	a = a.clone()
+	a = a.Clone()
 	a.State = StatePending
 	m.rev++
 	a.Revision = m.rev
@@ -96,7 +96,7 @@ func (m *Memory) Open(a Approval, now time.Time) (Approval, bool, error) {
 	m.perAgent[a.Agent]++
 	m.bytes += size
 	m.changed(Requested, &a)
-	return a.clone(), true, nil
+	return a.Clone(), true, nil
 }
 
 // Get implements Store.
@@ -108,7 +108,7 @@ func (m *Memory) Get(id string, now time.Time) (Approval, error) {
 	if !ok {
 		return Approval{}, ErrNotFound
 	}
-	return el.Value.(*Approval).clone(), nil
+	return el.Value.(*Approval).Clone(), nil
 }
 
 // List implements Store.
@@ -119,7 +119,7 @@ func (m *Memory) List(f Filter, now time.Time) []Approval {
 	out := []Approval{}
 	for el := m.order.Back(); el != nil && len(out) < f.limit(); el = el.Prev() {
 		if a := el.Value.(*Approval); f.Match(*a) {
-			out = append(out, a.clone())
+			out = append(out, a.Clone())
 		}
 	}
 	return out
@@ -137,9 +137,9 @@ func (m *Memory) Decide(id string, d Decision, now time.Time) (Approval, error) 
 	a := el.Value.(*Approval)
 	switch a.State {
 	case StateApproved, StateDenied:
-		return a.clone(), ErrDecided
+		return a.Clone(), ErrDecided
 	case StateExpired:
-		return a.clone(), ErrExpired
+		return a.Clone(), ErrExpired
 	}
 	m.unpend(a)
 	a.DecidedAt, a.DecidedBy, a.Comment = now, d.By, d.Comment
@@ -152,7 +152,7 @@ func (m *Memory) Decide(id string, d Decision, now time.Time) (Approval, error) 
 		delete(m.byKey, a.Key)
 	}
 	m.bump(Decided, a)
-	return a.clone(), nil
+	return a.Clone(), nil
 }
 
 // Consume implements Store.
@@ -168,12 +168,12 @@ func (m *Memory) Consume(key, eventKey string, now time.Time) (Approval, bool) {
 	case a.State != StateApproved || !now.Before(a.GrantUntil):
 		return Approval{}, false
 	case !a.ConsumedAt.IsZero():
-		return a.clone(), a.ConsumedBy == eventKey
+		return a.Clone(), a.ConsumedBy == eventKey
 	}
 	a.ConsumedAt, a.ConsumedBy = now, eventKey
 	m.bytes += len(eventKey)
 	m.bump(Consumed, a)
-	return a.clone(), true
+	return a.Clone(), true
 }
 
 // Expire implements Store.
@@ -279,6 +279,6 @@ func (m *Memory) bump(k ChangeKind, a *Approval) {
 
 func (m *Memory) changed(k ChangeKind, a *Approval) {
 	for _, fn := range m.subs {
-		fn(Change{Kind: k, Approval: a.clone()})
+		fn(Change{Kind: k, Approval: a.Clone()})
 	}
 }

@@ -191,7 +191,7 @@ func (s *Store) apply(e jetstream.KeyValueEntry, notify bool) {
 		return
 	}
 	for _, fn := range s.subs {
-		fn(approval.Change{Kind: kind, Approval: clone(a), Remote: r.Origin != s.origin})
+		fn(approval.Change{Kind: kind, Approval: a.Clone(), Remote: r.Origin != s.origin})
 	}
 }
 
@@ -228,19 +228,6 @@ func kindOfEnd(a approval.Approval) approval.ChangeKind {
 
 // storedSize is what one record takes in the bucket: key, value and the message's overhead.
 func storedSize(key string, value []byte) int { return len(key) + len(value) + 128 }
-
-func clone(a approval.Approval) approval.Approval {
-	a.RuleIDs = append([]string(nil), a.RuleIDs...)
-	a.Notifiers = append([]string(nil), a.Notifiers...)
-	if a.Approvers != nil {
-		lists := make([][]string, len(a.Approvers))
-		for i, l := range a.Approvers {
-			lists[i] = append([]string(nil), l...)
-		}
-		a.Approvers = lists
-	}
-	return a
-}
 
 // load reads one approval and its revision.
 func (s *Store) load(ctx context.Context, id string) (approval.Approval, uint64, error) {
@@ -305,7 +292,7 @@ func (s *Store) Open(a approval.Approval, now time.Time) (approval.Approval, boo
 	ctx, cancel := s.ctx()
 	defer cancel()
 	s.Expire(now)
-	a = clone(a)
+	a = a.Clone()
 	a.State = approval.StatePending
 	ib, err := json.Marshal(index{ID: a.ID, At: now})
 	if err != nil {
@@ -323,7 +310,7 @@ func (s *Store) Open(a approval.Approval, now time.Time) (approval.Approval, boo
 			cur, _, err := s.load(ctx, ix.ID)
 			switch {
 			case err == nil && (cur.State == approval.StatePending || cur.Granted(now)):
-				return clone(cur), false, nil
+				return cur.Clone(), false, nil
 			case errors.Is(err, approval.ErrNotFound) && now.Sub(ix.At) < orphanAge && ix.ID != "":
 				// Another replica's Open is between the index and the record: wait for it.
 				if waitErr := s.waitRecord(ctx, ix.ID); waitErr != nil {
@@ -359,7 +346,7 @@ func (s *Store) Open(a approval.Approval, now time.Time) (approval.Approval, boo
 		}
 		a.Revision = rev
 		s.conn.Succeeded()
-		return clone(a), true, nil
+		return a.Clone(), true, nil
 	}
 	return approval.Approval{}, false, fmt.Errorf("%w: open: %d compare-and-set conflicts in a row", approval.ErrUnavailable, casAttempts)
 }
@@ -472,7 +459,7 @@ func (s *Store) Get(id string, now time.Time) (approval.Approval, error) {
 	if err == nil && a.State != approval.StatePending && now.Sub(a.DecidedAt) > s.opts.Retain && !a.Granted(now) {
 		return approval.Approval{}, approval.ErrNotFound // past retention; Expire deletes it
 	}
-	return clone(a), err
+	return a.Clone(), err
 }
 
 // List implements approval.Store: the mirror, newest first.
@@ -503,7 +490,7 @@ func (s *Store) List(f approval.Filter, now time.Time) []approval.Approval {
 	}
 	out := make([]approval.Approval, len(all))
 	for i, a := range all {
-		out[i] = clone(a)
+		out[i] = a.Clone()
 	}
 	return out
 }
@@ -536,13 +523,13 @@ func (s *Store) Decide(id string, d approval.Decision, now time.Time) (approval.
 	switch {
 	case err == nil && a.State == approval.StateExpired:
 		s.dropIndex(ctx, a)
-		return clone(a), approval.ErrExpired
+		return a.Clone(), approval.ErrExpired
 	case err == nil && a.State == approval.StateDenied:
 		s.dropIndex(ctx, a)
 	case err != nil && !errors.Is(err, approval.ErrNotFound) && !errors.Is(err, approval.ErrDecided) && !errors.Is(err, approval.ErrExpired):
 		return a, s.failed(err)
 	}
-	return clone(a), err
+	return a.Clone(), err
 }
 
 func expire(a *approval.Approval, now time.Time) {
@@ -589,7 +576,7 @@ func (s *Store) Consume(key, eventKey string, now time.Time) (approval.Approval,
 	if !ok {
 		return approval.Approval{}, false
 	}
-	return clone(a), true
+	return a.Clone(), true
 }
 
 // Expire implements approval.Store: pending approvals whose hold ended become expired, and
