@@ -88,23 +88,11 @@ func New(cfg Config) (*Adapter, error) {
 	if formats[cfg.Provider] == nil {
 		return nil, fmt.Errorf("adapter: Config.Provider must be one of %s, got %v", ProviderList(), cfg.Provider)
 	}
-	if cfg.StartErr == nil && (cfg.Clients.Intercept == nil || cfg.Clients.Observation == nil) {
-		return nil, errors.New("adapter: Config.Clients needs the Intercept and Observation clients (use bridge.NewUpstream or bridge.NewEmbedded)")
+	timeout, err := bridge.CheckBackend(cfg.Clients, cfg.StartErr, cfg.FailurePolicy, cfg.Timeout, cfg.ApprovalWait)
+	if err != nil {
+		return nil, fmt.Errorf("adapter: %w", err)
 	}
-	switch cfg.FailurePolicy {
-	case bridge.FailClosed, bridge.FailOpen:
-	default:
-		return nil, fmt.Errorf("adapter: invalid failure policy %v", cfg.FailurePolicy)
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = bridge.DefaultTimeout
-	}
-	if cfg.Timeout < 0 || cfg.Timeout > bridge.MaxTimeout {
-		return nil, fmt.Errorf("adapter: timeout %v outside (0, %v]", cfg.Timeout, bridge.MaxTimeout)
-	}
-	if cfg.ApprovalWait < 0 || cfg.ApprovalWait > bridge.MaxApprovalWait {
-		return nil, fmt.Errorf("adapter: approval wait %v outside [0, %v]", cfg.ApprovalWait, bridge.MaxApprovalWait)
-	}
+	cfg.Timeout = timeout
 	if cfg.MaxInputBytes <= 0 {
 		cfg.MaxInputBytes = DefaultMaxInputBytes
 	}

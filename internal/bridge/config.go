@@ -99,6 +99,31 @@ const (
 	MaxApprovalWait = 24 * time.Hour
 )
 
+// CheckBackend checks what a front end beside the bridge (a hook adapter, the MCP gateway) needs
+// to reach the policy — the Intercept and Observation clients unless its backend failed to start,
+// a failure policy, a deadline and an approval wait within bounds — and returns the deadline with
+// its default (DefaultTimeout for zero) filled in.
+func CheckBackend(c Clients, startErr error, p FailurePolicy, timeout, approvalWait time.Duration) (time.Duration, error) {
+	if startErr == nil && (c.Intercept == nil || c.Observation == nil) {
+		return 0, errors.New("Config.Clients needs the Intercept and Observation clients (use bridge.NewUpstream or bridge.NewEmbedded)")
+	}
+	switch p {
+	case FailClosed, FailOpen:
+	default:
+		return 0, fmt.Errorf("invalid failure policy %v", p)
+	}
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if timeout < 0 || timeout > MaxTimeout {
+		return 0, fmt.Errorf("timeout %v outside (0, %v]", timeout, MaxTimeout)
+	}
+	if approvalWait < 0 || approvalWait > MaxApprovalWait {
+		return 0, fmt.Errorf("approval wait %v outside [0, %v]", approvalWait, MaxApprovalWait)
+	}
+	return timeout, nil
+}
+
 // Clients are the four ahp.v1 Connect clients a Bridge calls. NewUpstream builds them for a
 // remote ahp-server, NewEmbedded for one running in-process; tests may supply their own.
 type Clients struct {

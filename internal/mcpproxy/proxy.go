@@ -97,23 +97,11 @@ type Proxy struct {
 
 // New checks cfg and fills in its defaults.
 func New(cfg Config) (*Proxy, error) {
-	if cfg.StartErr == nil && (cfg.Clients.Intercept == nil || cfg.Clients.Observation == nil) {
-		return nil, errors.New("mcpproxy: Config.Clients needs the Intercept and Observation clients (use bridge.NewUpstream or bridge.NewEmbedded)")
+	timeout, err := bridge.CheckBackend(cfg.Clients, cfg.StartErr, cfg.FailurePolicy, cfg.Timeout, cfg.ApprovalWait)
+	if err != nil {
+		return nil, fmt.Errorf("mcpproxy: %w", err)
 	}
-	switch cfg.FailurePolicy {
-	case bridge.FailClosed, bridge.FailOpen:
-	default:
-		return nil, fmt.Errorf("mcpproxy: invalid failure policy %v", cfg.FailurePolicy)
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = bridge.DefaultTimeout
-	}
-	if cfg.Timeout < 0 || cfg.Timeout > bridge.MaxTimeout {
-		return nil, fmt.Errorf("mcpproxy: timeout %v outside (0, %v]", cfg.Timeout, bridge.MaxTimeout)
-	}
-	if cfg.ApprovalWait < 0 || cfg.ApprovalWait > bridge.MaxApprovalWait {
-		return nil, fmt.Errorf("mcpproxy: approval wait %v outside [0, %v]", cfg.ApprovalWait, bridge.MaxApprovalWait)
-	}
+	cfg.Timeout = timeout
 	if len(cfg.ServerName) > 256 {
 		return nil, errors.New("mcpproxy: Config.ServerName is over 256 bytes")
 	}
