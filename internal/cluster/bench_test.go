@@ -37,9 +37,12 @@ func BenchmarkDecision(b *testing.B) {
 				if cfg.Idempotency, err = idemkv.Open(ctx, conn, idemkv.Options{}); err != nil {
 					b.Fatal(err)
 				}
-				if cfg.Sessions, err = sessionkv.Open(ctx, conn, session.Options{}); err != nil {
+				sessions, err := sessionkv.Open(ctx, conn, session.Options{})
+				if err != nil {
 					b.Fatal(err)
 				}
+				b.Cleanup(sessions.Close)
+				cfg.Sessions = sessions
 				cfg.Fanout = func(local *hub.Hub) (hub.Publisher, error) {
 					f, err := fanout.Start(conn, local, fanout.Options{})
 					if err == nil {

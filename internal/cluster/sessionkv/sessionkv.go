@@ -2,12 +2,22 @@
 // agent's facts in a NATS JetStream key-value bucket shared by every replica, so session-aware
 // rules (a session.deny_count lockout, recent events, facts) see what every replica saw.
 //
-// Updates are compare-and-set: read the record and its revision, apply the event with the same
-// rules as the in-process memory (session.Record), write it back only if the revision is still
-// the one read, and retry on a conflict. Records are bounded as in memory (ring sizes, the byte
-// estimate), and the bucket by entries, bytes and age. Every operation is bounded by the lookup
-// budget; when NATS fails or is late the call falls back to a local in-memory session store and
-// the connection is told (degraded mode).
+// Reads cost no round trip. Each replica keeps a local copy of the records (bounded by entries
+// and bytes like the in-memory store) that a watch on the bucket keeps current: every replica's
+// writes are pushed to every other. A View reads that copy, plus this replica's own writes not
+// yet stored, so a replica always sees its own events at once and another replica's as soon as
+// the watch delivers them (on loopback well under a millisecond after that replica wrote). Only
+// a record the copy does not hold (evicted, or not yet delivered at start) is read from the
+// bucket, within the lookup budget.
+//
+// Writes leave the decision path: RecordEvent and RecordDecision queue the change (bounded in
+// bytes) and return; writer goroutines store it with compare-and-set, several queued changes to
+// one record in one write, in the order they were made, re-reading and reapplying on a conflict
+// so no replica's change is lost. A full queue makes the call write synchronously (counted);
+// a write NATS refuses stays queued and is retried; Close stores what is queued. Records are
+// bounded as in memory (ring sizes, the byte estimate), and the bucket by entries, bytes and age.
+// While NATS cannot be reached the calls use a local in-memory session store and the connection
+// is told (degraded mode).
 package sessionkv
 
 import (
@@ -17,6 +27,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -26,6 +39,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
 )
 
 // BucketName is the bucket's name without the installation prefix.
@@ -34,34 +48,93 @@ const BucketName = "sessions"
 // maxRecordBytes bounds one stored record (the rings bound it well below this).
 const maxRecordBytes = 1 << 20
 
-// casAttempts bounds the compare-and-set retries of one update.
+// casAttempts bounds the compare-and-set retries of one write.
 const casAttempts = 16
+
+// writeTimeout bounds one write of the writer goroutines (they hold no decision).
+const writeTimeout = 2 * time.Second
+
+// Options tune the write queue; the zero value is the default.
+type Options struct {
+	// Sync writes every change before the call returns (one or two round trips per decision)
+	// instead of queueing it.
+	Sync bool
+	// QueueBytes bounds the changes queued and not yet stored (default 8 MiB); past it a call
+	// writes synchronously.
+	QueueBytes int
+	// Writers is how many goroutines store queued changes (default 4).
+	Writers int
+	// CloseTimeout bounds storing what is queued at Close (default 5s).
+	CloseTimeout time.Duration
+	// Logger receives operational logs (default slog.Default()).
+	Logger *slog.Logger
+}
 
 // Store implements session.Store on a KV bucket.
 type Store struct {
 	conn          *cluster.Conn
 	kv            jetstream.KeyValue
 	opts          session.Options
+	tune          Options
 	recent, facts int
 	maxBytes      int
 	fallback      session.Store
-	// seen remembers the last revision of each key this replica read or wrote, so the update
-	// that follows a View (every decision does both) writes without reading again; a conflict
-	// (another replica wrote since) falls back to reading.
-	seen *lru.Cache[string, seenRecord]
+	log           *slog.Logger
+
+	mu sync.Mutex
+	// known holds the records the watch delivered or this replica read or wrote, with nothing
+	// queued; dirty the ones with changes queued or being written (never evicted).
+	known *lru.Cache[string, *entry]
+	dirty map[string]*entry
+	// ready: the watch delivered the whole bucket; evicted: the local copy dropped a record for
+	// room. Ready and nothing evicted, a key the copy does not hold is absent from the bucket.
+	ready, evicted bool
+	queue       []string // dirty keys waiting for a writer, oldest first
+	queuedBytes int
+	closing     bool
+	wake        chan struct{}
+	failing     bool // the last write failed: writers back off
+	stop        chan struct{}
+	writers     sync.WaitGroup
+	watch       *cluster.KVWatch
+	changed     chan struct{} // closed at the next change the watch delivers
+	closeOnce   sync.Once
+
+	stats struct {
+		reads, writes, coalesced, syncWrites, conflicts, failures, tooLarge, lostAtClose atomic.Uint64
+	}
 }
 
-// seenRecord is one key's value at one revision.
-type seenRecord struct {
-	rev   uint64
-	value []byte
+// entry is one key's record: the bucket's value at a revision, and the local record (that value
+// with the queued changes applied) that views read.
+type entry struct {
+	key, id  string // the KV key; the session or agent id
+	kind     byte   // 's' session, 'a' agent
+	loaded   bool   // rev and base are the bucket's (false: not read yet)
+	rev      uint64 // 0: absent
+	base     []byte
+	local    any     // *session.Record or *session.AgentRecord; nil: decode base when needed
+	inflight []*op   // changes being written
+	pending  []*op   // changes queued
+	queued   bool    // in Store.queue
+	flush    sync.Mutex
+}
+
+// op is one queued change.
+type op struct {
+	deny    bool // a denial (RecordDecision); else an event (RecordEvent)
+	ev      *ahpv1.Event
+	at      time.Time
+	derived []session.RecordFact
+	size    int
 }
 
 var _ session.Store = (*Store)(nil)
 
 // Open creates or updates the bucket with opts' bounds (session.Options defaults: 10000 sessions
-// and 10000 agents, 24h, DefaultMaxBytes each) and returns the store.
-func Open(ctx context.Context, conn *cluster.Conn, opts session.Options) (*Store, error) {
+// and 10000 agents, 24h, DefaultMaxBytes each), starts the watch that keeps the local copy
+// current and the writers, and returns the store. Close stops them.
+func Open(ctx context.Context, conn *cluster.Conn, opts session.Options, tune ...Options) (*Store, error) {
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = 10000
 	}
@@ -81,6 +154,22 @@ func Open(ctx context.Context, conn *cluster.Conn, opts session.Options) (*Store
 		}
 		opts.Redactor = r
 	}
+	var t Options
+	if len(tune) > 0 {
+		t = tune[0]
+	}
+	if t.QueueBytes <= 0 {
+		t.QueueBytes = 8 << 20
+	}
+	if t.Writers <= 0 {
+		t.Writers = 4
+	}
+	if t.CloseTimeout <= 0 {
+		t.CloseTimeout = 5 * time.Second
+	}
+	if t.Logger == nil {
+		t.Logger = slog.Default()
+	}
 	recent, facts := opts.Limits()
 	kv, err := conn.KeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:       conn.Bucket(BucketName),
@@ -95,79 +184,327 @@ func Open(ctx context.Context, conn *cluster.Conn, opts session.Options) (*Store
 	if err != nil {
 		return nil, fmt.Errorf("cluster: session bucket %s: %w", conn.Bucket(BucketName), err)
 	}
-	return &Store{
-		conn: conn, kv: kv, opts: opts, recent: recent, facts: facts, maxBytes: opts.MaxBytes,
-		fallback: session.NewMemory(opts),
-		seen:     newSeen(opts),
-	}, nil
+	// The local copy: entries unused for the bucket's TTL expire with it (a record unused that
+	// long was not written that long either, so the bucket expired it too).
+	known := lru.New[string, *entry](opts.MaxSessions+opts.MaxAgents, opts.TTL, nil)
+	known.SetMaxBytes(2 * opts.MaxBytes)
+	s := &Store{
+		conn: conn, kv: kv, opts: opts, tune: t, recent: recent, facts: facts, maxBytes: opts.MaxBytes,
+		fallback: session.NewMemory(opts), log: t.Logger,
+		known: known, dirty: map[string]*entry{},
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), changed: make(chan struct{}),
+	}
+	s.watch, err = cluster.WatchKV(ctx, conn, kv, ">", conn.Bucket(BucketName), s.delivered, t.Logger)
+	if err != nil {
+		if conn.Config().OnStartUnavailable != cluster.Degrade {
+			return nil, fmt.Errorf("cluster: watching session bucket %s: %w", conn.Bucket(BucketName), err)
+		}
+		s.log.Warn("cluster: watching the session bucket failed; session reads go to NATS", "error", err)
+	} else {
+		go func() {
+			select {
+			case <-s.watch.Ready():
+				s.mu.Lock()
+				s.ready = true
+				// A queued record the watch did not deliver is not in the bucket.
+				for _, e := range s.dirty {
+					if !e.loaded && !s.evicted {
+						e.loaded = true
+						s.rebuildLocked(e)
+					}
+				}
+				s.mu.Unlock()
+			case <-s.stop:
+			}
+		}()
+	}
+	for range t.Writers {
+		s.writers.Add(1)
+		go s.write()
+	}
+	return s, nil
 }
 
-func newSeen(opts session.Options) *lru.Cache[string, seenRecord] {
-	c := lru.New[string, seenRecord](opts.MaxSessions+opts.MaxAgents, time.Minute, nil)
-	c.SetMaxBytes(opts.MaxBytes)
-	return c
-}
-
-func (s *Store) remember(key string, rev uint64, value []byte) {
-	s.seen.Put(key, seenRecord{rev: rev, value: value})
-	s.seen.Resize(key, len(key)+len(value)+64)
-}
-
-func kvKey(kind, id string) string {
+func kvKey(kind byte, id string) string {
 	if len(id) > 96 {
 		sum := sha256.Sum256([]byte(id))
 		id = string(sum[:])
 	}
-	return kind + "." + base64.RawURLEncoding.EncodeToString([]byte(id))
+	return string(kind) + "." + base64.RawURLEncoding.EncodeToString([]byte(id))
 }
 
-// View implements session.Store.
+// Stats are counters for metrics and tests.
+type Stats struct {
+	// Reads counts records read from the bucket because the local copy lacked them.
+	Reads uint64
+	// Writes counts records stored; Coalesced the changes that shared a write with another.
+	Writes, Coalesced uint64
+	// SyncWrites counts calls that wrote synchronously because the queue was full (or Sync).
+	SyncWrites uint64
+	// Conflicts counts compare-and-set conflicts (another replica wrote first; reapplied).
+	Conflicts uint64
+	// Failures counts writes NATS refused or did not answer (the changes stay queued).
+	Failures uint64
+	// TooLarge counts changes dropped because the record would exceed its byte bound.
+	TooLarge uint64
+	// LostAtClose counts changes still queued when Close gave up.
+	LostAtClose uint64
+	// QueuedBytes is the size of the changes queued now.
+	QueuedBytes int
+	// Cached is how many records the local copy holds.
+	Cached int
+}
+
+// Stats returns the counters.
+func (s *Store) Stats() Stats {
+	s.mu.Lock()
+	q, n := s.queuedBytes, s.known.Len()+len(s.dirty)
+	s.mu.Unlock()
+	return Stats{
+		Reads: s.stats.reads.Load(), Writes: s.stats.writes.Load(), Coalesced: s.stats.coalesced.Load(), SyncWrites: s.stats.syncWrites.Load(),
+		Conflicts: s.stats.conflicts.Load(), Failures: s.stats.failures.Load(), TooLarge: s.stats.tooLarge.Load(),
+		LostAtClose: s.stats.lostAtClose.Load(), QueuedBytes: q, Cached: n,
+	}
+}
+
+// View implements session.Store: from the local copy, without a round trip unless the copy
+// lacks the record.
 func (s *Store) View(sessionID, agentID string) *policy.SessionView {
 	if !s.conn.Usable() {
 		return s.fallback.View(sessionID, agentID)
 	}
 	v := &policy.SessionView{SessionID: sessionID, AgentID: agentID}
-	ctx, cancel := s.conn.Budget(context.Background())
-	defer cancel()
 	if sessionID != "" {
-		var r session.Record
-		found, err := s.get(ctx, kvKey("s", sessionID), &r)
-		if err != nil {
+		if err := s.fill(v, 's', sessionID); err != nil {
 			s.conn.Failed(err)
 			return s.fallback.View(sessionID, agentID)
-		}
-		if found {
-			r.Fill(v)
 		}
 	}
 	if v.AgentID != "" {
-		var a session.AgentRecord
-		found, err := s.get(ctx, kvKey("a", v.AgentID), &a)
-		if err != nil {
+		if err := s.fill(v, 'a', v.AgentID); err != nil {
 			s.conn.Failed(err)
 			return s.fallback.View(sessionID, agentID)
 		}
-		if found {
-			a.Fill(v)
-		}
 	}
-	s.conn.Succeeded()
 	return v
 }
 
-// get reads key into into; found is false when the key is absent. A record that does not decode
-// counts as absent (it is replaced on the next update).
-func (s *Store) get(ctx context.Context, key string, into any) (found bool, err error) {
+// fill adds one record to v, reading it from the bucket when the local copy does not have it.
+func (s *Store) fill(v *policy.SessionView, kind byte, id string) error {
+	key := kvKey(kind, id)
+	s.mu.Lock()
+	e, ok := s.lookupLocked(key)
+	if !ok && s.completeLocked() {
+		s.mu.Unlock()
+		return nil // absent from the bucket
+	}
+	if ok && e.loaded {
+		s.fillLocked(v, e)
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.Unlock()
+	ctx, cancel := s.conn.Budget(context.Background())
+	defer cancel()
+	rev, value, err := s.read(ctx, key)
+	if err != nil {
+		return err
+	}
+	s.conn.Succeeded()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e = s.loadedLocked(key, kind, id, rev, value)
+	s.fillLocked(v, e)
+	return nil
+}
+
+// read gets key from the bucket: revision 0 when absent.
+func (s *Store) read(ctx context.Context, key string) (uint64, []byte, error) {
+	s.stats.reads.Add(1)
 	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		s.seen.Delete(key)
-		return false, nil
+		return 0, nil, nil
 	}
 	if err != nil {
-		return false, err
+		return 0, nil, err
 	}
-	s.remember(key, e.Revision(), e.Value())
-	return json.Unmarshal(e.Value(), into) == nil, nil
+	return e.Revision(), e.Value(), nil
+}
+
+func (s *Store) lookupLocked(key string) (*entry, bool) {
+	if e, ok := s.dirty[key]; ok {
+		return e, true
+	}
+	return s.known.Get(key)
+}
+
+// loadedLocked records that key is at rev with value in the bucket (unless what we hold is
+// newer) and returns its entry.
+func (s *Store) loadedLocked(key string, kind byte, id string, rev uint64, value []byte) *entry {
+	e, ok := s.lookupLocked(key)
+	if !ok {
+		e = &entry{key: key, id: id, kind: kind}
+	}
+	if !e.loaded || rev > e.rev {
+		e.loaded, e.rev, e.base, e.local = true, rev, value, nil
+		if len(e.inflight)+len(e.pending) > 0 {
+			s.rebuildLocked(e)
+		}
+	}
+	if _, isDirty := s.dirty[key]; !isDirty {
+		s.keepLocked(e)
+	}
+	return e
+}
+
+// keepLocked puts a clean entry into the local copy, noting an eviction (the copy is then no
+// longer complete).
+func (s *Store) keepLocked(e *entry) {
+	_, had := s.known.Get(e.key)
+	n := s.known.Len()
+	s.known.Put(e.key, e)
+	s.known.Resize(e.key, entrySize(e))
+	if want := n + btoi(!had); s.known.Len() < want {
+		s.evicted = true
+	}
+}
+
+// completeLocked reports whether the local copy holds every record of the bucket.
+func (s *Store) completeLocked() bool { return s.ready && !s.evicted }
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// entrySize estimates an entry's memory: its value twice (encoded and decoded) and the key.
+func entrySize(e *entry) int { return 2*len(e.key) + 3*len(e.base) + 128 }
+
+// record returns e's local record, decoding the base when needed.
+func (s *Store) recordLocked(e *entry) any {
+	if e.local == nil {
+		e.local = decode(e.kind, e.base)
+	}
+	return e.local
+}
+
+func decode(kind byte, b []byte) any {
+	if kind == 'a' {
+		a := new(session.AgentRecord)
+		if b != nil && json.Unmarshal(b, a) != nil {
+			*a = session.AgentRecord{} // a record that does not decode is replaced
+		}
+		return a
+	}
+	r := new(session.Record)
+	if b != nil && json.Unmarshal(b, r) != nil {
+		*r = session.Record{}
+	}
+	return r
+}
+
+// rebuildLocked recomputes e's local record from its base and its queued changes.
+func (s *Store) rebuildLocked(e *entry) {
+	e.local = decode(e.kind, e.base)
+	for _, o := range e.inflight {
+		s.apply(e, e.local, o)
+	}
+	for _, o := range e.pending {
+		s.apply(e, e.local, o)
+	}
+}
+
+// apply applies one change to rec, with the rules of the in-memory store; false when it
+// changes nothing.
+func (s *Store) apply(e *entry, rec any, o *op) bool {
+	switch r := rec.(type) {
+	case *session.Record:
+		if o.deny {
+			if r.FirstSeen.IsZero() {
+				return false // as in memory: only a session seen before counts denials
+			}
+			r.Denies++
+			return true
+		}
+		r.Apply(o.ev, o.at, o.derived, s.recent, s.facts)
+		return true
+	case *session.AgentRecord:
+		r.Apply(o.derived, s.facts)
+		return true
+	}
+	return false
+}
+
+func (s *Store) fits(e *entry, rec any) bool {
+	if r, ok := rec.(*session.Record); ok {
+		return r.Bytes(e.id, s.recent, s.facts) <= s.maxBytes
+	}
+	return true
+}
+
+func (s *Store) fillLocked(v *policy.SessionView, e *entry) {
+	switch r := s.recordLocked(e).(type) {
+	case *session.Record:
+		r.Fill(v)
+	case *session.AgentRecord:
+		r.Fill(v)
+	}
+}
+
+// delivered takes an entry from the watch: another replica's write (or this one's, already
+// known), a deletion or an expiry.
+func (s *Store) delivered(kve jetstream.KeyValueEntry, _ bool) {
+	key := kve.Key()
+	if len(key) < 3 || key[1] != '.' || key[0] != 's' && key[0] != 'a' {
+		return
+	}
+	var value []byte
+	if kve.Operation() == jetstream.KeyValuePut {
+		value = kve.Value()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	e, ok := s.lookupLocked(key)
+	if ok && e.loaded && kve.Revision() <= e.rev {
+		return // this replica's own write, or older
+	}
+	if !ok {
+		if value == nil {
+			return
+		}
+		id, err := base64.RawURLEncoding.DecodeString(key[2:])
+		if err != nil {
+			return
+		}
+		e = &entry{key: key, id: string(id), kind: key[0]}
+	}
+	rev := kve.Revision()
+	if value == nil {
+		rev = 0 // deleted or purged: the next write creates it
+		if len(e.inflight)+len(e.pending) == 0 {
+			s.known.Delete(key)
+			return
+		}
+	}
+	e.loaded, e.rev, e.base, e.local = true, rev, value, nil
+	if len(e.inflight)+len(e.pending) > 0 {
+		s.rebuildLocked(e)
+		return
+	}
+	s.keepLocked(e)
+}
+
+// Changed returns a channel closed when the watch next delivers a change (another replica's
+// write, or this one's coming back), for a caller waiting until a view shows it: take the
+// channel, check the view, and wait on the channel only if the view does not show it yet.
+func (s *Store) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
 }
 
 // RecordEvent implements session.Store.
@@ -179,31 +516,17 @@ func (s *Store) RecordEvent(ev *ahpv1.Event, at time.Time) {
 		s.fallback.RecordEvent(ev, at)
 		return
 	}
-	ctx, cancel := s.conn.Budget(context.Background())
-	defer cancel()
+	size := proto.Size(ev) + 128
+	for _, f := range derived {
+		size += len(f.Content) + len(f.Source) + 48
+	}
+	o := &op{ev: ev, at: at, derived: derived, size: size}
 	if sid != "" {
-		err := update(ctx, s, kvKey("s", sid), func(r *session.Record) bool {
-			r.Apply(ev, at, derived, s.recent, s.facts)
-			return true
-		}, func(r *session.Record) bool { return r.Bytes(sid, s.recent, s.facts) <= s.maxBytes })
-		if err != nil {
-			s.conn.Failed(err)
-			s.fallback.RecordEvent(ev, at)
-			return
-		}
+		s.enqueue('s', sid, o)
 	}
 	if agentID != "" && len(derived) > 0 {
-		err := update(ctx, s, kvKey("a", agentID), func(a *session.AgentRecord) bool {
-			a.Apply(derived, s.facts)
-			return true
-		}, func(*session.AgentRecord) bool { return true })
-		if err != nil {
-			s.conn.Failed(err)
-			s.fallback.RecordEvent(ev, at)
-			return
-		}
+		s.enqueue('a', agentID, &op{derived: derived, size: size})
 	}
-	s.conn.Succeeded()
 }
 
 // RecordDecision implements session.Store: a denial counts towards the session's deny count.
@@ -216,77 +539,326 @@ func (s *Store) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 		s.fallback.RecordDecision(ev, d)
 		return
 	}
+	s.enqueue('s', sid, &op{deny: true, size: 64})
+}
+
+// enqueue applies o to the local record at once and queues it for the bucket; with the queue
+// full (or Sync) it writes the record before returning.
+func (s *Store) enqueue(kind byte, id string, o *op) {
+	key := kvKey(kind, id)
+	s.mu.Lock()
+	e, ok := s.dirty[key]
+	if !ok {
+		if e, ok = s.known.Get(key); ok {
+			s.known.Delete(key)
+		} else {
+			e = &entry{key: key, id: id, kind: kind, loaded: s.completeLocked()}
+		}
+		s.dirty[key] = e
+	}
+	e.pending = append(e.pending, o)
+	if e.loaded {
+		s.apply(e, s.recordLocked(e), o)
+	}
+	s.queuedBytes += o.size
+	sync := s.tune.Sync || s.queuedBytes > s.tune.QueueBytes || s.closing
+	if !sync && !e.queued {
+		e.queued = true
+		s.queue = append(s.queue, key)
+	}
+	s.mu.Unlock()
+	if !sync {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+		return
+	}
+	if !s.tune.Sync {
+		s.stats.syncWrites.Add(1)
+	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
-	err := update(ctx, s, kvKey("s", sid), func(r *session.Record) bool {
-		if r.FirstSeen.IsZero() {
-			return false // as in memory: only a session seen before counts denials
-		}
-		r.Denies++
-		return true
-	}, func(*session.Record) bool { return true })
-	if err != nil {
+	if err := s.flushKey(ctx, e); err != nil {
 		s.conn.Failed(err)
-		s.fallback.RecordDecision(ev, d)
+		s.requeue(e)
 		return
 	}
 	s.conn.Succeeded()
 }
 
-// errTooLarge refuses a record over the byte bound; the update is dropped, as memory would
-// evict it.
-var errTooLarge = errors.New("session record over its byte bound")
+// requeue hands e to the writers again after a failed write.
+func (s *Store) requeue(e *entry) {
+	s.mu.Lock()
+	if !e.queued && len(e.pending) > 0 {
+		e.queued = true
+		s.queue = append(s.queue, e.key)
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
 
-// update applies change to the record at key with compare-and-set, retrying on conflicts. change
-// returning false writes nothing; fits false refuses the write.
-func update[T any](ctx context.Context, s *Store, key string, change func(*T) bool, fits func(*T) bool) error {
-	cached, haveCached := s.seen.Get(key)
-	for range casAttempts {
-		var rec T
-		var rev uint64
-		var value []byte
-		if haveCached {
-			rev, value, haveCached = cached.rev, cached.value, false // once: a conflict reads afresh
-		} else {
-			e, err := s.kv.Get(ctx, key)
-			switch {
-			case errors.Is(err, jetstream.ErrKeyNotFound):
-			case err != nil:
-				return err
-			default:
-				rev, value = e.Revision(), e.Value()
+// write is one writer goroutine: it stores the queued records until Close.
+func (s *Store) write() {
+	defer s.writers.Done()
+	backoff := 50 * time.Millisecond
+	for {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		s.mu.Lock()
+		var e *entry
+		if len(s.queue) > 0 && !s.failing {
+			key := s.queue[0]
+			s.queue[0] = ""
+			s.queue = s.queue[1:]
+			e = s.dirty[key]
+			if e != nil {
+				e.queued = false
 			}
 		}
-		if value != nil && json.Unmarshal(value, &rec) != nil {
-			var zero T
-			rec = zero
+		waiting := len(s.queue) > 0
+		s.mu.Unlock()
+		if e != nil && waiting {
+			select { // more keys: another writer takes the next
+			case s.wake <- struct{}{}:
+			default:
+			}
 		}
-		if !change(&rec) {
+		if e == nil {
+			var retry <-chan time.Time
+			if waiting { // backing off after a failure
+				retry = time.After(backoff)
+				backoff = min(2*backoff, 2*time.Second)
+			}
+			select {
+			case <-s.wake:
+			case <-retry:
+				s.mu.Lock()
+				s.failing = false
+				s.mu.Unlock()
+			case <-s.stop:
+			}
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		err := s.flushKey(ctx, e)
+		cancel()
+		if err != nil {
+			if !s.closed() {
+				s.conn.Failed(err)
+			}
+			s.mu.Lock()
+			s.failing = true
+			s.mu.Unlock()
+			s.requeue(e)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+		s.conn.Succeeded()
+	}
+}
+
+func (s *Store) closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// flushKey writes e's queued changes: read the record if it was never read, apply the changes
+// in order, compare-and-set, and on a conflict read again and reapply. On an error the changes
+// stay queued.
+func (s *Store) flushKey(ctx context.Context, e *entry) error {
+	e.flush.Lock()
+	defer e.flush.Unlock()
+	s.mu.Lock()
+	if len(e.pending) == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	e.inflight, e.pending = e.pending, nil
+	loaded, rev, base := e.loaded, e.rev, e.base
+	s.mu.Unlock()
+	var err error
+	for attempt := 0; ; attempt++ {
+		if !loaded {
+			if rev, base, err = s.read(ctx, e.key); err != nil {
+				break
+			}
+			s.mu.Lock()
+			s.loadedLocked(e.key, e.kind, e.id, rev, base)
+			loaded, rev, base = true, e.rev, e.base
+			s.mu.Unlock()
+		}
+		if attempt == casAttempts {
+			err = fmt.Errorf("session update: %d compare-and-set conflicts in a row", casAttempts)
+			break
+		}
+		rec := decode(e.kind, base)
+		changed := false
+		for _, o := range e.inflight {
+			changed = s.apply(e, rec, o) || changed
+		}
+		if !changed {
+			s.done(e, 0, nil)
 			return nil
 		}
-		if !fits(&rec) {
-			return errTooLarge
+		if !s.fits(e, rec) {
+			s.stats.tooLarge.Add(uint64(len(e.inflight)))
+			s.mu.Lock()
+			s.dropInflightLocked(e)
+			s.rebuildLocked(e)
+			s.settleLocked(e)
+			s.mu.Unlock()
+			return nil
 		}
-		b, err := json.Marshal(&rec)
-		if err != nil {
-			return err
+		b, merr := json.Marshal(rec)
+		if merr != nil {
+			err = merr
+			break
 		}
 		var newRev uint64
 		if rev == 0 {
-			newRev, err = s.kv.Create(ctx, key, b)
+			newRev, err = s.kv.Create(ctx, e.key, b)
 		} else {
-			newRev, err = s.kv.Update(ctx, key, b, rev)
+			newRev, err = s.kv.Update(ctx, e.key, b, rev)
 		}
 		if err == nil {
-			s.remember(key, newRev, b)
+			s.done(e, newRev, b)
 			return nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			s.seen.Delete(key)
+			break
+		}
+		s.stats.conflicts.Add(1)
+		loaded = false // another replica wrote first: read again and reapply
+	}
+	// Not stored: the changes go back to the front of the queue, in order.
+	s.stats.failures.Add(1)
+	s.mu.Lock()
+	e.pending = append(e.inflight, e.pending...)
+	e.inflight = nil
+	s.mu.Unlock()
+	return err
+}
+
+// done records a successful write of e's changes (rev 0: nothing needed writing).
+func (s *Store) done(e *entry, rev uint64, value []byte) {
+	s.stats.writes.Add(btou(rev != 0))
+	s.stats.coalesced.Add(uint64(len(e.inflight) - 1))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rev != 0 {
+		if e.rev >= rev {
+			// The watch delivered this write (or a later one) first and the local record was
+			// rebuilt with these changes on top of a base that has them: rebuild without them.
+			s.dropInflightLocked(e)
+			s.rebuildLocked(e)
+		} else {
+			e.rev, e.base = rev, value
+			s.dropInflightLocked(e)
+		}
+	} else {
+		s.dropInflightLocked(e)
+	}
+	s.settleLocked(e)
+}
+
+func btou(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (s *Store) dropInflightLocked(e *entry) {
+	for _, o := range e.inflight {
+		s.queuedBytes -= o.size
+	}
+	e.inflight = nil
+}
+
+// settleLocked moves an entry with nothing queued back into the local copy.
+func (s *Store) settleLocked(e *entry) {
+	if len(e.pending) > 0 || len(e.inflight) > 0 || s.dirty[e.key] != e {
+		return
+	}
+	delete(s.dirty, e.key)
+	if e.loaded {
+		s.keepLocked(e)
+	}
+}
+
+// Flush stores everything queued now, waiting until it is stored or ctx ends.
+func (s *Store) Flush(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		var e *entry
+		for _, d := range s.dirty {
+			if len(d.pending) > 0 {
+				e = d
+				break
+			}
+		}
+		busy := len(s.dirty) > 0
+		s.mu.Unlock()
+		if e == nil && !busy {
+			return nil
+		}
+		if e != nil {
+			if err := s.flushKey(ctx, e); err != nil {
+				return err
+			}
+			continue
+		}
+		// Only writes in progress: wait for them (each entry's flush lock).
+		s.mu.Lock()
+		var inflight []*entry
+		for _, d := range s.dirty {
+			inflight = append(inflight, d)
+		}
+		s.mu.Unlock()
+		for _, d := range inflight {
+			d.flush.Lock() // waits for the write in progress
+			s.mu.Lock()
+			s.settleLocked(d)
+			s.mu.Unlock()
+			d.flush.Unlock()
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// Another replica wrote first: read again and reapply.
 	}
-	s.seen.Delete(key)
-	return fmt.Errorf("session update: %d compare-and-set conflicts in a row", casAttempts)
+}
+
+// Close stores what is queued (for up to Options.CloseTimeout), then stops the watch and the
+// writers. Changes it could not store are counted and logged; calls after Close write
+// synchronously.
+func (s *Store) Close() {
+	s.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.tune.CloseTimeout)
+		defer cancel()
+		err := s.Flush(ctx)
+		s.mu.Lock()
+		s.closing = true
+		lost := 0
+		for _, e := range s.dirty {
+			lost += len(e.pending) + len(e.inflight)
+		}
+		s.mu.Unlock()
+		close(s.stop)
+		s.writers.Wait()
+		if s.watch != nil {
+			s.watch.Close()
+		}
+		if lost > 0 {
+			s.stats.lostAtClose.Add(uint64(lost))
+			s.log.Error("cluster: session changes not stored at shutdown (NATS unavailable)", "changes", lost, "error", err)
+		}
+	})
 }
