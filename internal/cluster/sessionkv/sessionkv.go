@@ -89,16 +89,16 @@ type Store struct {
 	// ready: the watch delivered the whole bucket; evicted: the local copy dropped a record for
 	// room. Ready and nothing evicted, a key the copy does not hold is absent from the bucket.
 	ready, evicted bool
-	queue       []string // dirty keys waiting for a writer, oldest first
-	queuedBytes int
-	closing     bool
-	wake        chan struct{}
-	failing     bool // the last write failed: writers back off
-	stop        chan struct{}
-	writers     sync.WaitGroup
-	watch       *cluster.KVWatch
-	changed     chan struct{} // closed at the next change the watch delivers
-	closeOnce   sync.Once
+	queue          []string // dirty keys waiting for a writer, oldest first
+	queuedBytes    int
+	closing        bool
+	wake           chan struct{}
+	failing        bool // the last write failed: writers back off
+	stop           chan struct{}
+	writers        sync.WaitGroup
+	watch          *cluster.KVWatch
+	changed        chan struct{} // closed at the next change the watch delivers
+	closeOnce      sync.Once
 
 	stats struct {
 		reads, writes, coalesced, syncWrites, conflicts, failures, tooLarge, lostAtClose atomic.Uint64
@@ -113,10 +113,10 @@ type entry struct {
 	loaded   bool   // rev and base are the bucket's (false: not read yet)
 	rev      uint64 // 0: absent
 	base     []byte
-	local    any     // *session.Record or *session.AgentRecord; nil: decode base when needed
-	inflight []*op   // changes being written
-	pending  []*op   // changes queued
-	queued   bool    // in Store.queue
+	local    any   // *session.Record or *session.AgentRecord; nil: decode base when needed
+	inflight []*op // changes being written
+	pending  []*op // changes queued
+	queued   bool  // in Store.queue
 	flush    sync.Mutex
 }
 
