@@ -21,6 +21,7 @@
 package sessionkv
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -28,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,6 +64,10 @@ type Options struct {
 	// QueueBytes bounds the changes queued and not yet stored (default 8 MiB); past it a call
 	// writes synchronously.
 	QueueBytes int
+	// Delay is how long a queued change waits for others to the same record, to be stored in
+	// one write with them (default 0: none; cluster.session_write_delay). Another replica sees
+	// a change up to Delay later; this replica sees its own at once.
+	Delay time.Duration
 	// Writers is how many goroutines store queued changes (default 4).
 	Writers int
 	// CloseTimeout bounds storing what is queued at Close (default 5s).
@@ -89,7 +95,7 @@ type Store struct {
 	// ready: the watch delivered the whole bucket; evicted: the local copy dropped a record for
 	// room. Ready and nothing evicted, a key the copy does not hold is absent from the bucket.
 	ready, evicted bool
-	queue          []string // dirty keys waiting for a writer, oldest first
+	queue          []queued // dirty keys waiting for a writer, oldest first
 	queuedBytes    int
 	closing        bool
 	wake           chan struct{}
@@ -113,11 +119,21 @@ type entry struct {
 	loaded   bool   // rev and base are the bucket's (false: not read yet)
 	rev      uint64 // 0: absent
 	base     []byte
-	local    any   // *session.Record or *session.AgentRecord; nil: decode base when needed
-	inflight []*op // changes being written
-	pending  []*op // changes queued
-	queued   bool  // in Store.queue
+	baseRec  any    // base decoded (*session.Record or *session.AgentRecord), never changed; nil: not decoded yet
+	local    any    // baseRec with the queued changes applied, changed in place; nil: baseRec as it is
+	writing  []byte // the value being written, to know its echo from the watch
+	writeRec any    // writing decoded
+	foreign  bool   // another replica's value arrived during the write: rebuild local after it
+	inflight []*op  // changes being written
+	pending  []*op  // changes queued
+	queued   bool   // in Store.queue
 	flush    sync.Mutex
+}
+
+// queued is a key waiting for a writer since a moment.
+type queued struct {
+	key string
+	at  time.Time
 }
 
 // op is one queued change.
@@ -346,10 +362,7 @@ func (s *Store) loadedLocked(key string, kind byte, id string, rev uint64, value
 		e = &entry{key: key, id: id, kind: kind}
 	}
 	if !e.loaded || rev > e.rev {
-		e.loaded, e.rev, e.base, e.local = true, rev, value, nil
-		if len(e.inflight)+len(e.pending) > 0 {
-			s.rebuildLocked(e)
-		}
+		s.setBaseLocked(e, rev, value, nil)
 	}
 	if _, isDirty := s.dirty[key]; !isDirty {
 		s.keepLocked(e)
@@ -380,14 +393,57 @@ func btoi(b bool) int {
 }
 
 // entrySize estimates an entry's memory: its value twice (encoded and decoded) and the key.
-func entrySize(e *entry) int { return 2*len(e.key) + 3*len(e.base) + 128 }
+func entrySize(e *entry) int { return 2*len(e.key) + 4*len(e.base) + 128 }
 
-// record returns e's local record, decoding the base when needed.
-func (s *Store) recordLocked(e *entry) any {
+// setBaseLocked records the bucket's value of e at rev (rec: value decoded, or nil) and brings
+// the local record up to date: at once, or after the write in progress.
+func (s *Store) setBaseLocked(e *entry, rev uint64, value []byte, rec any) {
+	e.loaded, e.rev, e.base, e.baseRec = true, rev, value, rec
+	switch {
+	case len(e.inflight) > 0:
+		e.foreign = true
+	case len(e.pending) > 0:
+		s.rebuildLocked(e)
+	default:
+		e.local = nil
+	}
+}
+
+// baseLocked returns e's base decoded.
+func (s *Store) baseLocked(e *entry) any {
+	if e.baseRec == nil {
+		e.baseRec = decode(e.kind, e.base)
+	}
+	return e.baseRec
+}
+
+// viewLocked returns the record a view reads (not to be changed).
+func (s *Store) viewLocked(e *entry) any {
+	if e.local != nil {
+		return e.local
+	}
+	return s.baseLocked(e)
+}
+
+// localLocked returns e's local record for changing.
+func (s *Store) localLocked(e *entry) any {
 	if e.local == nil {
-		e.local = decode(e.kind, e.base)
+		e.local = clone(s.baseLocked(e))
 	}
 	return e.local
+}
+
+// clone copies a record deeply enough for Apply to change the copy only.
+func clone(rec any) any {
+	switch r := rec.(type) {
+	case *session.Record:
+		c := *r
+		c.Recent, c.Facts = slices.Clone(r.Recent), slices.Clone(r.Facts)
+		return &c
+	case *session.AgentRecord:
+		return &session.AgentRecord{Facts: slices.Clone(r.Facts)}
+	}
+	return rec
 }
 
 func decode(kind byte, b []byte) any {
@@ -407,7 +463,7 @@ func decode(kind byte, b []byte) any {
 
 // rebuildLocked recomputes e's local record from its base and its queued changes.
 func (s *Store) rebuildLocked(e *entry) {
-	e.local = decode(e.kind, e.base)
+	e.local = clone(s.baseLocked(e))
 	for _, o := range e.inflight {
 		s.apply(e, e.local, o)
 	}
@@ -445,7 +501,7 @@ func (s *Store) fits(e *entry, rec any) bool {
 }
 
 func (s *Store) fillLocked(v *policy.SessionView, e *entry) {
-	switch r := s.recordLocked(e).(type) {
+	switch r := s.viewLocked(e).(type) {
 	case *session.Record:
 		r.Fill(v)
 	case *session.AgentRecord:
@@ -483,6 +539,12 @@ func (s *Store) delivered(kve jetstream.KeyValueEntry, _ bool) {
 		e = &entry{key: key, id: string(id), kind: key[0]}
 	}
 	rev := kve.Revision()
+	if e.writing != nil && bytes.Equal(value, e.writing) {
+		// This replica's write in progress, back before its acknowledgement: the local record
+		// has its changes already.
+		e.rev, e.base, e.baseRec = rev, value, e.writeRec
+		return
+	}
 	if value == nil {
 		rev = 0 // deleted or purged: the next write creates it
 		if len(e.inflight)+len(e.pending) == 0 {
@@ -490,12 +552,10 @@ func (s *Store) delivered(kve jetstream.KeyValueEntry, _ bool) {
 			return
 		}
 	}
-	e.loaded, e.rev, e.base, e.local = true, rev, value, nil
-	if len(e.inflight)+len(e.pending) > 0 {
-		s.rebuildLocked(e)
-		return
+	s.setBaseLocked(e, rev, value, nil)
+	if _, isDirty := s.dirty[key]; !isDirty {
+		s.keepLocked(e)
 	}
-	s.keepLocked(e)
 }
 
 // Changed returns a channel closed when the watch next delivers a change (another replica's
@@ -558,13 +618,13 @@ func (s *Store) enqueue(kind byte, id string, o *op) {
 	}
 	e.pending = append(e.pending, o)
 	if e.loaded {
-		s.apply(e, s.recordLocked(e), o)
+		s.apply(e, s.localLocked(e), o)
 	}
 	s.queuedBytes += o.size
 	sync := s.tune.Sync || s.queuedBytes > s.tune.QueueBytes || s.closing
 	if !sync && !e.queued {
 		e.queued = true
-		s.queue = append(s.queue, key)
+		s.queue = append(s.queue, queued{key: key, at: time.Now()})
 	}
 	s.mu.Unlock()
 	if !sync {
@@ -592,7 +652,7 @@ func (s *Store) requeue(e *entry) {
 	s.mu.Lock()
 	if !e.queued && len(e.pending) > 0 {
 		e.queued = true
-		s.queue = append(s.queue, e.key)
+		s.queue = append(s.queue, queued{key: e.key}) // no delay: it waited already
 	}
 	s.mu.Unlock()
 	select {
@@ -613,13 +673,17 @@ func (s *Store) write() {
 		}
 		s.mu.Lock()
 		var e *entry
+		var due time.Duration // until the oldest key has waited the delay
 		if len(s.queue) > 0 && !s.failing {
-			key := s.queue[0]
-			s.queue[0] = ""
-			s.queue = s.queue[1:]
-			e = s.dirty[key]
-			if e != nil {
-				e.queued = false
+			if due = time.Until(s.queue[0].at.Add(s.tune.Delay)); due <= 0 || s.closing {
+				due = 0
+				key := s.queue[0].key
+				s.queue[0] = queued{}
+				s.queue = s.queue[1:]
+				e = s.dirty[key]
+				if e != nil {
+					e.queued = false
+				}
 			}
 		}
 		waiting := len(s.queue) > 0
@@ -631,13 +695,17 @@ func (s *Store) write() {
 			}
 		}
 		if e == nil {
-			var retry <-chan time.Time
-			if waiting { // backing off after a failure
+			var retry, delay <-chan time.Time
+			switch {
+			case due > 0: // coalescing: more changes to the key may come meanwhile
+				delay = time.After(due)
+			case waiting: // backing off after a failure
 				retry = time.After(backoff)
 				backoff = min(2*backoff, 2*time.Second)
 			}
 			select {
 			case <-s.wake:
+			case <-delay:
 			case <-retry:
 				s.mu.Lock()
 				s.failing = false
@@ -682,35 +750,41 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 		return nil
 	}
 	e.inflight, e.pending = e.pending, nil
-	loaded, rev, base := e.loaded, e.rev, e.base
+	loaded, rev := e.loaded, e.rev
+	var base any
+	if loaded {
+		base = s.baseLocked(e)
+	}
 	s.mu.Unlock()
 	var err error
 	for attempt := 0; ; attempt++ {
 		if !loaded {
-			if rev, base, err = s.read(ctx, e.key); err != nil {
+			var value []byte
+			if rev, value, err = s.read(ctx, e.key); err != nil {
 				break
 			}
 			s.mu.Lock()
-			s.loadedLocked(e.key, e.kind, e.id, rev, base)
-			loaded, rev, base = true, e.rev, e.base
+			s.loadedLocked(e.key, e.kind, e.id, rev, value)
+			loaded, rev, base = true, e.rev, s.baseLocked(e)
 			s.mu.Unlock()
 		}
 		if attempt == casAttempts {
 			err = fmt.Errorf("session update: %d compare-and-set conflicts in a row", casAttempts)
 			break
 		}
-		rec := decode(e.kind, base)
+		rec := clone(base)
 		changed := false
 		for _, o := range e.inflight {
 			changed = s.apply(e, rec, o) || changed
 		}
 		if !changed {
-			s.done(e, 0, nil)
+			s.done(e, 0, nil, nil)
 			return nil
 		}
 		if !s.fits(e, rec) {
 			s.stats.tooLarge.Add(uint64(len(e.inflight)))
 			s.mu.Lock()
+			e.foreign = false
 			s.dropInflightLocked(e)
 			s.rebuildLocked(e)
 			s.settleLocked(e)
@@ -722,6 +796,9 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 			err = merr
 			break
 		}
+		s.mu.Lock()
+		e.writing, e.writeRec = b, rec
+		s.mu.Unlock()
 		var newRev uint64
 		if rev == 0 {
 			newRev, err = s.kv.Create(ctx, e.key, b)
@@ -729,9 +806,12 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 			newRev, err = s.kv.Update(ctx, e.key, b, rev)
 		}
 		if err == nil {
-			s.done(e, newRev, b)
+			s.done(e, newRev, b, rec)
 			return nil
 		}
+		s.mu.Lock()
+		e.writing, e.writeRec = nil, nil
+		s.mu.Unlock()
 		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			break
 		}
@@ -743,28 +823,30 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 	s.mu.Lock()
 	e.pending = append(e.inflight, e.pending...)
 	e.inflight = nil
+	if e.foreign {
+		e.foreign = false
+		s.rebuildLocked(e)
+	}
 	s.mu.Unlock()
 	return err
 }
 
 // done records a successful write of e's changes (rev 0: nothing needed writing).
-func (s *Store) done(e *entry, rev uint64, value []byte) {
+func (s *Store) done(e *entry, rev uint64, value []byte, rec any) {
 	s.stats.writes.Add(btou(rev != 0))
 	s.stats.coalesced.Add(uint64(len(e.inflight) - 1))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rev != 0 {
-		if e.rev >= rev {
-			// The watch delivered this write (or a later one) first and the local record was
-			// rebuilt with these changes on top of a base that has them: rebuild without them.
-			s.dropInflightLocked(e)
-			s.rebuildLocked(e)
-		} else {
-			e.rev, e.base = rev, value
-			s.dropInflightLocked(e)
-		}
-	} else {
-		s.dropInflightLocked(e)
+	if rev > e.rev { // else the watch delivered this write, or a later one, first
+		e.rev, e.base, e.baseRec = rev, value, rec
+	}
+	e.writing, e.writeRec = nil, nil
+	s.dropInflightLocked(e)
+	if e.foreign {
+		// Another replica's value arrived during the write: the local record is the new base
+		// with what is still queued.
+		e.foreign = false
+		s.rebuildLocked(e)
 	}
 	s.settleLocked(e)
 }
@@ -790,6 +872,9 @@ func (s *Store) settleLocked(e *entry) {
 	}
 	delete(s.dirty, e.key)
 	if e.loaded {
+		if len(e.pending) == 0 && e.local != nil && e.baseRec != nil {
+			e.local = nil // the base is the record: no second copy
+		}
 		s.keepLocked(e)
 	}
 }
