@@ -100,6 +100,7 @@ type Store struct {
 	closing        bool
 	wake           chan struct{}
 	failing        bool // the last write failed: writers back off
+	overfull       bool // changes are being dropped (logged once)
 	stop           chan struct{}
 	writers        sync.WaitGroup
 	watch          *cluster.KVWatch
@@ -107,7 +108,7 @@ type Store struct {
 	closeOnce      sync.Once
 
 	stats struct {
-		reads, writes, coalesced, syncWrites, conflicts, failures, tooLarge, lostAtClose atomic.Uint64
+		reads, writes, coalesced, syncWrites, conflicts, failures, tooLarge, dropped, lostAtClose atomic.Uint64
 	}
 }
 
@@ -123,6 +124,7 @@ type entry struct {
 	local    any    // baseRec with the queued changes applied, changed in place; nil: baseRec as it is
 	writing  []byte // the value being written, to know its echo from the watch
 	writeRec any    // writing decoded
+	echoed   bool   // the watch delivered writing: it is stored, whatever the reply says
 	foreign  bool   // another replica's value arrived during the write: rebuild local after it
 	inflight []*op  // changes being written
 	pending  []*op  // changes queued
@@ -263,6 +265,8 @@ type Stats struct {
 	Failures uint64
 	// TooLarge counts changes dropped because the record would exceed its byte bound.
 	TooLarge uint64
+	// Dropped counts changes refused because the queue held twice its bound (writes failing).
+	Dropped uint64
 	// LostAtClose counts changes still queued when Close gave up.
 	LostAtClose uint64
 	// QueuedBytes is the size of the changes queued now.
@@ -278,7 +282,7 @@ func (s *Store) Stats() Stats {
 	s.mu.Unlock()
 	return Stats{
 		Reads: s.stats.reads.Load(), Writes: s.stats.writes.Load(), Coalesced: s.stats.coalesced.Load(), SyncWrites: s.stats.syncWrites.Load(),
-		Conflicts: s.stats.conflicts.Load(), Failures: s.stats.failures.Load(), TooLarge: s.stats.tooLarge.Load(),
+		Conflicts: s.stats.conflicts.Load(), Failures: s.stats.failures.Load(), TooLarge: s.stats.tooLarge.Load(), Dropped: s.stats.dropped.Load(),
 		LostAtClose: s.stats.lostAtClose.Load(), QueuedBytes: q, Cached: n,
 	}
 }
@@ -401,7 +405,12 @@ func (s *Store) setBaseLocked(e *entry, rev uint64, value []byte, rec any) {
 	e.loaded, e.rev, e.base, e.baseRec = true, rev, value, rec
 	switch {
 	case len(e.inflight) > 0:
+		// A write is in progress: the local record is brought up to date when it ends (it
+		// cannot tell yet whether this value has the write's changes).
 		e.foreign = true
+		if e.local == nil {
+			s.rebuildLocked(e)
+		}
 	case len(e.pending) > 0:
 		s.rebuildLocked(e)
 	default:
@@ -542,7 +551,13 @@ func (s *Store) delivered(kve jetstream.KeyValueEntry, _ bool) {
 	if e.writing != nil && bytes.Equal(value, e.writing) {
 		// This replica's write in progress, back before its acknowledgement: the local record
 		// has its changes already.
-		e.rev, e.base, e.baseRec = rev, value, e.writeRec
+		e.rev, e.base, e.baseRec, e.echoed = rev, value, e.writeRec, true
+		if e.local == nil && len(e.pending) > 0 {
+			e.local = clone(e.writeRec)
+			for _, o := range e.pending {
+				s.apply(e, e.local, o)
+			}
+		}
 		return
 	}
 	if value == nil {
@@ -607,6 +622,19 @@ func (s *Store) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 func (s *Store) enqueue(kind byte, id string, o *op) {
 	key := kvKey(kind, id)
 	s.mu.Lock()
+	if s.queuedBytes > 2*s.tune.QueueBytes {
+		// Writes have been failing long enough to fill the queue twice over: memory bounds
+		// win, the change is dropped (counted, logged once per episode).
+		first := !s.overfull
+		s.overfull = true
+		s.mu.Unlock()
+		s.stats.dropped.Add(1)
+		if first {
+			s.log.Error("cluster: session write queue full while NATS refuses writes; session changes dropped until it drains", "queue_bytes", s.tune.QueueBytes)
+		}
+		return
+	}
+	s.overfull = false
 	e, ok := s.dirty[key]
 	if !ok {
 		if e, ok = s.known.Get(key); ok {
@@ -681,9 +709,11 @@ func (s *Store) write() {
 				s.queue[0] = queued{}
 				s.queue = s.queue[1:]
 				e = s.dirty[key]
-				if e != nil {
-					e.queued = false
+				if e == nil { // stored meanwhile (Flush, or a synchronous write)
+					s.mu.Unlock()
+					continue
 				}
+				e.queued = false
 			}
 		}
 		waiting := len(s.queue) > 0
@@ -810,9 +840,16 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 			return nil
 		}
 		s.mu.Lock()
-		e.writing, e.writeRec = nil, nil
+		e.writing, e.writeRec, e.echoed = nil, nil, false
 		s.mu.Unlock()
 		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			s.mu.Lock()
+			echoed := e.echoed
+			s.mu.Unlock()
+			if echoed { // the reply was lost or late, but the watch saw the write stored
+				s.done(e, 0, nil, nil)
+				return nil
+			}
 			break
 		}
 		s.stats.conflicts.Add(1)
@@ -840,7 +877,7 @@ func (s *Store) done(e *entry, rev uint64, value []byte, rec any) {
 	if rev > e.rev { // else the watch delivered this write, or a later one, first
 		e.rev, e.base, e.baseRec = rev, value, rec
 	}
-	e.writing, e.writeRec = nil, nil
+	e.writing, e.writeRec, e.echoed = nil, nil, false
 	s.dropInflightLocked(e)
 	if e.foreign {
 		// Another replica's value arrived during the write: the local record is the new base
