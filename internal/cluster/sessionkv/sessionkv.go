@@ -584,24 +584,7 @@ func (s *Store) Changed() <-chan struct{} {
 
 // RecordEvent implements session.Store.
 func (s *Store) RecordEvent(ev *ahpv1.Event, at time.Time) {
-	sid := ev.GetSession().GetId()
-	agentID := session.AgentOf(ev)
-	derived := session.DeriveFacts(ev, s.opts.Redactor)
-	if !s.conn.Usable() {
-		s.fallback.RecordEvent(ev, at)
-		return
-	}
-	size := proto.Size(ev) + 128
-	for _, f := range derived {
-		size += len(f.Content) + len(f.Source) + 48
-	}
-	o := &op{ev: ev, at: at, derived: derived, size: size}
-	if sid != "" {
-		s.enqueue('s', sid, o)
-	}
-	if agentID != "" && len(derived) > 0 {
-		s.enqueue('a', agentID, &op{derived: derived, size: size})
-	}
+	s.record(ev, at, nil)
 }
 
 // RecordDecision implements session.Store: a denial counts towards the session's deny count.
@@ -617,9 +600,42 @@ func (s *Store) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 	s.enqueue('s', sid, &op{deny: true, size: 64})
 }
 
+// RecordDecided is RecordEvent and RecordDecision in one call (the decision core uses it): the
+// event and a denial are queued together, so they reach the bucket in one write.
+func (s *Store) RecordDecided(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) {
+	s.record(ev, at, d)
+}
+
+func (s *Store) record(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) {
+	sid := ev.GetSession().GetId()
+	agentID := session.AgentOf(ev)
+	derived := session.DeriveFacts(ev, s.opts.Redactor)
+	if !s.conn.Usable() {
+		s.fallback.RecordEvent(ev, at)
+		if d != nil {
+			s.fallback.RecordDecision(ev, d)
+		}
+		return
+	}
+	size := proto.Size(ev) + 128
+	for _, f := range derived {
+		size += len(f.Content) + len(f.Source) + 48
+	}
+	if sid != "" {
+		ops := []*op{{ev: ev, at: at, derived: derived, size: size}}
+		if d.GetVerdict() == ahpv1.Verdict_VERDICT_DENY {
+			ops = append(ops, &op{deny: true, size: 64})
+		}
+		s.enqueue('s', sid, ops...)
+	}
+	if agentID != "" && len(derived) > 0 {
+		s.enqueue('a', agentID, &op{derived: derived, size: size})
+	}
+}
+
 // enqueue applies o to the local record at once and queues it for the bucket; with the queue
 // full (or Sync) it writes the record before returning.
-func (s *Store) enqueue(kind byte, id string, o *op) {
+func (s *Store) enqueue(kind byte, id string, ops ...*op) {
 	key := kvKey(kind, id)
 	s.mu.Lock()
 	if s.queuedBytes > 2*s.tune.QueueBytes {
@@ -644,11 +660,13 @@ func (s *Store) enqueue(kind byte, id string, o *op) {
 		}
 		s.dirty[key] = e
 	}
-	e.pending = append(e.pending, o)
-	if e.loaded {
-		s.apply(e, s.localLocked(e), o)
+	e.pending = append(e.pending, ops...)
+	for _, o := range ops {
+		if e.loaded {
+			s.apply(e, s.localLocked(e), o)
+		}
+		s.queuedBytes += o.size
 	}
-	s.queuedBytes += o.size
 	sync := s.tune.Sync || s.queuedBytes > s.tune.QueueBytes || s.closing
 	if !sync && !e.queued {
 		e.queued = true

@@ -192,3 +192,21 @@ func TestFullQueueWritesSynchronously(t *testing.T) {
 		t.Fatalf("another replica sees %d events, want 10 (each written before the call returned)", v.EventCount)
 	}
 }
+
+// A decided event and its denial (RecordDecided, as the decision core records them) are stored
+// in one write.
+func TestDecidedEventAndDenialShareOneWrite(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	a := open(t, srv.URL(), "a", session.Options{})
+	at := time.Unix(1700000000, 0)
+	a.RecordDecided(testkit.ShellEvent("d1", "rm x", testkit.Session("one")), at, &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_DENY})
+	flush(t, a)
+	if st := a.Stats(); st.Writes != 1 {
+		t.Fatalf("writes = %d, want 1 for the event and its denial", st.Writes)
+	}
+	b := open(t, srv.URL(), "b", session.Options{})
+	if v := b.View("one", ""); v.EventCount != 1 || v.DenyCount != 1 {
+		t.Fatalf("stored view = events %d, denies %d; want 1 and 1", v.EventCount, v.DenyCount)
+	}
+}
