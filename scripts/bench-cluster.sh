@@ -33,7 +33,15 @@ trap cleanup EXIT
 echo "building ahp-bench and ahp-server at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" >&2
 go -C "$root" build -o "$tmp/" ./cmd/ahp-bench ./cmd/ahp-server
 "$root/scripts/nats-server" -js -sd "$tmp/nats" -a 127.0.0.1 -p "$nats_port" >"$tmp/nats.log" 2>&1 &
-pids+=($!)
+nats_pid=$!
+pids+=("$nats_pid")
+# nats_cpu prints the CPU time nats-server used so far, in clock ticks.
+nats_cpu() { awk '{print $14 + $15}' "/proc/$nats_pid/stat" 2>/dev/null || echo 0; }
+# note prints nats-server's CPU per decision since the tick count $1, for the $2 decisions made.
+note() {
+	awk -v t="$(( $(nats_cpu) - $1 ))" -v hz="$(getconf CLK_TCK)" -v n="$2" \
+		'BEGIN { if (n > 0 && t > 0) printf "  (nats-server CPU: %.0f µs per decision)\n", 1e6 * t / hz / n }' >&2
+}
 wait_port() {
 	for _ in $(seq 100); do
 		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
@@ -52,8 +60,11 @@ one() { # $1 label, rest: ahp-bench flags
 	local label="$1"
 	shift
 	echo "+ ahp-bench ${*}" >&2
+	local t0
+	t0=$(nats_cpu)
 	"${bench[@]}" "$@" >"$tmp/$label.out" 2>&1
 	printf '%-16s %s\n' "$label" "$(line "$tmp/$label.out")"
+	note "$t0" "$(line "$tmp/$label.out" | awk '{print $2}')"
 }
 
 three() { # $1 label, $2 extra ahp-server flags
@@ -69,13 +80,15 @@ three() { # $1 label, $2 extra ahp-server flags
 	done
 	for i in 0 1 2; do wait_port $((port + i)); done
 	echo "+ 3 × ahp-bench -target http://127.0.0.1:$port..$((port + 2)) (servers: ${extra:-in memory})" >&2
-	local runs=()
+	local runs=() t0
+	t0=$(nats_cpu)
 	for i in 0 1 2; do
 		"${bench[@]}" -target "http://127.0.0.1:$((port + i))" >"$tmp/$label-$i.out" 2>&1 &
 		runs+=($!)
 	done
 	wait "${runs[@]}"
 	for i in 0 1 2; do printf '%-16s %s\n' "$label/r$i" "$(line "$tmp/$label-$i.out")"; done
+	note "$t0" "$(for i in 0 1 2; do line "$tmp/$label-$i.out"; done | awk '{s += $2} END {print s}')"
 	kill "${servers[@]}" 2>/dev/null || true
 	wait "${servers[@]}" 2>/dev/null || true
 }
