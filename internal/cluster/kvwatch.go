@@ -27,7 +27,7 @@ type KVWatch struct {
 	mu      sync.Mutex
 	w       jetstream.KeyWatcher
 	stopW   context.CancelFunc // ends w's context (see start)
-	lastRev uint64 // last revision handed over
+	lastRev uint64             // last revision handed over
 
 	closeOnce sync.Once
 	closing   chan struct{}
