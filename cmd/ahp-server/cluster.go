@@ -60,27 +60,31 @@ func openCluster(ctx context.Context, ext *extensions, servers []string, approva
 	cs := &clusterStores{conn: conn}
 	setupCtx, cancel := context.WithTimeout(ctx, conn.Config().SetupTimeout)
 	defer cancel()
-	if cs.idempotency, err = idemkv.Open(setupCtx, conn, idemkv.Options{}); err != nil {
+	cfg = conn.Config()
+	if cs.idempotency, err = idemkv.Open(setupCtx, conn, idemkv.Options{MemoryStorage: cfg.IdempotencyStorage == cluster.Memory}); err != nil {
 		conn.Close()
 		return nil, err
 	}
-	if cs.sessions, err = sessionkv.Open(setupCtx, conn, session.Options{Redactor: ext.redactor}); err != nil {
+	writes := sessionkv.Options{Sync: cfg.SessionWrites == cluster.Sync, Delay: cfg.SessionWriteDelay, Logger: log}
+	if cs.sessions, err = sessionkv.Open(setupCtx, conn, session.Options{Redactor: ext.redactor}, writes); err != nil {
 		conn.Close()
 		return nil, err
 	}
 	if cs.approvals, err = approvalkv.Open(setupCtx, conn, approvals, log); err != nil {
+		cs.sessions.Close()
 		conn.Close()
 		return nil, err
 	}
 	if ext.auditNATS {
 		if cs.audit, err = auditstream.Open(setupCtx, conn, auditstream.Options{Redactor: ext.redactor, Required: ext.audit.Required()}); err != nil {
+			cs.approvals.Close()
+			cs.sessions.Close()
 			conn.Close()
 			return nil, err
 		}
 	}
-	cfg = conn.Config()
 	log.Info("cluster mode: sharing state through NATS JetStream", "replica", cfg.Name, "prefix", cfg.Prefix,
-		"replicas", cfg.Replicas, "on_unavailable", cfg.OnUnavailable)
+		"replicas", cfg.Replicas, "on_unavailable", cfg.OnUnavailable, "session_writes", cfg.SessionWrites)
 	return cs, nil
 }
 
@@ -127,6 +131,7 @@ func (cs *clusterStores) close() {
 		cs.fanout.Close()
 	}
 	cs.approvals.Close()
+	cs.sessions.Close() // stores the queued session changes
 	cs.conn.Close()
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/testkit"
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // replica is one ahp-server of a test cluster.
@@ -168,6 +169,26 @@ func TestClusterLockoutCountsDenialsOfEveryReplica(t *testing.T) {
 	}
 	if d := decide(1, "l2", "rm b"); d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY {
 		t.Fatalf("rm on B = %v, want deny", d.GetVerdict())
+	}
+	// B's denial reaches A's session memory once B has stored it and A's watch delivered it
+	// (docs/cluster.md: well under a millisecond on loopback): ask A, with queries, which are
+	// decided but not remembered, until its view counts both denials.
+	harness := ahpv1connect.NewHarnessServiceClient(testkit.H2CClient(), rs[0].url)
+	ls := structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"action": structpb.NewStringValue("ls")}})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := harness.Query(ctx, connect.NewRequest(&ahpv1.QueryRequest{
+			SessionId: "lock", QueryType: "should_i_proceed", Payload: ls, Source: "urn:cluster-test",
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids := resp.Msg.GetDecision().GetMatchedRuleIds(); len(ids) > 0 && ids[0] == "lockout" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("A's session memory never counted B's denial (10 s)")
+		}
 	}
 	d := decide(0, "l3", "ls")
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || len(d.GetMatchedRuleIds()) == 0 || d.GetMatchedRuleIds()[0] != "lockout" {

@@ -49,6 +49,19 @@ type Config struct {
 	LookupBudget time.Duration `yaml:"lookup_budget"`
 	// ConnectTimeout bounds the first connection attempt (default 5s).
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// SessionWrites is how session memory reaches the bucket: "async" (default: queued and
+	// written by background writers, off the decision path; views read a local copy the bucket's
+	// watch keeps current) or "sync" (each change written before the answer).
+	SessionWrites string `yaml:"session_writes"`
+	// SessionWriteDelay is how long a queued session change waits for more changes to the same
+	// session, to be written together (default 0: written as soon as a writer is free). Larger
+	// means fewer writes under load, and other replicas seeing a change that much later.
+	SessionWriteDelay time.Duration `yaml:"session_write_delay"`
+	// IdempotencyStorage is the idempotency bucket's JetStream storage: "file" (default:
+	// survives a restart of every NATS node) or "memory" (faster writes; with replicas > 1 still
+	// held by several nodes, but lost when all of them restart at once). Changing it for an
+	// existing bucket needs the bucket deleted first (nats kv del <prefix>_idempotency).
+	IdempotencyStorage string `yaml:"idempotency_storage"`
 	// SetupTimeout bounds creating or checking the buckets and streams at start (default 30s:
 	// a replicated stream needs its RAFT group elected).
 	SetupTimeout time.Duration `yaml:"setup_timeout"`
@@ -62,6 +75,14 @@ type TLS struct {
 	CertFile string `yaml:"cert_file"`
 	KeyFile  string `yaml:"key_file"`
 }
+
+// Session write modes and storage kinds.
+const (
+	Async  = "async"
+	Sync   = "sync"
+	File   = "file"
+	Memory = "memory"
+)
 
 // Unavailable modes.
 const (
@@ -101,6 +122,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.OnStartUnavailable == "" {
 		c.OnStartUnavailable = Refuse
+	}
+	if c.SessionWrites == "" {
+		c.SessionWrites = Async
+	}
+	if c.IdempotencyStorage == "" {
+		c.IdempotencyStorage = File
 	}
 	if c.LookupBudget <= 0 {
 		c.LookupBudget = 10 * time.Millisecond
@@ -161,6 +188,19 @@ func (c Config) Validate() error {
 	case "", Refuse, Degrade:
 	default:
 		bad("on_start_unavailable", "must be %q or %q", Refuse, Degrade)
+	}
+	switch c.SessionWrites {
+	case "", Async, Sync:
+	default:
+		bad("session_writes", "must be %q or %q", Async, Sync)
+	}
+	switch c.IdempotencyStorage {
+	case "", File, Memory:
+	default:
+		bad("idempotency_storage", "must be %q or %q", File, Memory)
+	}
+	if c.SessionWriteDelay < 0 || c.SessionWriteDelay > time.Second {
+		bad("session_write_delay", "must be between 0 and 1s")
 	}
 	if c.LookupBudget < 0 {
 		bad("lookup_budget", "must not be negative")

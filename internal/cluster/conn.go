@@ -75,6 +75,9 @@ func (c *Conn) options() ([]nats.Option, error) {
 	cfg := c.cfg
 	opts := []nats.Option{
 		nats.Name("ahp-server/" + cfg.Name),
+		// This replica never needs its own core messages back (the Watch fan-out would only
+		// drop them): NATS does not send them, which saves both sides the work.
+		nats.NoEcho(),
 		nats.Timeout(cfg.ConnectTimeout),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),

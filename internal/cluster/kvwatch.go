@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -25,7 +26,8 @@ type KVWatch struct {
 
 	mu      sync.Mutex
 	w       jetstream.KeyWatcher
-	lastRev uint64 // last revision handed over
+	stopW   context.CancelFunc // ends w's context (see start)
+	lastRev uint64             // last revision handed over
 
 	closeOnce sync.Once
 	closing   chan struct{}
@@ -47,7 +49,7 @@ func WatchKV(ctx context.Context, conn *Conn, kv jetstream.KeyValue, keys, what 
 	w := &KVWatch{conn: conn, kv: kv, keys: keys, what: what, handle: handle, log: log,
 		closing: make(chan struct{}), ready: make(chan struct{}), done: make(chan struct{})}
 	var err error
-	if w.w, err = kv.Watch(ctx, keys); err != nil {
+	if w.w, w.stopW, err = w.start(ctx); err != nil {
 		return nil, err
 	}
 	// Listen for reconnects before the first delivery, so none is missed.
@@ -65,11 +67,32 @@ func (w *KVWatch) Close() {
 	w.closeOnce.Do(func() {
 		close(w.closing)
 		w.mu.Lock()
-		kw := w.w
+		kw, stop := w.w, w.stopW
 		w.mu.Unlock()
 		_ = kw.Stop()
+		stop()
 	})
 	<-w.done
+}
+
+// start creates a watcher. The client library ends a watcher when the context it was created
+// with ends, so that context ends only when the watcher is replaced or closed — or when creating
+// it takes longer than kvWatchTimeout (or ctx ends first), which fails the creation.
+func (w *KVWatch) start(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, context.CancelFunc, error) {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	timer := time.AfterFunc(kvWatchTimeout, cancel)
+	stopOnCaller := context.AfterFunc(ctx, cancel)
+	kw, err := w.kv.Watch(life, w.keys, opts...)
+	intime := timer.Stop() && stopOnCaller()
+	if err == nil && !intime {
+		_ = kw.Stop()
+		err = fmt.Errorf("creating the watcher took longer than %v", kvWatchTimeout)
+	}
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return kw, cancel, nil
 }
 
 // run hands the entries over, resuming after the last revision whenever a watcher ends.
@@ -115,16 +138,17 @@ func (w *KVWatch) resume() bool {
 		w.mu.Lock()
 		from := w.lastRev + 1
 		w.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), kvWatchTimeout)
-		kw, err := w.kv.Watch(ctx, w.keys, jetstream.ResumeFromRevision(from))
-		cancel()
+		kw, stop, err := w.start(context.Background(), jetstream.ResumeFromRevision(from))
 		if err == nil {
 			w.mu.Lock()
-			w.w = kw
+			old := w.stopW
+			w.w, w.stopW = kw, stop
 			w.mu.Unlock()
+			old() // the ended watcher's context
 			select {
 			case <-w.closing: // Close stopped the old one meanwhile
 				_ = kw.Stop()
+				stop()
 			default:
 			}
 			return true

@@ -449,14 +449,24 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 	}
 	if record {
 		scoped := scopedEvent(principal, ev)
-		c.cfg.Sessions.RecordEvent(scoped, now)
-		c.cfg.Sessions.RecordDecision(scoped, d)
+		if both, ok := c.cfg.Sessions.(decidedRecorder); ok {
+			both.RecordDecided(scoped, now, d)
+		} else {
+			c.cfg.Sessions.RecordEvent(scoped, now)
+			c.cfg.Sessions.RecordDecision(scoped, d)
+		}
 	}
 	if o := c.cfg.Observer; o != nil {
 		o.Decided(ev, d)
 	}
 	c.cfg.Hub.Publish(hub.Item{Event: ev, Decision: d, Time: now})
 	return d, nil
+}
+
+// decidedRecorder is a session store that takes a decided event and its verdict in one call,
+// so that a store writing elsewhere (cluster/sessionkv) stores them in one write.
+type decidedRecorder interface {
+	RecordDecided(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision)
 }
 
 func (c *Core) unavailable() string {

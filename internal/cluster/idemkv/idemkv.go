@@ -32,6 +32,8 @@ type Options struct {
 	// Fallback is the local store used while NATS is unavailable (default: in-memory, 100k
 	// entries, TTL).
 	Fallback idempotency.Store
+	// MemoryStorage keeps the bucket in NATS memory instead of files (cluster.idempotency_storage).
+	MemoryStorage bool
 	// LookupFirst makes Decision look in the bucket before the policy is evaluated (one round
 	// trip per decision) instead of relying on RememberDecision.
 	LookupFirst bool
@@ -64,6 +66,10 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error)
 	if opts.Fallback == nil {
 		opts.Fallback = idempotency.NewMemory(100_000, opts.TTL)
 	}
+	storage := jetstream.FileStorage
+	if opts.MemoryStorage {
+		storage = jetstream.MemoryStorage
+	}
 	kv, err := conn.KeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:       conn.Bucket(BucketName),
 		Description:  "ahp-server: remembered decisions and observations (idempotency)",
@@ -71,7 +77,7 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error)
 		MaxBytes:     opts.MaxBytes,
 		MaxValueSize: maxValueBytes,
 		History:      1,
-		Storage:      jetstream.FileStorage,
+		Storage:      storage,
 		Replicas:     conn.Config().Replicas,
 	})
 	if err != nil {

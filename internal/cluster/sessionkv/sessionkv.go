@@ -2,21 +2,36 @@
 // agent's facts in a NATS JetStream key-value bucket shared by every replica, so session-aware
 // rules (a session.deny_count lockout, recent events, facts) see what every replica saw.
 //
-// Updates are compare-and-set: read the record and its revision, apply the event with the same
-// rules as the in-process memory (session.Record), write it back only if the revision is still
-// the one read, and retry on a conflict. Records are bounded as in memory (ring sizes, the byte
-// estimate), and the bucket by entries, bytes and age. Every operation is bounded by the lookup
-// budget; when NATS fails or is late the call falls back to a local in-memory session store and
-// the connection is told (degraded mode).
+// Reads cost no round trip. Each replica keeps a local copy of the records (bounded by entries
+// and bytes like the in-memory store) that a watch on the bucket keeps current: every replica's
+// writes are pushed to every other. A View reads that copy, plus this replica's own writes not
+// yet stored, so a replica always sees its own events at once and another replica's as soon as
+// the watch delivers them (on loopback well under a millisecond after that replica wrote). Only
+// a record the copy does not hold (evicted, or not yet delivered at start) is read from the
+// bucket, within the lookup budget.
+//
+// Writes leave the decision path: RecordEvent and RecordDecision queue the change (bounded in
+// bytes) and return; writer goroutines store it with compare-and-set, several queued changes to
+// one record in one write, in the order they were made, re-reading and reapplying on a conflict
+// so no replica's change is lost. A full queue makes the call write synchronously (counted);
+// a write NATS refuses stays queued and is retried; Close stores what is queued. Records are
+// bounded as in memory (ring sizes, the byte estimate), and the bucket by entries, bytes and age.
+// While NATS cannot be reached the calls use a local in-memory session store and the connection
+// is told (degraded mode).
 package sessionkv
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -26,6 +41,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
 )
 
 // BucketName is the bucket's name without the installation prefix.
@@ -34,34 +50,109 @@ const BucketName = "sessions"
 // maxRecordBytes bounds one stored record (the rings bound it well below this).
 const maxRecordBytes = 1 << 20
 
-// casAttempts bounds the compare-and-set retries of one update.
+// casAttempts bounds the compare-and-set retries of one write.
 const casAttempts = 16
+
+// writeTimeout bounds one write of the writer goroutines (they hold no decision).
+const writeTimeout = 2 * time.Second
+
+// Options tune the write queue; the zero value is the default.
+type Options struct {
+	// Sync writes every change before the call returns (one or two round trips per decision)
+	// instead of queueing it.
+	Sync bool
+	// QueueBytes bounds the changes queued and not yet stored (default 8 MiB); past it a call
+	// writes synchronously.
+	QueueBytes int
+	// Delay is how long a queued change waits for others to the same record, to be stored in
+	// one write with them (default 0: none; cluster.session_write_delay). Another replica sees
+	// a change up to Delay later; this replica sees its own at once.
+	Delay time.Duration
+	// Writers is how many goroutines store queued changes (default 4).
+	Writers int
+	// CloseTimeout bounds storing what is queued at Close (default 5s).
+	CloseTimeout time.Duration
+	// Logger receives operational logs (default slog.Default()).
+	Logger *slog.Logger
+}
 
 // Store implements session.Store on a KV bucket.
 type Store struct {
 	conn          *cluster.Conn
 	kv            jetstream.KeyValue
 	opts          session.Options
+	tune          Options
 	recent, facts int
 	maxBytes      int
 	fallback      session.Store
-	// seen remembers the last revision of each key this replica read or wrote, so the update
-	// that follows a View (every decision does both) writes without reading again; a conflict
-	// (another replica wrote since) falls back to reading.
-	seen *lru.Cache[string, seenRecord]
+	log           *slog.Logger
+
+	mu sync.Mutex
+	// known holds the records the watch delivered or this replica read or wrote, with nothing
+	// queued; dirty the ones with changes queued or being written (never evicted).
+	known *lru.Cache[string, *entry]
+	dirty map[string]*entry
+	// ready: the watch delivered the whole bucket; evicted: the local copy dropped a record for
+	// room. Ready and nothing evicted, a key the copy does not hold is absent from the bucket.
+	ready, evicted bool
+	queue          []queued // dirty keys waiting for a writer, oldest first
+	queuedBytes    int
+	closing        bool
+	wake           chan struct{}
+	failing        bool // the last write failed: writers back off
+	overfull       bool // changes are being dropped (logged once)
+	stop           chan struct{}
+	writers        sync.WaitGroup
+	watch          *cluster.KVWatch
+	changed        chan struct{} // closed at the next change the watch delivers
+	closeOnce      sync.Once
+
+	stats struct {
+		reads, writes, coalesced, syncWrites, conflicts, failures, tooLarge, dropped, lostAtClose atomic.Uint64
+	}
 }
 
-// seenRecord is one key's value at one revision.
-type seenRecord struct {
-	rev   uint64
-	value []byte
+// entry is one key's record: the bucket's value at a revision, and the local record (that value
+// with the queued changes applied) that views read.
+type entry struct {
+	key, id  string // the KV key; the session or agent id
+	kind     byte   // 's' session, 'a' agent
+	loaded   bool   // rev and base are the bucket's (false: not read yet)
+	rev      uint64 // 0: absent
+	base     []byte
+	baseRec  any    // base decoded (*session.Record or *session.AgentRecord), never changed; nil: not decoded yet
+	local    any    // baseRec with the queued changes applied, changed in place; nil: baseRec as it is
+	writing  []byte // the value being written, to know its echo from the watch
+	writeRec any    // writing decoded
+	echoed   bool   // the watch delivered writing: it is stored, whatever the reply says
+	foreign  bool   // another replica's value arrived during the write: rebuild local after it
+	inflight []*op  // changes being written
+	pending  []*op  // changes queued
+	queued   bool   // in Store.queue
+	flush    sync.Mutex
+}
+
+// queued is a key waiting for a writer since a moment.
+type queued struct {
+	key string
+	at  time.Time
+}
+
+// op is one queued change.
+type op struct {
+	deny    bool // a denial (RecordDecision); else an event (RecordEvent)
+	ev      *ahpv1.Event
+	at      time.Time
+	derived []session.RecordFact
+	size    int
 }
 
 var _ session.Store = (*Store)(nil)
 
 // Open creates or updates the bucket with opts' bounds (session.Options defaults: 10000 sessions
-// and 10000 agents, 24h, DefaultMaxBytes each) and returns the store.
-func Open(ctx context.Context, conn *cluster.Conn, opts session.Options) (*Store, error) {
+// and 10000 agents, 24h, DefaultMaxBytes each), starts the watch that keeps the local copy
+// current and the writers, and returns the store. Close stops them.
+func Open(ctx context.Context, conn *cluster.Conn, opts session.Options, tune ...Options) (*Store, error) {
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = 10000
 	}
@@ -81,6 +172,22 @@ func Open(ctx context.Context, conn *cluster.Conn, opts session.Options) (*Store
 		}
 		opts.Redactor = r
 	}
+	var t Options
+	if len(tune) > 0 {
+		t = tune[0]
+	}
+	if t.QueueBytes <= 0 {
+		t.QueueBytes = 8 << 20
+	}
+	if t.Writers <= 0 {
+		t.Writers = 4
+	}
+	if t.CloseTimeout <= 0 {
+		t.CloseTimeout = 5 * time.Second
+	}
+	if t.Logger == nil {
+		t.Logger = slog.Default()
+	}
 	recent, facts := opts.Limits()
 	kv, err := conn.KeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:       conn.Bucket(BucketName),
@@ -95,115 +202,389 @@ func Open(ctx context.Context, conn *cluster.Conn, opts session.Options) (*Store
 	if err != nil {
 		return nil, fmt.Errorf("cluster: session bucket %s: %w", conn.Bucket(BucketName), err)
 	}
-	return &Store{
-		conn: conn, kv: kv, opts: opts, recent: recent, facts: facts, maxBytes: opts.MaxBytes,
-		fallback: session.NewMemory(opts),
-		seen:     newSeen(opts),
-	}, nil
+	// The local copy: entries unused for the bucket's TTL expire with it (a record unused that
+	// long was not written that long either, so the bucket expired it too).
+	known := lru.New[string, *entry](opts.MaxSessions+opts.MaxAgents, opts.TTL, nil)
+	known.SetMaxBytes(2 * opts.MaxBytes)
+	s := &Store{
+		conn: conn, kv: kv, opts: opts, tune: t, recent: recent, facts: facts, maxBytes: opts.MaxBytes,
+		fallback: session.NewMemory(opts), log: t.Logger,
+		known: known, dirty: map[string]*entry{},
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), changed: make(chan struct{}),
+	}
+	s.watch, err = cluster.WatchKV(ctx, conn, kv, ">", conn.Bucket(BucketName), s.delivered, t.Logger)
+	if err != nil {
+		if conn.Config().OnStartUnavailable != cluster.Degrade {
+			return nil, fmt.Errorf("cluster: watching session bucket %s: %w", conn.Bucket(BucketName), err)
+		}
+		s.log.Warn("cluster: watching the session bucket failed; session reads go to NATS", "error", err)
+	} else {
+		go func() {
+			select {
+			case <-s.watch.Ready():
+				s.mu.Lock()
+				s.ready = true
+				// A queued record the watch did not deliver is not in the bucket.
+				for _, e := range s.dirty {
+					if !e.loaded && !s.evicted {
+						e.loaded = true
+						s.rebuildLocked(e)
+					}
+				}
+				s.mu.Unlock()
+			case <-s.stop:
+			}
+		}()
+	}
+	for range t.Writers {
+		s.writers.Add(1)
+		go s.write()
+	}
+	return s, nil
 }
 
-func newSeen(opts session.Options) *lru.Cache[string, seenRecord] {
-	c := lru.New[string, seenRecord](opts.MaxSessions+opts.MaxAgents, time.Minute, nil)
-	c.SetMaxBytes(opts.MaxBytes)
-	return c
-}
-
-func (s *Store) remember(key string, rev uint64, value []byte) {
-	s.seen.Put(key, seenRecord{rev: rev, value: value})
-	s.seen.Resize(key, len(key)+len(value)+64)
-}
-
-func kvKey(kind, id string) string {
+func kvKey(kind byte, id string) string {
 	if len(id) > 96 {
 		sum := sha256.Sum256([]byte(id))
 		id = string(sum[:])
 	}
-	return kind + "." + base64.RawURLEncoding.EncodeToString([]byte(id))
+	return string(kind) + "." + base64.RawURLEncoding.EncodeToString([]byte(id))
 }
 
-// View implements session.Store.
+// Stats are counters for metrics and tests.
+type Stats struct {
+	// Reads counts records read from the bucket because the local copy lacked them.
+	Reads uint64
+	// Writes counts records stored; Coalesced the changes that shared a write with another.
+	Writes, Coalesced uint64
+	// SyncWrites counts calls that wrote synchronously because the queue was full (or Sync).
+	SyncWrites uint64
+	// Conflicts counts compare-and-set conflicts (another replica wrote first; reapplied).
+	Conflicts uint64
+	// Failures counts writes NATS refused or did not answer (the changes stay queued).
+	Failures uint64
+	// TooLarge counts changes dropped because the record would exceed its byte bound.
+	TooLarge uint64
+	// Dropped counts changes refused because the queue held twice its bound (writes failing).
+	Dropped uint64
+	// LostAtClose counts changes still queued when Close gave up.
+	LostAtClose uint64
+	// QueuedBytes is the size of the changes queued now.
+	QueuedBytes int
+	// Cached is how many records the local copy holds.
+	Cached int
+}
+
+// Stats returns the counters.
+func (s *Store) Stats() Stats {
+	s.mu.Lock()
+	q, n := s.queuedBytes, s.known.Len()+len(s.dirty)
+	s.mu.Unlock()
+	return Stats{
+		Reads: s.stats.reads.Load(), Writes: s.stats.writes.Load(), Coalesced: s.stats.coalesced.Load(), SyncWrites: s.stats.syncWrites.Load(),
+		Conflicts: s.stats.conflicts.Load(), Failures: s.stats.failures.Load(), TooLarge: s.stats.tooLarge.Load(), Dropped: s.stats.dropped.Load(),
+		LostAtClose: s.stats.lostAtClose.Load(), QueuedBytes: q, Cached: n,
+	}
+}
+
+// View implements session.Store: from the local copy, without a round trip unless the copy
+// lacks the record.
 func (s *Store) View(sessionID, agentID string) *policy.SessionView {
 	if !s.conn.Usable() {
 		return s.fallback.View(sessionID, agentID)
 	}
 	v := &policy.SessionView{SessionID: sessionID, AgentID: agentID}
-	ctx, cancel := s.conn.Budget(context.Background())
-	defer cancel()
 	if sessionID != "" {
-		var r session.Record
-		found, err := s.get(ctx, kvKey("s", sessionID), &r)
-		if err != nil {
+		if err := s.fill(v, 's', sessionID); err != nil {
 			s.conn.Failed(err)
 			return s.fallback.View(sessionID, agentID)
-		}
-		if found {
-			r.Fill(v)
 		}
 	}
 	if v.AgentID != "" {
-		var a session.AgentRecord
-		found, err := s.get(ctx, kvKey("a", v.AgentID), &a)
-		if err != nil {
+		if err := s.fill(v, 'a', v.AgentID); err != nil {
 			s.conn.Failed(err)
 			return s.fallback.View(sessionID, agentID)
 		}
-		if found {
-			a.Fill(v)
-		}
 	}
-	s.conn.Succeeded()
 	return v
 }
 
-// get reads key into into; found is false when the key is absent. A record that does not decode
-// counts as absent (it is replaced on the next update).
-func (s *Store) get(ctx context.Context, key string, into any) (found bool, err error) {
+// fill adds one record to v, reading it from the bucket when the local copy does not have it.
+func (s *Store) fill(v *policy.SessionView, kind byte, id string) error {
+	key := kvKey(kind, id)
+	s.mu.Lock()
+	e, ok := s.lookupLocked(key)
+	if !ok && s.completeLocked() {
+		s.mu.Unlock()
+		return nil // absent from the bucket
+	}
+	if ok && e.loaded {
+		s.fillLocked(v, e)
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.Unlock()
+	ctx, cancel := s.conn.Budget(context.Background())
+	defer cancel()
+	rev, value, err := s.read(ctx, key)
+	if err != nil {
+		return err
+	}
+	s.conn.Succeeded()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e = s.loadedLocked(key, kind, id, rev, value)
+	s.fillLocked(v, e)
+	return nil
+}
+
+// read gets key from the bucket: revision 0 when absent.
+func (s *Store) read(ctx context.Context, key string) (uint64, []byte, error) {
+	s.stats.reads.Add(1)
 	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		s.seen.Delete(key)
-		return false, nil
+		return 0, nil, nil
 	}
 	if err != nil {
-		return false, err
+		return 0, nil, err
 	}
-	s.remember(key, e.Revision(), e.Value())
-	return json.Unmarshal(e.Value(), into) == nil, nil
+	return e.Revision(), e.Value(), nil
+}
+
+func (s *Store) lookupLocked(key string) (*entry, bool) {
+	if e, ok := s.dirty[key]; ok {
+		return e, true
+	}
+	return s.known.Get(key)
+}
+
+// loadedLocked records that key is at rev with value in the bucket (unless what we hold is
+// newer) and returns its entry.
+func (s *Store) loadedLocked(key string, kind byte, id string, rev uint64, value []byte) *entry {
+	e, ok := s.lookupLocked(key)
+	if !ok {
+		e = &entry{key: key, id: id, kind: kind}
+	}
+	if !e.loaded || rev > e.rev {
+		s.setBaseLocked(e, rev, value, nil)
+	}
+	if _, isDirty := s.dirty[key]; !isDirty {
+		s.keepLocked(e)
+	}
+	return e
+}
+
+// keepLocked puts a clean entry into the local copy, noting an eviction (the copy is then no
+// longer complete).
+func (s *Store) keepLocked(e *entry) {
+	_, had := s.known.Get(e.key)
+	n := s.known.Len()
+	s.known.Put(e.key, e)
+	s.known.Resize(e.key, entrySize(e))
+	if want := n + btoi(!had); s.known.Len() < want {
+		s.evicted = true
+	}
+}
+
+// completeLocked reports whether the local copy holds every record of the bucket.
+func (s *Store) completeLocked() bool { return s.ready && !s.evicted }
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// entrySize estimates an entry's memory: its value twice (encoded and decoded) and the key.
+func entrySize(e *entry) int { return 2*len(e.key) + 4*len(e.base) + 128 }
+
+// setBaseLocked records the bucket's value of e at rev (rec: value decoded, or nil) and brings
+// the local record up to date: at once, or after the write in progress.
+func (s *Store) setBaseLocked(e *entry, rev uint64, value []byte, rec any) {
+	e.loaded, e.rev, e.base, e.baseRec = true, rev, value, rec
+	switch {
+	case len(e.inflight) > 0:
+		// A write is in progress: the local record is brought up to date when it ends (it
+		// cannot tell yet whether this value has the write's changes).
+		e.foreign = true
+		if e.local == nil {
+			s.rebuildLocked(e)
+		}
+	case len(e.pending) > 0:
+		s.rebuildLocked(e)
+	default:
+		e.local = nil
+	}
+}
+
+// baseLocked returns e's base decoded.
+func (s *Store) baseLocked(e *entry) any {
+	if e.baseRec == nil {
+		e.baseRec = decode(e.kind, e.base)
+	}
+	return e.baseRec
+}
+
+// viewLocked returns the record a view reads (not to be changed).
+func (s *Store) viewLocked(e *entry) any {
+	if e.local != nil {
+		return e.local
+	}
+	return s.baseLocked(e)
+}
+
+// localLocked returns e's local record for changing.
+func (s *Store) localLocked(e *entry) any {
+	if e.local == nil {
+		e.local = clone(s.baseLocked(e))
+	}
+	return e.local
+}
+
+// clone copies a record deeply enough for Apply to change the copy only.
+func clone(rec any) any {
+	switch r := rec.(type) {
+	case *session.Record:
+		c := *r
+		c.Recent, c.Facts = slices.Clone(r.Recent), slices.Clone(r.Facts)
+		return &c
+	case *session.AgentRecord:
+		return &session.AgentRecord{Facts: slices.Clone(r.Facts)}
+	}
+	return rec
+}
+
+func decode(kind byte, b []byte) any {
+	if kind == 'a' {
+		a := new(session.AgentRecord)
+		if b != nil && json.Unmarshal(b, a) != nil {
+			*a = session.AgentRecord{} // a record that does not decode is replaced
+		}
+		return a
+	}
+	r := new(session.Record)
+	if b != nil && json.Unmarshal(b, r) != nil {
+		*r = session.Record{}
+	}
+	return r
+}
+
+// rebuildLocked recomputes e's local record from its base and its queued changes.
+func (s *Store) rebuildLocked(e *entry) {
+	e.local = clone(s.baseLocked(e))
+	for _, o := range e.inflight {
+		s.apply(e, e.local, o)
+	}
+	for _, o := range e.pending {
+		s.apply(e, e.local, o)
+	}
+}
+
+// apply applies one change to rec, with the rules of the in-memory store; false when it
+// changes nothing.
+func (s *Store) apply(e *entry, rec any, o *op) bool {
+	switch r := rec.(type) {
+	case *session.Record:
+		if o.deny {
+			if r.FirstSeen.IsZero() {
+				return false // as in memory: only a session seen before counts denials
+			}
+			r.Denies++
+			return true
+		}
+		r.Apply(o.ev, o.at, o.derived, s.recent, s.facts)
+		return true
+	case *session.AgentRecord:
+		r.Apply(o.derived, s.facts)
+		return true
+	}
+	return false
+}
+
+func (s *Store) fits(e *entry, rec any) bool {
+	if r, ok := rec.(*session.Record); ok {
+		return r.Bytes(e.id, s.recent, s.facts) <= s.maxBytes
+	}
+	return true
+}
+
+func (s *Store) fillLocked(v *policy.SessionView, e *entry) {
+	switch r := s.viewLocked(e).(type) {
+	case *session.Record:
+		r.Fill(v)
+	case *session.AgentRecord:
+		r.Fill(v)
+	}
+}
+
+// delivered takes an entry from the watch: another replica's write (or this one's, already
+// known), a deletion or an expiry.
+func (s *Store) delivered(kve jetstream.KeyValueEntry, _ bool) {
+	key := kve.Key()
+	if len(key) < 3 || key[1] != '.' || key[0] != 's' && key[0] != 'a' {
+		return
+	}
+	var value []byte
+	if kve.Operation() == jetstream.KeyValuePut {
+		value = kve.Value()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	e, ok := s.lookupLocked(key)
+	if ok && e.loaded && kve.Revision() <= e.rev {
+		return // this replica's own write, or older
+	}
+	if !ok {
+		if value == nil {
+			return
+		}
+		id, err := base64.RawURLEncoding.DecodeString(key[2:])
+		if err != nil {
+			return
+		}
+		e = &entry{key: key, id: string(id), kind: key[0]}
+	}
+	rev := kve.Revision()
+	if e.writing != nil && bytes.Equal(value, e.writing) {
+		// This replica's write in progress, back before its acknowledgement: the local record
+		// has its changes already.
+		e.rev, e.base, e.baseRec, e.echoed = rev, value, e.writeRec, true
+		if e.local == nil && len(e.pending) > 0 {
+			e.local = clone(e.writeRec)
+			for _, o := range e.pending {
+				s.apply(e, e.local, o)
+			}
+		}
+		return
+	}
+	if value == nil {
+		rev = 0 // deleted or purged: the next write creates it
+		if len(e.inflight)+len(e.pending) == 0 {
+			s.known.Delete(key)
+			return
+		}
+	}
+	s.setBaseLocked(e, rev, value, nil)
+	if _, isDirty := s.dirty[key]; !isDirty {
+		s.keepLocked(e)
+	}
+}
+
+// Changed returns a channel closed when the watch next delivers a change (another replica's
+// write, or this one's coming back), for a caller waiting until a view shows it: take the
+// channel, check the view, and wait on the channel only if the view does not show it yet.
+func (s *Store) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
 }
 
 // RecordEvent implements session.Store.
 func (s *Store) RecordEvent(ev *ahpv1.Event, at time.Time) {
-	sid := ev.GetSession().GetId()
-	agentID := session.AgentOf(ev)
-	derived := session.DeriveFacts(ev, s.opts.Redactor)
-	if !s.conn.Usable() {
-		s.fallback.RecordEvent(ev, at)
-		return
-	}
-	ctx, cancel := s.conn.Budget(context.Background())
-	defer cancel()
-	if sid != "" {
-		err := update(ctx, s, kvKey("s", sid), func(r *session.Record) bool {
-			r.Apply(ev, at, derived, s.recent, s.facts)
-			return true
-		}, func(r *session.Record) bool { return r.Bytes(sid, s.recent, s.facts) <= s.maxBytes })
-		if err != nil {
-			s.conn.Failed(err)
-			s.fallback.RecordEvent(ev, at)
-			return
-		}
-	}
-	if agentID != "" && len(derived) > 0 {
-		err := update(ctx, s, kvKey("a", agentID), func(a *session.AgentRecord) bool {
-			a.Apply(derived, s.facts)
-			return true
-		}, func(*session.AgentRecord) bool { return true })
-		if err != nil {
-			s.conn.Failed(err)
-			s.fallback.RecordEvent(ev, at)
-			return
-		}
-	}
-	s.conn.Succeeded()
+	s.record(ev, at, nil)
 }
 
 // RecordDecision implements session.Store: a denial counts towards the session's deny count.
@@ -216,77 +597,408 @@ func (s *Store) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 		s.fallback.RecordDecision(ev, d)
 		return
 	}
+	s.enqueue('s', sid, &op{deny: true, size: 64})
+}
+
+// RecordDecided is RecordEvent and RecordDecision in one call (the decision core uses it): the
+// event and a denial are queued together, so they reach the bucket in one write.
+func (s *Store) RecordDecided(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) {
+	s.record(ev, at, d)
+}
+
+func (s *Store) record(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) {
+	sid := ev.GetSession().GetId()
+	agentID := session.AgentOf(ev)
+	derived := session.DeriveFacts(ev, s.opts.Redactor)
+	if !s.conn.Usable() {
+		s.fallback.RecordEvent(ev, at)
+		if d != nil {
+			s.fallback.RecordDecision(ev, d)
+		}
+		return
+	}
+	size := proto.Size(ev) + 128
+	for _, f := range derived {
+		size += len(f.Content) + len(f.Source) + 48
+	}
+	if sid != "" {
+		ops := []*op{{ev: ev, at: at, derived: derived, size: size}}
+		if d.GetVerdict() == ahpv1.Verdict_VERDICT_DENY {
+			ops = append(ops, &op{deny: true, size: 64})
+		}
+		s.enqueue('s', sid, ops...)
+	}
+	if agentID != "" && len(derived) > 0 {
+		s.enqueue('a', agentID, &op{derived: derived, size: size})
+	}
+}
+
+// enqueue applies o to the local record at once and queues it for the bucket; with the queue
+// full (or Sync) it writes the record before returning.
+func (s *Store) enqueue(kind byte, id string, ops ...*op) {
+	key := kvKey(kind, id)
+	s.mu.Lock()
+	if s.queuedBytes > 2*s.tune.QueueBytes {
+		// Writes have been failing long enough to fill the queue twice over: memory bounds
+		// win, the change is dropped (counted, logged once per episode).
+		first := !s.overfull
+		s.overfull = true
+		s.mu.Unlock()
+		s.stats.dropped.Add(1)
+		if first {
+			s.log.Error("cluster: session write queue full while NATS refuses writes; session changes dropped until it drains", "queue_bytes", s.tune.QueueBytes)
+		}
+		return
+	}
+	s.overfull = false
+	e, ok := s.dirty[key]
+	if !ok {
+		if e, ok = s.known.Get(key); ok {
+			s.known.Delete(key)
+		} else {
+			e = &entry{key: key, id: id, kind: kind, loaded: s.completeLocked()}
+		}
+		s.dirty[key] = e
+	}
+	e.pending = append(e.pending, ops...)
+	for _, o := range ops {
+		if e.loaded {
+			s.apply(e, s.localLocked(e), o)
+		}
+		s.queuedBytes += o.size
+	}
+	sync := s.tune.Sync || s.queuedBytes > s.tune.QueueBytes || s.closing
+	if !sync && !e.queued {
+		e.queued = true
+		s.queue = append(s.queue, queued{key: key, at: time.Now()})
+	}
+	s.mu.Unlock()
+	if !sync {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+		return
+	}
+	if !s.tune.Sync {
+		s.stats.syncWrites.Add(1)
+	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
-	err := update(ctx, s, kvKey("s", sid), func(r *session.Record) bool {
-		if r.FirstSeen.IsZero() {
-			return false // as in memory: only a session seen before counts denials
-		}
-		r.Denies++
-		return true
-	}, func(*session.Record) bool { return true })
-	if err != nil {
+	if err := s.flushKey(ctx, e); err != nil {
 		s.conn.Failed(err)
-		s.fallback.RecordDecision(ev, d)
+		s.requeue(e)
 		return
 	}
 	s.conn.Succeeded()
 }
 
-// errTooLarge refuses a record over the byte bound; the update is dropped, as memory would
-// evict it.
-var errTooLarge = errors.New("session record over its byte bound")
+// requeue hands e to the writers again after a failed write.
+func (s *Store) requeue(e *entry) {
+	s.mu.Lock()
+	if !e.queued && len(e.pending) > 0 {
+		e.queued = true
+		s.queue = append(s.queue, queued{key: e.key}) // no delay: it waited already
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
 
-// update applies change to the record at key with compare-and-set, retrying on conflicts. change
-// returning false writes nothing; fits false refuses the write.
-func update[T any](ctx context.Context, s *Store, key string, change func(*T) bool, fits func(*T) bool) error {
-	cached, haveCached := s.seen.Get(key)
-	for range casAttempts {
-		var rec T
-		var rev uint64
-		var value []byte
-		if haveCached {
-			rev, value, haveCached = cached.rev, cached.value, false // once: a conflict reads afresh
-		} else {
-			e, err := s.kv.Get(ctx, key)
-			switch {
-			case errors.Is(err, jetstream.ErrKeyNotFound):
-			case err != nil:
-				return err
-			default:
-				rev, value = e.Revision(), e.Value()
+// write is one writer goroutine: it stores the queued records until Close.
+func (s *Store) write() {
+	defer s.writers.Done()
+	backoff := 50 * time.Millisecond
+	for {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		s.mu.Lock()
+		var e *entry
+		var due time.Duration // until the oldest key has waited the delay
+		if len(s.queue) > 0 && !s.failing {
+			if due = time.Until(s.queue[0].at.Add(s.tune.Delay)); due <= 0 || s.closing {
+				due = 0
+				key := s.queue[0].key
+				s.queue[0] = queued{}
+				s.queue = s.queue[1:]
+				e = s.dirty[key]
+				if e == nil { // stored meanwhile (Flush, or a synchronous write)
+					s.mu.Unlock()
+					continue
+				}
+				e.queued = false
 			}
 		}
-		if value != nil && json.Unmarshal(value, &rec) != nil {
-			var zero T
-			rec = zero
+		waiting := len(s.queue) > 0
+		s.mu.Unlock()
+		if e != nil && waiting {
+			select { // more keys: another writer takes the next
+			case s.wake <- struct{}{}:
+			default:
+			}
 		}
-		if !change(&rec) {
+		if e == nil {
+			var retry, delay <-chan time.Time
+			switch {
+			case due > 0: // coalescing: more changes to the key may come meanwhile
+				delay = time.After(due)
+			case waiting: // backing off after a failure
+				retry = time.After(backoff)
+				backoff = min(2*backoff, 2*time.Second)
+			}
+			select {
+			case <-s.wake:
+			case <-delay:
+			case <-retry:
+				s.mu.Lock()
+				s.failing = false
+				s.mu.Unlock()
+			case <-s.stop:
+			}
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		err := s.flushKey(ctx, e)
+		cancel()
+		if err != nil {
+			if !s.closed() {
+				s.conn.Failed(err)
+			}
+			s.mu.Lock()
+			s.failing = true
+			s.mu.Unlock()
+			s.requeue(e)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+		s.conn.Succeeded()
+	}
+}
+
+func (s *Store) closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// flushKey writes e's queued changes: read the record if it was never read, apply the changes
+// in order, compare-and-set, and on a conflict read again and reapply. On an error the changes
+// stay queued.
+func (s *Store) flushKey(ctx context.Context, e *entry) error {
+	e.flush.Lock()
+	defer e.flush.Unlock()
+	s.mu.Lock()
+	if len(e.pending) == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	e.inflight, e.pending = e.pending, nil
+	loaded, rev := e.loaded, e.rev
+	var base any
+	if loaded {
+		base = s.baseLocked(e)
+	}
+	s.mu.Unlock()
+	var err error
+	for attempt := 0; ; attempt++ {
+		if !loaded {
+			var value []byte
+			if rev, value, err = s.read(ctx, e.key); err != nil {
+				break
+			}
+			s.mu.Lock()
+			s.loadedLocked(e.key, e.kind, e.id, rev, value)
+			loaded, rev, base = true, e.rev, s.baseLocked(e)
+			s.mu.Unlock()
+		}
+		if attempt == casAttempts {
+			err = fmt.Errorf("session update: %d compare-and-set conflicts in a row", casAttempts)
+			break
+		}
+		rec := clone(base)
+		changed := false
+		for _, o := range e.inflight {
+			changed = s.apply(e, rec, o) || changed
+		}
+		if !changed {
+			s.done(e, 0, nil, nil)
 			return nil
 		}
-		if !fits(&rec) {
-			return errTooLarge
+		if !s.fits(e, rec) {
+			s.stats.tooLarge.Add(uint64(len(e.inflight)))
+			s.mu.Lock()
+			e.foreign = false
+			s.dropInflightLocked(e)
+			s.rebuildLocked(e)
+			s.settleLocked(e)
+			s.mu.Unlock()
+			return nil
 		}
-		b, err := json.Marshal(&rec)
-		if err != nil {
-			return err
+		b, merr := json.Marshal(rec)
+		if merr != nil {
+			err = merr
+			break
 		}
+		s.mu.Lock()
+		e.writing, e.writeRec = b, rec
+		s.mu.Unlock()
 		var newRev uint64
 		if rev == 0 {
-			newRev, err = s.kv.Create(ctx, key, b)
+			newRev, err = s.kv.Create(ctx, e.key, b)
 		} else {
-			newRev, err = s.kv.Update(ctx, key, b, rev)
+			newRev, err = s.kv.Update(ctx, e.key, b, rev)
 		}
 		if err == nil {
-			s.remember(key, newRev, b)
+			s.done(e, newRev, b, rec)
 			return nil
 		}
+		s.mu.Lock()
+		e.writing, e.writeRec, e.echoed = nil, nil, false
+		s.mu.Unlock()
 		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			s.seen.Delete(key)
+			s.mu.Lock()
+			echoed := e.echoed
+			s.mu.Unlock()
+			if echoed { // the reply was lost or late, but the watch saw the write stored
+				s.done(e, 0, nil, nil)
+				return nil
+			}
+			break
+		}
+		s.stats.conflicts.Add(1)
+		loaded = false // another replica wrote first: read again and reapply
+	}
+	// Not stored: the changes go back to the front of the queue, in order.
+	s.stats.failures.Add(1)
+	s.mu.Lock()
+	e.pending = append(e.inflight, e.pending...)
+	e.inflight = nil
+	if e.foreign {
+		e.foreign = false
+		s.rebuildLocked(e)
+	}
+	s.mu.Unlock()
+	return err
+}
+
+// done records a successful write of e's changes (rev 0: nothing needed writing).
+func (s *Store) done(e *entry, rev uint64, value []byte, rec any) {
+	s.stats.writes.Add(btou(rev != 0))
+	s.stats.coalesced.Add(uint64(len(e.inflight) - 1))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rev > e.rev { // else the watch delivered this write, or a later one, first
+		e.rev, e.base, e.baseRec = rev, value, rec
+	}
+	e.writing, e.writeRec, e.echoed = nil, nil, false
+	s.dropInflightLocked(e)
+	if e.foreign {
+		// Another replica's value arrived during the write: the local record is the new base
+		// with what is still queued.
+		e.foreign = false
+		s.rebuildLocked(e)
+	}
+	s.settleLocked(e)
+}
+
+func btou(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (s *Store) dropInflightLocked(e *entry) {
+	for _, o := range e.inflight {
+		s.queuedBytes -= o.size
+	}
+	e.inflight = nil
+}
+
+// settleLocked moves an entry with nothing queued back into the local copy.
+func (s *Store) settleLocked(e *entry) {
+	if len(e.pending) > 0 || len(e.inflight) > 0 || s.dirty[e.key] != e {
+		return
+	}
+	delete(s.dirty, e.key)
+	if e.loaded {
+		if len(e.pending) == 0 && e.local != nil && e.baseRec != nil {
+			e.local = nil // the base is the record: no second copy
+		}
+		s.keepLocked(e)
+	}
+}
+
+// Flush stores everything queued now, waiting until it is stored or ctx ends.
+func (s *Store) Flush(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		var e *entry
+		for _, d := range s.dirty {
+			if len(d.pending) > 0 {
+				e = d
+				break
+			}
+		}
+		busy := len(s.dirty) > 0
+		s.mu.Unlock()
+		if e == nil && !busy {
+			return nil
+		}
+		if e != nil {
+			if err := s.flushKey(ctx, e); err != nil {
+				return err
+			}
+			continue
+		}
+		// Only writes in progress: wait for them (each entry's flush lock).
+		s.mu.Lock()
+		var inflight []*entry
+		for _, d := range s.dirty {
+			inflight = append(inflight, d)
+		}
+		s.mu.Unlock()
+		for _, d := range inflight {
+			d.flush.Lock() // waits for the write in progress
+			s.mu.Lock()
+			s.settleLocked(d)
+			s.mu.Unlock()
+			d.flush.Unlock()
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// Another replica wrote first: read again and reapply.
 	}
-	s.seen.Delete(key)
-	return fmt.Errorf("session update: %d compare-and-set conflicts in a row", casAttempts)
+}
+
+// Close stores what is queued (for up to Options.CloseTimeout), then stops the watch and the
+// writers. Changes it could not store are counted and logged; calls after Close write
+// synchronously.
+func (s *Store) Close() {
+	s.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.tune.CloseTimeout)
+		defer cancel()
+		err := s.Flush(ctx)
+		s.mu.Lock()
+		s.closing = true
+		lost := 0
+		for _, e := range s.dirty {
+			lost += len(e.pending) + len(e.inflight)
+		}
+		s.mu.Unlock()
+		close(s.stop)
+		s.writers.Wait()
+		if s.watch != nil {
+			s.watch.Close()
+		}
+		if lost > 0 {
+			s.stats.lostAtClose.Add(uint64(lost))
+			s.log.Error("cluster: session changes not stored at shutdown (NATS unavailable)", "changes", lost, "error", err)
+		}
+	})
 }

@@ -11,22 +11,52 @@ import (
 	"github.com/ahp-gateway/ahp/internal/cluster"
 	"github.com/ahp-gateway/ahp/internal/cluster/natstest"
 	"github.com/ahp-gateway/ahp/internal/cluster/sessionkv"
+	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
-func open(t *testing.T, url, name string, opts session.Options) *sessionkv.Store {
+func open(t *testing.T, url, name string, opts session.Options, tune ...sessionkv.Options) *sessionkv.Store {
 	t.Helper()
 	conn, err := cluster.Connect(cluster.Config{Servers: []string{url}, Name: name, LookupBudget: 10 * time.Second}, testkit.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(conn.Close)
-	s, err := sessionkv.Open(context.Background(), conn, opts)
+	s, err := sessionkv.Open(context.Background(), conn, opts, tune...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Close)
 	return s
+}
+
+// waitView waits until s's view of sessionID satisfies ok, each check after the watch delivered
+// a change (no sleeping), for up to 10 s.
+func waitView(t *testing.T, s *sessionkv.Store, sessionID string, ok func(*policy.SessionView) bool) *policy.SessionView {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		changed := s.Changed()
+		v := s.View(sessionID, "")
+		if ok(v) {
+			return v
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("view of %s never satisfied the condition; last: events %d, denies %d", sessionID, v.EventCount, v.DenyCount)
+		}
+	}
+}
+
+func flush(t *testing.T, s *sessionkv.Store) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Concurrent updates from two replicas lose nothing (compare-and-set), and the rings keep the
@@ -51,7 +81,11 @@ func TestConcurrentUpdatesFromTwoStoresAllCount(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	v := stores[1].View("s1", "")
+	for _, s := range stores {
+		flush(t, s)
+	}
+	// Each store sees the other's writes once its watch delivers them.
+	v := waitView(t, stores[1], "s1", func(v *policy.SessionView) bool { return v.EventCount == 2*perStore })
 	if v.EventCount != 2*perStore || v.ToolCallCount != 2*perStore || v.DenyCount != 2*perStore {
 		t.Fatalf("view = events %d, tool calls %d, denies %d; want %d each", v.EventCount, v.ToolCallCount, v.DenyCount, 2*perStore)
 	}
@@ -67,5 +101,112 @@ func TestConcurrentUpdatesFromTwoStoresAllCount(t *testing.T) {
 	if got.EventCount != want.EventCount || got.LastEventType != want.LastEventType || len(got.Recent) != len(want.Recent) ||
 		got.Recent[0].ToolKind != want.Recent[0].ToolKind || !got.Recent[0].Time.Equal(want.Recent[0].Time) || !got.FirstSeen.Equal(want.FirstSeen) {
 		t.Fatalf("KV view %+v differs from the in-memory one %+v", got, want)
+	}
+}
+
+// A replica's own change is in its view at once, before it is stored; another replica's arrives
+// through the watch, and neither view reads the bucket for it.
+func TestViewsComeFromTheWatchedCopy(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	a, b := open(t, srv.URL(), "a", session.Options{}), open(t, srv.URL(), "b", session.Options{})
+	ev := testkit.ShellEvent("e1", "rm x", testkit.Session("w1"))
+	at := time.Unix(1700000000, 0)
+	waitReady := func(s *sessionkv.Store) { // a view of an absent session reads nothing once the watch is ready
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			changed := s.Changed()
+			before := s.Stats().Reads
+			s.View("nobody", "")
+			if s.Stats().Reads == before {
+				return
+			}
+			select {
+			case <-changed:
+			case <-deadline:
+				t.Fatal("the watch never delivered the bucket")
+			}
+		}
+	}
+	// An empty bucket delivers nothing: write one record so both watches have something to hand over.
+	a.RecordEvent(testkit.ShellEvent("e0", "ls", testkit.Session("w0")), at)
+	flush(t, a)
+	waitView(t, b, "w0", func(v *policy.SessionView) bool { return v.EventCount == 1 })
+	waitReady(a)
+	waitReady(b)
+	readsA, readsB := a.Stats().Reads, b.Stats().Reads
+	a.RecordEvent(ev, at)
+	a.RecordDecision(ev, &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_DENY})
+	if v := a.View("w1", ""); v.EventCount != 1 || v.DenyCount != 1 {
+		t.Fatalf("A's own view right after its change = events %d, denies %d; want 1 and 1", v.EventCount, v.DenyCount)
+	}
+	waitView(t, b, "w1", func(v *policy.SessionView) bool { return v.EventCount == 1 && v.DenyCount == 1 })
+	// B denies too; A's view counts both.
+	b.RecordDecision(ev, &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_DENY})
+	waitView(t, a, "w1", func(v *policy.SessionView) bool { return v.DenyCount == 2 })
+	if ra, rb := a.Stats().Reads-readsA, b.Stats().Reads-readsB; ra != 0 || rb != 0 {
+		t.Fatalf("views read the bucket %d times on A and %d on B; want none (the watched copy answers)", ra, rb)
+	}
+}
+
+// Close stores every queued change: a replica opened afterwards sees all of them.
+func TestCloseStoresQueuedChanges(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	a := open(t, srv.URL(), "a", session.Options{})
+	const n = 50
+	at := time.Unix(1700000000, 0)
+	for i := range n {
+		ev := testkit.ShellEvent(fmt.Sprintf("c%d", i), "rm x", testkit.Session(fmt.Sprintf("c%d", i%5)))
+		a.RecordEvent(ev, at)
+		a.RecordDecision(ev, &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_DENY})
+	}
+	a.Close()
+	if st := a.Stats(); st.LostAtClose != 0 || st.QueuedBytes != 0 {
+		t.Fatalf("after Close: %d changes lost, %d bytes still queued; want none", st.LostAtClose, st.QueuedBytes)
+	}
+	b := open(t, srv.URL(), "b", session.Options{})
+	for i := range 5 {
+		if v := b.View(fmt.Sprintf("c%d", i), ""); v.EventCount != n/5 || v.DenyCount != n/5 {
+			t.Fatalf("session c%d after A closed = events %d, denies %d; want %d each", i, v.EventCount, v.DenyCount, n/5)
+		}
+	}
+}
+
+// A full queue makes the call write before it returns (counted), and nothing is lost.
+func TestFullQueueWritesSynchronously(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	a := open(t, srv.URL(), "a", session.Options{}, sessionkv.Options{QueueBytes: 1})
+	at := time.Unix(1700000000, 0)
+	for i := range 10 {
+		a.RecordEvent(testkit.ShellEvent(fmt.Sprintf("f%d", i), "ls", testkit.Session("full")), at)
+	}
+	st := a.Stats()
+	if st.SyncWrites != 10 || st.QueuedBytes != 0 {
+		t.Fatalf("sync writes %d, queued bytes %d; want 10 synchronous writes and nothing queued", st.SyncWrites, st.QueuedBytes)
+	}
+	b := open(t, srv.URL(), "b", session.Options{})
+	if v := b.View("full", ""); v.EventCount != 10 {
+		t.Fatalf("another replica sees %d events, want 10 (each written before the call returned)", v.EventCount)
+	}
+}
+
+// A decided event and its denial (RecordDecided, as the decision core records them) are stored
+// in one write.
+func TestDecidedEventAndDenialShareOneWrite(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	a := open(t, srv.URL(), "a", session.Options{})
+	at := time.Unix(1700000000, 0)
+	a.RecordDecided(testkit.ShellEvent("d1", "rm x", testkit.Session("one")), at, &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_DENY})
+	flush(t, a)
+	if st := a.Stats(); st.Writes != 1 {
+		t.Fatalf("writes = %d, want 1 for the event and its denial", st.Writes)
+	}
+	b := open(t, srv.URL(), "b", session.Options{})
+	if v := b.View("one", ""); v.EventCount != 1 || v.DenyCount != 1 {
+		t.Fatalf("stored view = events %d, denies %d; want 1 and 1", v.EventCount, v.DenyCount)
 	}
 }

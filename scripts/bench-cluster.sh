@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Cluster mode's cost (issue 15), as one command anyone can rerun: decisions/s and latency with the
+# in-memory stores and with the NATS stores, one ahp-server process and three, in one run, on
+# loopback. Builds ahp-bench and ahp-server from this checkout and nats-server through
+# tools/natsserver.mod (scripts/nats-server), starts one JetStream node in a temporary directory,
+# and prints each ahp-bench line and the NATS / in-memory ratios.
+#
+#   scripts/bench-cluster.sh
+#   DURATION=10s CONCURRENCY=4 scripts/bench-cluster.sh
+#
+# One process: `ahp-bench -server-process` against `ahp-bench -nats URL` (the same server
+# started with -nats). Three processes: three ahp-servers (without NATS: three independent
+# in-memory replicas; with it: three replicas sharing state), each driven by its own ahp-bench
+# -target at the same time; decisions/s is their sum, the latencies are each run's. Settings
+# (environment): DURATION (per run, 5s), CONCURRENCY (workers per ahp-bench, 4), PORT (first
+# ahp-server port of the three-process runs, 18480), NATS_PORT (14380).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+duration="${DURATION:-5s}"
+concurrency="${CONCURRENCY:-4}"
+port="${PORT:-18480}"
+nats_port="${NATS_PORT:-14380}"
+nats_url="nats://127.0.0.1:$nats_port"
+
+tmp="$(mktemp -d)"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+echo "building ahp-bench and ahp-server at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" >&2
+go -C "$root" build -o "$tmp/" ./cmd/ahp-bench ./cmd/ahp-server
+"$root/scripts/nats-server" -js -sd "$tmp/nats" -a 127.0.0.1 -p "$nats_port" >"$tmp/nats.log" 2>&1 &
+nats_pid=$!
+pids+=("$nats_pid")
+# nats_cpu prints the CPU time nats-server used so far, in clock ticks.
+nats_cpu() { awk '{print $14 + $15}' "/proc/$nats_pid/stat" 2>/dev/null || echo 0; }
+# note prints nats-server's CPU per decision since the tick count $1, for the $2 decisions made.
+note() {
+	awk -v t="$(( $(nats_cpu) - $1 ))" -v hz="$(getconf CLK_TCK)" -v n="$2" \
+		'BEGIN { if (n > 0 && t > 0) printf "  (nats-server CPU: %.0f µs per decision)\n", 1e6 * t / hz / n }' >&2
+}
+wait_port() {
+	for _ in $(seq 100); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+		sleep 0.1
+	done
+	echo "nothing listens on 127.0.0.1:$1" >&2
+	return 1
+}
+wait_port "$nats_port"
+
+bench=("$tmp/ahp-bench" -mode intercept -concurrency "$concurrency" -duration "$duration")
+# line prints the result row of an ahp-bench output: count errors throughput p50 p90 p99 ...
+line() { awk '$1 == "intercept" && $2 ~ /^[0-9]+$/ {print; exit}' "$1"; }
+
+one() { # $1 label, rest: ahp-bench flags
+	local label="$1"
+	shift
+	echo "+ ahp-bench ${*}" >&2
+	local t0
+	t0=$(nats_cpu)
+	"${bench[@]}" "$@" >"$tmp/$label.out" 2>&1
+	printf '%-16s %s\n' "$label" "$(line "$tmp/$label.out")"
+	note "$t0" "$(line "$tmp/$label.out" | awk '{print $2}')"
+}
+
+three() { # $1 label, $2 extra ahp-server flags
+	local label="$1" extra="$2" servers=() i
+	for i in 0 1 2; do
+		local cfg="$tmp/$label-$i.yaml"
+		printf 'cluster:\n  name: r%s\n' "$i" >"$cfg"
+		# shellcheck disable=SC2086 # $extra is a list of flags
+		"$tmp/ahp-server" --addr "127.0.0.1:$((port + i))" --log-level warn $extra \
+			$([[ -n "$extra" ]] && echo --config "$cfg") >"$tmp/$label-server-$i.log" 2>&1 &
+		servers+=($!)
+		pids+=($!)
+	done
+	for i in 0 1 2; do wait_port $((port + i)); done
+	echo "+ 3 × ahp-bench -target http://127.0.0.1:$port..$((port + 2)) (servers: ${extra:-in memory})" >&2
+	local runs=() t0
+	t0=$(nats_cpu)
+	for i in 0 1 2; do
+		"${bench[@]}" -target "http://127.0.0.1:$((port + i))" >"$tmp/$label-$i.out" 2>&1 &
+		runs+=($!)
+	done
+	wait "${runs[@]}"
+	for i in 0 1 2; do printf '%-16s %s\n' "$label/r$i" "$(line "$tmp/$label-$i.out")"; done
+	note "$t0" "$(for i in 0 1 2; do line "$tmp/$label-$i.out"; done | awk '{s += $2} END {print s}')"
+	kill "${servers[@]}" 2>/dev/null || true
+	wait "${servers[@]}" 2>/dev/null || true
+}
+
+sum() { # total decisions/s of the lines of label
+	awk -v l="$1" '$1 ~ "^"l"(/|$)" {s += $5} END {printf "%.0f", s}' "$tmp/results"
+}
+p50() { # largest p50 µs of the lines of label
+	awk -v l="$1" '$1 ~ "^"l"(/|$)" && $6 > m {m = $6} END {print m + 0}' "$tmp/results"
+}
+
+{
+	echo "label            mode       count  errors  throughput/s  p50 µs  p90 µs  p99 µs  p99.9 µs  max µs"
+	one memory-1 -server-process -server-bin "$tmp/ahp-server"
+	one nats-1 -server-bin "$tmp/ahp-server" -nats "$nats_url"
+	three memory-3 ""
+	three nats-3 "--nats $nats_url"
+} | tee "$tmp/results"
+for n in 1 3; do
+	m=$(sum "memory-$n") c=$(sum "nats-$n")
+	echo "$n process(es): in memory $m decisions/s, NATS $c ($(awk -v a="$c" -v b="$m" 'BEGIN {printf "%.0f", 100 * a / b}') %); p50 (slowest process) in memory $(p50 "memory-$n") µs, NATS $(p50 "nats-$n") µs"
+done
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
