@@ -455,8 +455,8 @@ type Subscription struct {
 	ready  chan struct{} // holds a token when items were buffered since the last wake-up
 	// filling holds a token when a delivery left the buffer at least half full (see Filling).
 	filling chan struct{}
-	ended  chan struct{}
-	err    error // written once before ended is closed
+	ended   chan struct{}
+	err     error // written once before ended is closed
 
 	// sizes holds the sizes of the items sent to ch that may still be in it, oldest first (nil
 	// without a byte limit); the dispatcher's alone, guarded by the hub's mu.
