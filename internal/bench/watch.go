@@ -468,7 +468,7 @@ func (p *watchPhase) check(want []uint64, expected uint64, interrupted bool) (*W
 			errs = append(errs, errorCount{msg, n})
 		}
 	}
-	ws := &WatchStats{Watchers: len(p.watchers), Connections: len(g.conns), AsConsole: g.asConsole, Expected: expected}
+	ws := &WatchStats{Watchers: len(p.watchers), Connections: len(g.conns), AsConsole: g.asConsole, FlushIntervalMs: g.req.GetFlushIntervalMs(), Expected: expected}
 	start := time.Now()
 	if !interrupted {
 		deadline := start.Add(g.timeout)
@@ -528,6 +528,10 @@ type WatchStats struct {
 	Watchers, Connections int
 	// AsConsole is set when they subscribed as the web console does (subscribeAsConsole).
 	AsConsole bool
+	// FlushIntervalMs is the flush_interval_ms of their requests; Process is set when they ran in
+	// a child process.
+	FlushIntervalMs uint32
+	Process         bool
 	// Expected is the number of items each subscriber had to receive: the requests answered
 	// during the phase whose items pass the filter.
 	Expected uint64
@@ -557,6 +561,8 @@ func (s *WatchStats) merge(o *WatchStats) {
 	s.Watchers = max(s.Watchers, o.Watchers)
 	s.Connections = max(s.Connections, o.Connections)
 	s.AsConsole = s.AsConsole || o.AsConsole
+	s.FlushIntervalMs = max(s.FlushIntervalMs, o.FlushIntervalMs)
+	s.Process = s.Process || o.Process
 	s.Expected += o.Expected
 	s.Received += o.Received
 	s.Missing += o.Missing

@@ -187,9 +187,10 @@ func (wp *watcherProcess) finish(want []uint64, expected uint64, interrupted boo
 		err = errors.New("the watchers' process answered without a result")
 	}
 	if err != nil {
-		return &WatchStats{Expected: expected}, []errorCount{{"Watch: " + err.Error(), 1}}
+		return &WatchStats{Expected: expected, Process: true}, []errorCount{{"Watch: " + err.Error(), 1}}
 	}
 	ws := r.Result.Stats
+	ws.Process = true
 	errs := r.Result.Errors
 	if ws.Delivery, err = r.Result.Delivery.histogram(); err != nil {
 		errs = append(errs, errorCount{"Watch: the watchers' process: " + err.Error(), 1})

@@ -72,8 +72,8 @@ func TestWatchersInChildProcess(t *testing.T) {
 	st := &Stats{}
 	p.finish(st)
 	w := st.Watch
-	if w.Watchers != 2 || !w.AsConsole || w.Expected != 21 || w.Received != 40 || w.Missing != 2 || w.Wrong != 2 || w.Delivery.Count() != 40 {
-		t.Errorf("watch stats %+v: want 2 console watchers, 21 expected, 40 received, 2 missing, 2 wrong, 40 delivery times", *w)
+	if w.Watchers != 2 || !w.AsConsole || !w.Process || w.FlushIntervalMs != 250 || w.Expected != 21 || w.Received != 40 || w.Missing != 2 || w.Wrong != 2 || w.Delivery.Count() != 40 {
+		t.Errorf("watch stats %+v: want 2 console watchers in a child process with a 250 ms flush interval, 21 expected, 40 received, 2 missing, 2 wrong, 40 delivery times", *w)
 	}
 	var missing, wrong uint64
 	for msg, n := range st.ErrorKinds {
