@@ -16,7 +16,8 @@
 // everything published meanwhile reaches each watcher together: a subscriber that waits on Ready
 // is woken once per batch, not once per item. Order per subscriber, filters and the cut-off are
 // the same as for single items; each item is transformed once, and values derived from it can be
-// shared by all its subscribers (Item.Shared).
+// shared by all its subscribers (Item.Shared). A subscriber that lets items gather before it
+// reads them learns from Subscription.Filling when its buffer is half full.
 package hub
 
 import (

@@ -222,6 +222,8 @@ type holdBack struct {
 func (h *holdBack) wait(ctx context.Context, sub *hub.Subscription, interval time.Duration) bool {
 	d := time.Until(h.last.Add(interval))
 	if h.last.IsZero() || d <= 0 {
+		// This write takes what a pending Filling announced; it must not cut the next wait short.
+		drain(sub.Filling())
 		return true
 	}
 	if h.timer == nil {
