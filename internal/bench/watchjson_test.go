@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -122,4 +124,17 @@ func BenchmarkScanWatchResponse(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The console watchers ask for the interval the console's Live page asks for.
+func TestConsoleWatchFlushIntervalIsThePages(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../console/web/assets/store.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("export const WATCH_FLUSH_INTERVAL_MS = %d;", ConsoleWatchFlushInterval/time.Millisecond)
+	if !strings.Contains(string(src), want) {
+		t.Errorf("store.js does not say %q: ConsoleWatchFlushInterval and the page differ", want)
+	}
 }
