@@ -81,7 +81,13 @@ check, so that as little as possible of their own work is charged to the server.
 --watch-connections K puts the subscribers on K shared HTTP/2 connections instead (1: all streams
 on one, as a single client process would make them). --watch-as-console subscribes as the web
 console's page does instead: GET /ui/api/recent, then Watch with JSON over HTTP/1.1, one
-connection each, with an Origin header.
+connection each, with an Origin header, and the page's flush interval (WatchRequest
+flush_interval_ms 250: the server writes to each console at most four times a second;
+--watch-flush-interval sets another, -1ms none); each item is checked without decoding it in full.
+--watchers-process runs the subscribers in a child process ("ahp-bench watchers", which speaks
+only to its parent over its standard input and output) instead of in ahp-bench's own, as watchers
+on other machines would not share the load's runtime; on a machine with few cores they still take
+CPU from the server and the load.
 --baseline-watchers M runs the same mode on the same server with M subscribers as the baseline
 (or sets those of --baseline-mode), so that one invocation gives the ratio of the p50s:
   ahp-bench --mode intercept --watchers 100 --baseline-watchers 0 --duration 10s --rounds 10
@@ -96,6 +102,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return runGenPolicies(args[1:], stdout, stderr, getenv)
 		case "compare":
 			return runCompare(ctx, args[1:], stdout, stderr, getenv)
+		case "watchers": // the child of --watchers-process
+			if err := bench.ServeWatchers(ctx, os.Stdin, stdout); err != nil {
+				fmt.Fprintf(stderr, "ahp-bench watchers: %v\n", err)
+				return 1
+			}
+			return 0
 		}
 	}
 	fs := cli.NewFlags("ahp-bench", stderr, getenv, usageHead)
@@ -129,6 +141,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	baselineWatchers := fs.Int("baseline-watchers", -1, "Watch subscribers during the baseline's phases; without -baseline or -baseline-mode the baseline is the same mode on the same server (e.g. -watchers 100 -baseline-watchers 0); -1 leaves the baseline as it is", "")
 	watchConns := fs.Int("watch-connections", 0, "HTTP/2 connections the Watch subscribers share, round robin: 0 gives each its own (independent clients), 1 puts all on one (the streams of one client process, as Connect and gRPC clients multiplex them)", "")
 	watchAsConsole := fs.Bool("watch-as-console", false, "the Watch subscribers subscribe as the web console's page does: ask the console for its recent items (which keeps the server's console recording), then Watch with Connect JSON over HTTP/1.1, one connection each, with an Origin header (ten open consoles: --watchers 10 --watch-as-console)", "")
+	watchFlush := fs.Duration("watch-flush-interval", 0, "with -watch-as-console: the flush interval the subscribers ask Watch for (WatchRequest.flush_interval_ms, at most 1s); 0 is the console page's (250ms), negative none", "")
+	watchersProcess := fs.Bool("watchers-process", false, "run the Watch subscribers in a child process (ahp-bench watchers) instead of in ahp-bench's own", "")
 	watchFilter := fs.String("watch-filter", "", "filter of every Watch request, comma-separated: decisions, type=EVENT_TYPE (tool.before), tool=TOOL_KIND (shell), session=WORKER|ID (default: everything)", "")
 	jsonOut := fs.Bool("json", false, "write the report as JSON instead of a table", "")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr", "")
@@ -185,6 +199,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		Audit: *auditOn, AuditPath: *auditPath, AuditFsync: *auditFsync,
 		BridgeBin: *bridgeBin, BridgeOnce: *once, BridgeEmbedded: *embedded,
 		Watchers: *watchers, WatchConnections: *watchConns, WatchFilter: *watchFilter, WatchAsConsole: *watchAsConsole,
+		WatchFlushInterval: *watchFlush, WatchersProcess: *watchersProcess,
 	}
 	switch {
 	case *baselineMode != "":

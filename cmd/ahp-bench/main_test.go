@@ -8,6 +8,7 @@ import (
 	"flag"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,11 @@ var noEnv = clitest.Env(nil)
 var bridgeDir string
 
 func TestMain(m *testing.M) {
+	// --watchers-process starts this executable with "watchers": the test binary is then the
+	// child, as ahp-bench would be.
+	if len(os.Args) > 1 && os.Args[1] == "watchers" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "ahp-bench-test-")
 	if err != nil {
@@ -354,6 +360,8 @@ func TestWatchersReceiveEveryAnswer(t *testing.T) {
 		{"observe-stream", []string{"--mode", "observe-stream", "--concurrency", "2", "--watchers", "4"}, "observe-stream --watchers 4", 200, false},
 		{"observe-stream-decisions-only", []string{"--mode", "observe-stream", "--watchers", "2", "--watch-filter", "decisions"}, "observe-stream --watchers 2", 0, false},
 		{"bridge-stdio", []string{"--mode", "bridge-stdio", "--concurrency", "2", "--watchers", "3"}, "bridge-stdio --watchers 3", 200, true},
+		{"as-console-in-a-child-process", []string{"--mode", "intercept", "--watchers", "3", "--watch-as-console", "--watchers-process"}, "intercept --watchers 3", 200, false},
+		{"grpc-in-a-child-process", []string{"--mode", "intercept-stream", "--protocol", "grpc", "--watchers", "4", "--watch-connections", "2", "--watchers-process"}, "intercept-stream --watchers 4", 200, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -362,6 +370,12 @@ func TestWatchersReceiveEveryAnswer(t *testing.T) {
 			checkWatch(t, &report.Run, report.Run.Watch.Watchers, c.perWatcher)
 			if want := watchConnections(c.args, report.Run.Watch.Watchers); report.Run.Watch.Connections != want {
 				t.Errorf("watch connections %d, want %d", report.Run.Watch.Connections, want)
+			}
+			if want := slices.Contains(c.args, "--watchers-process"); report.Run.Watch.Process != want {
+				t.Errorf("watchers in a child process: %v, want %v", report.Run.Watch.Process, want)
+			}
+			if want := slices.Contains(c.args, "--watch-as-console"); (report.Run.Watch.FlushIntervalMs == 250) != want {
+				t.Errorf("flush interval %d ms with --watch-as-console %v", report.Run.Watch.FlushIntervalMs, want)
 			}
 		})
 	}

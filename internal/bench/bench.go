@@ -140,6 +140,15 @@ type Config struct {
 	// WatchAsConsole makes the Watch subscribers subscribe as the web console's page does:
 	// Connect with JSON over HTTP/1.1, one connection each, with an Origin header.
 	WatchAsConsole bool
+	// WatchFlushInterval is the flush_interval_ms of the console watchers' Watch requests: zero
+	// asks for the console page's (ConsoleWatchFlushInterval), negative for none.
+	WatchFlushInterval time.Duration
+	// WatchersProcess runs the Watch subscribers in a child process (WatchersCommand) instead
+	// of the load tool's own, as watchers on other machines would not share its runtime.
+	WatchersProcess bool
+	// WatchersCommand is the child's command line (default: this executable with "watchers",
+	// see ServeWatchers).
+	WatchersCommand []string
 	// Progress receives one line per phase (nil: silent).
 	Progress io.Writer
 }
@@ -242,6 +251,15 @@ func (cfg *Config) validateWatch() error {
 		if cfg.WatchConnections > 0 {
 			return errors.New("--watch-as-console gives each watcher its own HTTP/1.1 connection; it cannot be combined with --watch-connections")
 		}
+	}
+	if cfg.WatchFlushInterval != 0 && !cfg.WatchAsConsole {
+		return errors.New("--watch-flush-interval needs --watch-as-console")
+	}
+	if cfg.WatchFlushInterval > time.Second {
+		return errors.New("--watch-flush-interval must be at most 1s (WatchRequest.flush_interval_ms)")
+	}
+	if cfg.WatchersProcess && !cfg.watching() {
+		return errors.New("--watchers-process needs --watchers or --baseline-watchers")
 	}
 	if cfg.WatchFilter != "" {
 		if cfg.Watchers == 0 && cfg.BaselineWatchers == 0 {
@@ -677,7 +695,12 @@ func (e *env) open(ctx context.Context, m Mode, watchers int) (*system, error) {
 		decided := m.Transport != ModeObserveStream
 		s.watch = newWatchGroup(watchers, e.cfg.WatchConnections, ahpURL, opts, f, e.wl, e.cfg.Load.Concurrency, decided, s.expect, e.cfg.Load.Timeout)
 		if e.cfg.WatchAsConsole {
-			s.watch.subscribeAsConsole(ahpURL)
+			s.watch.subscribeAsConsole(ahpURL, e.cfg.WatchFlushInterval)
+		}
+		if e.cfg.WatchersProcess {
+			if err := s.watch.inChildProcess(ctx, e.cfg.WatchersCommand, e.cfg.Protocol, e.cfg.NoGzip); err != nil {
+				return nil, err
+			}
 		}
 		s.target += fmt.Sprintf("; %d Watch subscribers", watchers)
 	}
@@ -788,6 +811,9 @@ func (e *env) close() {
 	for _, s := range e.systems {
 		if s.driver != nil {
 			_ = s.driver.close()
+		}
+		if s.watch != nil {
+			s.watch.close()
 		}
 	}
 	if e.ahp != nil {

@@ -84,6 +84,10 @@ type WatchResult struct {
 	Connections int `json:"connections"`
 	// AsConsole is set when they subscribed as the web console does (JSON over HTTP/1.1).
 	AsConsole bool `json:"as_console,omitempty"`
+	// FlushIntervalMs is the flush_interval_ms of their Watch requests (0: none).
+	FlushIntervalMs uint32 `json:"flush_interval_ms,omitempty"`
+	// Process is set when they ran in a child process (--watchers-process).
+	Process bool `json:"process,omitempty"`
 	// Filter is the --watch-filter of every Watch request ("" for everything).
 	Filter string `json:"filter,omitempty"`
 	// Items is what the mode's requests publish: "decisions" or "events" (observations).
@@ -120,7 +124,7 @@ type WatchResult struct {
 
 func newWatchResult(w *WatchStats, elapsed time.Duration) *WatchResult {
 	return &WatchResult{
-		Watchers: w.Watchers, Connections: w.Connections, AsConsole: w.AsConsole, ExpectedPerWatcher: w.Expected, Received: w.Received, Missing: w.Missing,
+		Watchers: w.Watchers, Connections: w.Connections, AsConsole: w.AsConsole, FlushIntervalMs: w.FlushIntervalMs, Process: w.Process, ExpectedPerWatcher: w.Expected, Received: w.Received, Missing: w.Missing,
 		Duplicates: w.Duplicates, Wrong: w.Wrong, EndedEarly: w.EndedEarly, CutOff: w.CutOff, Other: w.Other,
 		Throughput: Throughput(w.Received, elapsed), Delivery: Summarize(&w.Delivery),
 		CatchUpMs: math.Round(float64(w.CatchUp)/float64(time.Millisecond)*10) / 10,
@@ -307,6 +311,12 @@ func writeWatchNote(b *strings.Builder, wr *WatchResult) {
 	}
 	if wr.AsConsole {
 		conns = "as the web console: Connect JSON over HTTP/1.1, own connection each"
+	}
+	if wr.FlushIntervalMs > 0 {
+		conns += fmt.Sprintf(", flush interval %d ms", wr.FlushIntervalMs)
+	}
+	if wr.Process {
+		conns += ", in a child process"
 	}
 	fmt.Fprintf(b, "  Watch: %d subscribers (%s, filter %s), connected before each phase and closed after it, "+
 		"had to receive each of the %d %s answered while they were subscribed: %d received, %d missing (dropped), "+

@@ -214,6 +214,9 @@ func TestConfigValidate(t *testing.T) {
 		"no-op base watchers":  {Mode: "intercept", Baseline: "noop:intercept", BaselineWatchers: 3},
 		"filter, no watchers":  {Mode: "intercept", WatchFilter: "decisions"},
 		"bad filter":           {Mode: "intercept", Watchers: 1, WatchFilter: "tool=spoon"},
+		"flush, not console":   {Mode: "intercept", Watchers: 1, WatchFlushInterval: time.Millisecond},
+		"flush over 1s":        {Mode: "intercept", Watchers: 1, WatchAsConsole: true, WatchFlushInterval: 2 * time.Second},
+		"process, no watchers": {Mode: "intercept", WatchersProcess: true},
 	} {
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)

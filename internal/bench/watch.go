@@ -125,7 +125,10 @@ type watchGroup struct {
 	expect    *Expectation
 	timeout   time.Duration // to subscribe, and for the watchers to catch up after a phase
 	asConsole bool          // subscribeAsConsole was called
-	url       string        // of the server, for subscribeAsConsole's backfill
+	url       string        // of the server
+	// remote, when set, runs the watchers in a child process (inChildProcess): clients and
+	// conns are then unused here.
+	remote *watcherProcess
 }
 
 // newWatchGroup prepares n watchers of the ahp-server at url, on connections HTTP/2 connections
@@ -134,7 +137,7 @@ type watchGroup struct {
 func newWatchGroup(n, connections int, url string, opts []connect.ClientOption, f watchFilter, wl *Workload, concurrency int, decisions bool, expect *Expectation, timeout time.Duration) *watchGroup {
 	g := &watchGroup{
 		req: f.request(wl), decisions: decisions, prefix: wl.runID + "-",
-		expect: expect, timeout: timeout, match: make([]bool, max(concurrency, 1)),
+		expect: expect, timeout: timeout, match: make([]bool, max(concurrency, 1)), url: url,
 	}
 	g.filter = hubFilter(g.req)
 	for w := range g.match {
@@ -144,6 +147,13 @@ func newWatchGroup(n, connections int, url string, opts []connect.ClientOption, 
 		}
 		g.match[w] = g.filter.Match(it)
 	}
+	g.connect(n, connections, url, opts)
+	return g
+}
+
+// connect makes the group's n clients on connections HTTP/2 connections (0 or more than n: one
+// each).
+func (g *watchGroup) connect(n, connections int, url string, opts []connect.ClientOption) {
 	opts = append(append([]connect.ClientOption(nil), opts...), connect.WithCodec(leanWatchCodec{}))
 	if connections <= 0 || connections > n {
 		connections = n
@@ -154,25 +164,34 @@ func newWatchGroup(n, connections int, url string, opts []connect.ClientOption, 
 	for i := range n {
 		g.clients = append(g.clients, ahpv1connect.NewObservationServiceClient(g.conns[i%connections], url, opts...))
 	}
-	return g
 }
 
 // subscribeAsConsole makes the watchers subscribe as the web console does (docs/console.md): the
 // Connect protocol with JSON, over HTTP/1.1 with one connection each (what a browser has for an
-// http:// page), answers uncompressed, and the Origin header a browser sends from the console's
-// page (so the console's Origin check runs too). They decode the whole JSON message, as the
-// page does.
-func (g *watchGroup) subscribeAsConsole(url string) {
+// http:// page), answers uncompressed, the Origin header a browser sends from the console's page
+// (so the console's Origin check runs too), and the page's flush interval
+// (ConsoleWatchFlushInterval) unless flushInterval is set (negative: none). They check every item
+// but do not decode it in full (leanJSONWatchCodec): deployed, the page's parsing runs in a
+// browser elsewhere.
+func (g *watchGroup) subscribeAsConsole(url string, flushInterval time.Duration) {
 	g.asConsole, g.url = true, url
+	if flushInterval == 0 {
+		flushInterval = ConsoleWatchFlushInterval
+	}
+	g.req.FlushIntervalMs = uint32(max(flushInterval, 0) / time.Millisecond)
 	n := len(g.clients)
 	g.conns, g.clients = g.conns[:0], g.clients[:0]
 	for range n {
 		hc := &http.Client{Transport: originHeader{origin: url, next: &http.Transport{}}}
 		g.conns = append(g.conns, hc)
 		g.clients = append(g.clients, ahpv1connect.NewObservationServiceClient(hc, url,
-			connect.WithProtoJSON(), connect.WithAcceptCompression("gzip", nil, nil)))
+			connect.WithCodec(leanJSONWatchCodec{}), connect.WithAcceptCompression("gzip", nil, nil)))
 	}
 }
+
+// ConsoleWatchFlushInterval is the flush interval the web console's Live page asks Watch for
+// (WATCH_FLUSH_INTERVAL_MS in internal/console/web/assets/store.js).
+const ConsoleWatchFlushInterval = 250 * time.Millisecond
 
 // backfill asks the console for its recent items, as the page does before each Watch (which also
 // keeps the server's console recording). A server without the console answers 404; either way
@@ -244,6 +263,10 @@ type phaseWatcher struct {
 func (g *watchGroup) begin(base uint64, concurrency int) *watchPhase {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &watchPhase{g: g, base: base, cancel: cancel, answered: make([][]uint64, max(concurrency, 1))}
+	if g.remote != nil {
+		g.remote.begin(base)
+		return p
+	}
 	ready := make(chan struct{}, len(g.clients))
 	giveUp := time.NewTimer(g.timeout)
 	defer giveUp.Stop()
@@ -391,11 +414,35 @@ func missingBits(want, have []uint64) uint64 {
 // finish waits, up to the timeout, for every live watcher to have received every item answered
 // during the phase that passes the filter; then it ends the streams, and adds what the watchers
 // got to st.Watch and what went wrong to st's errors. After an interrupted phase nobody waits
-// and nothing is counted as missing.
+// and nothing is counted as missing. Watchers in a child process (inChildProcess) are checked
+// there, against the same list of answered items.
 func (p *watchPhase) finish(st *Stats) {
-	g := p.g
-	var want []uint64
-	var expected uint64
+	want, expected := p.wanted()
+	var ws *WatchStats
+	var errs []errorCount
+	if p.g.remote != nil {
+		ws, errs = p.g.remote.finish(want, expected, st.Interrupted, p.g.expect)
+	} else {
+		ws, errs = p.check(want, expected, st.Interrupted)
+	}
+	for _, e := range errs {
+		st.AddErrors(e.Msg, e.N)
+	}
+	if st.Watch == nil {
+		st.Watch = &WatchStats{}
+	}
+	st.Watch.merge(ws)
+}
+
+// errorCount is one kind of error and how often it happened.
+type errorCount struct {
+	Msg string
+	N   uint64
+}
+
+// wanted returns the bit set of the phase sequence numbers answered that pass the filter, and
+// how many there are.
+func (p *watchPhase) wanted() (want []uint64, expected uint64) {
 	for _, seqs := range p.answered {
 		for _, seq := range seqs {
 			word := int(seq / 64)
@@ -408,9 +455,22 @@ func (p *watchPhase) finish(st *Stats) {
 			}
 		}
 	}
-	ws := &WatchStats{Watchers: len(p.watchers), Connections: len(g.conns), AsConsole: g.asConsole, Expected: expected}
+	return want, expected
+}
+
+// check waits for the watchers to hold want (expected items), ends their streams and says what
+// they received and what went wrong.
+func (p *watchPhase) check(want []uint64, expected uint64, interrupted bool) (*WatchStats, []errorCount) {
+	g := p.g
+	var errs []errorCount
+	addErrors := func(msg string, n uint64) {
+		if n > 0 {
+			errs = append(errs, errorCount{msg, n})
+		}
+	}
+	ws := &WatchStats{Watchers: len(p.watchers), Connections: len(g.conns), AsConsole: g.asConsole, FlushIntervalMs: g.req.GetFlushIntervalMs(), Expected: expected}
 	start := time.Now()
-	if !st.Interrupted {
+	if !interrupted {
 		deadline := start.Add(g.timeout)
 		for _, pw := range p.watchers {
 			pw.await(want, expected, deadline)
@@ -446,23 +506,20 @@ func (p *watchPhase) finish(st *Stats) {
 				}
 			}
 			ws.EndedEarly++
-			st.AddErrors(msg, 1)
+			addErrors(msg, 1)
 		}
 		for msg, n := range pw.wrongMsg {
-			st.AddErrors(msg, n)
+			addErrors(msg, n)
 		}
 		ws.Wrong += pw.wrong
-		if !st.Interrupted {
+		if !interrupted {
 			missing := missingBits(want, pw.seen)
 			ws.Missing += missing
-			st.AddErrors(fmt.Sprintf("Watch: %s answered while subscribed that a watcher never received", g.items()), missing)
+			addErrors(fmt.Sprintf("Watch: %s answered while subscribed that a watcher never received", g.items()), missing)
 		}
 	}
-	st.AddErrors("Watch: an item delivered twice to the same watcher", ws.Duplicates)
-	if st.Watch == nil {
-		st.Watch = &WatchStats{}
-	}
-	st.Watch.merge(ws)
+	addErrors("Watch: an item delivered twice to the same watcher", ws.Duplicates)
+	return ws, errs
 }
 
 // WatchStats is what the Watch subscribers of a phase received.
@@ -471,6 +528,10 @@ type WatchStats struct {
 	Watchers, Connections int
 	// AsConsole is set when they subscribed as the web console does (subscribeAsConsole).
 	AsConsole bool
+	// FlushIntervalMs is the flush_interval_ms of their requests; Process is set when they ran in
+	// a child process.
+	FlushIntervalMs uint32
+	Process         bool
 	// Expected is the number of items each subscriber had to receive: the requests answered
 	// during the phase whose items pass the filter.
 	Expected uint64
@@ -500,6 +561,8 @@ func (s *WatchStats) merge(o *WatchStats) {
 	s.Watchers = max(s.Watchers, o.Watchers)
 	s.Connections = max(s.Connections, o.Connections)
 	s.AsConsole = s.AsConsole || o.AsConsole
+	s.FlushIntervalMs = max(s.FlushIntervalMs, o.FlushIntervalMs)
+	s.Process = s.Process || o.Process
 	s.Expected += o.Expected
 	s.Received += o.Received
 	s.Missing += o.Missing

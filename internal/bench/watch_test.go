@@ -100,9 +100,14 @@ type fakeWatch struct {
 	err   error
 	// accepted, when set, counts the TCP connections the server accepted.
 	accepted *atomic.Int32
+	// intervals, when set, gets each request's flush_interval_ms.
+	intervals chan uint32
 }
 
-func (f fakeWatch) Watch(ctx context.Context, _ *connect.Request[ahpv1.WatchRequest], stream *connect.ServerStream[ahpv1.WatchResponse]) error {
+func (f fakeWatch) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRequest], stream *connect.ServerStream[ahpv1.WatchResponse]) error {
+	if f.intervals != nil {
+		f.intervals <- req.Msg.GetFlushIntervalMs()
+	}
 	for _, it := range f.items {
 		if err := stream.Send(it); err != nil {
 			return err
@@ -300,7 +305,8 @@ func TestWatchersSubscribeAsConsole(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
 	mux := http.NewServeMux()
-	mux.Handle(ahpv1connect.NewObservationServiceHandler(fakeWatch{items: items}))
+	intervals := make(chan uint32, 2)
+	mux.Handle(ahpv1connect.NewObservationServiceHandler(fakeWatch{items: items, intervals: intervals}))
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen[fmt.Sprintf("%s %s %s %s origin=%t", r.Method, r.URL.Path, r.Proto, r.Header.Get("Content-Type"), r.Header.Get("Origin") == "http://"+r.Host)]++
@@ -310,7 +316,7 @@ func TestWatchersSubscribeAsConsole(t *testing.T) {
 	url := testkit.ServeLoopback(t, srv)
 	f, _ := parseWatchFilter("")
 	g := newWatchGroup(2, 0, url, nil, f, wl, 1, true, FixedExpectation(VerdictAllow, VerdictDeny), 5*time.Second)
-	g.subscribeAsConsole(url)
+	g.subscribeAsConsole(url, 0)
 	p := g.begin(base, 1)
 	for seq := range uint64(20) {
 		p.answer(0, seq)
@@ -319,6 +325,11 @@ func TestWatchersSubscribeAsConsole(t *testing.T) {
 	p.finish(st)
 	if st.Errors != 0 || st.Watch.Received != 40 || st.Watch.Missing != 0 {
 		t.Errorf("errors %d (%v), received %d, missing %d", st.Errors, st.ErrorKinds, st.Watch.Received, st.Watch.Missing)
+	}
+	for range 2 {
+		if got := <-intervals; got != uint32(ConsoleWatchFlushInterval/time.Millisecond) {
+			t.Errorf("flush_interval_ms %d, want the console page's %v", got, ConsoleWatchFlushInterval)
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()

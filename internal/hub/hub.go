@@ -16,7 +16,8 @@
 // everything published meanwhile reaches each watcher together: a subscriber that waits on Ready
 // is woken once per batch, not once per item. Order per subscriber, filters and the cut-off are
 // the same as for single items; each item is transformed once, and values derived from it can be
-// shared by all its subscribers (Item.Shared).
+// shared by all its subscribers (Item.Shared). A subscriber that lets items gather before it
+// reads them learns from Subscription.Filling when its buffer is half full.
 package hub
 
 import (
@@ -359,6 +360,10 @@ subscribers:
 			}
 		}
 		if sent {
+			// Filling first: a reader woken by Ready finds it set if this delivery set it.
+			if s.halfFull(h.maxBytes) {
+				signal(s.filling)
+			}
 			s.signal()
 		}
 	}
@@ -383,7 +388,7 @@ func (h *Hub) Subscribe(f Filter, bufferSize int) *Subscription {
 	if bufferSize < 1 {
 		bufferSize = 1
 	}
-	s := &Subscription{hub: h, filter: f, ch: make(chan Item, bufferSize), ready: make(chan struct{}, 1), ended: make(chan struct{})}
+	s := &Subscription{hub: h, filter: f, ch: make(chan Item, bufferSize), ready: make(chan struct{}, 1), filling: make(chan struct{}, 1), ended: make(chan struct{})}
 	if h.maxBytes > 0 {
 		s.sizes = &sizeRing{sizes: make([]int, bufferSize+1)}
 	}
@@ -449,8 +454,10 @@ type Subscription struct {
 	filter Filter
 	ch     chan Item
 	ready  chan struct{} // holds a token when items were buffered since the last wake-up
-	ended  chan struct{}
-	err    error // written once before ended is closed
+	// filling holds a token when a delivery left the buffer at least half full (see Filling).
+	filling chan struct{}
+	ended   chan struct{}
+	err     error // written once before ended is closed
 
 	// sizes holds the sizes of the items sent to ch that may still be in it, oldest first (nil
 	// without a byte limit); the dispatcher's alone, guarded by the hub's mu.
@@ -465,6 +472,16 @@ func (s *Subscription) fits(size, limit int) bool {
 		s.sizes.pop()
 	}
 	return s.sizes.n == 0 || s.sizes.bytes+size <= limit
+}
+
+// halfFull reports whether s's buffer holds at least half of what it may, in items or (with a
+// byte limit) in bytes. Called by the dispatcher right after a delivery, whose sizes are current
+// but for items read meanwhile, which only make it report true a little early.
+func (s *Subscription) halfFull(limit int) bool {
+	if 2*len(s.ch) >= cap(s.ch) {
+		return true
+	}
+	return s.sizes != nil && limit > 0 && 2*s.sizes.bytes >= limit
 }
 
 // drop empties the buffer so that its items can be collected.
@@ -513,10 +530,20 @@ func (s *Subscription) Items() <-chan Item { return s.ch }
 // per item. It may fire with nothing left to read (the items were read already): it is a hint.
 func (s *Subscription) Ready() <-chan struct{} { return s.ready }
 
+// Filling receives after a delivery left the buffer at least half full, in items or in bytes. A
+// reader that lets items gather before it reads them (Watch's flush interval) reads at once
+// instead, well before the buffer overflows and the hub cuts it off: a delivery adds at most
+// MaxBatch items, so with a buffer of more than 2×MaxBatch items the reader has at least one more
+// delivery's time. Like Ready it is a hint: the items may have been read already.
+func (s *Subscription) Filling() <-chan struct{} { return s.filling }
+
 // signal records that items were buffered; a pending token already covers them.
-func (s *Subscription) signal() {
+func (s *Subscription) signal() { signal(s.ready) }
+
+// signal puts a token into c unless one is pending.
+func signal(c chan struct{}) {
 	select {
-	case s.ready <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
 }

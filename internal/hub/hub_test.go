@@ -504,3 +504,55 @@ func TestByteBoundCountsOnlyWhatIsStillBuffered(t *testing.T) {
 		t.Fatalf("a reader that kept up was ended: %v", err)
 	}
 }
+
+// filling reports whether s's Filling has a token, and takes it.
+func filling(s *hub.Subscription) bool {
+	select {
+	case <-s.Filling():
+		return true
+	default:
+		return false
+	}
+}
+
+func TestFillingFiresWhenTheBufferIsHalfFullInItems(t *testing.T) {
+	t.Parallel()
+	h := hub.New(64)
+	defer h.Close()
+	s := h.Subscribe(hub.Filter{}, 10)
+	defer s.Close()
+	for i := range 5 {
+		h.Publish(numbered("s", i))
+		// Filling is set before Ready, so after Ready it says what this delivery found.
+		testkit.Receive(t, s.Ready(), fmt.Sprintf("no wake-up for item %d", i))
+		if got, want := filling(s), i == 4; got != want {
+			t.Fatalf("after %d of 10 items buffered: Filling %v, want %v", i+1, got, want)
+		}
+	}
+	// Reading makes room: the next item leaves the buffer below half.
+	wantIDs(t, "subscriber", drain(s), seq(0, 5)...)
+	h.Publish(numbered("s", 5))
+	testkit.Receive(t, s.Ready(), "no wake-up for item 5")
+	if filling(s) {
+		t.Fatal("Filling fired for one buffered item of 10")
+	}
+}
+
+func TestFillingFiresWhenTheBufferIsHalfFullInBytes(t *testing.T) {
+	t.Parallel()
+	one := size(numbered("s", 0))
+	h := hub.New(64, hub.WithBufferBytes(4*one))
+	defer h.Close()
+	s := h.Subscribe(hub.Filter{}, 64)
+	defer s.Close()
+	for i := range 2 {
+		h.Publish(numbered("s", i))
+		testkit.Receive(t, s.Ready(), fmt.Sprintf("no wake-up for item %d", i))
+		if got, want := filling(s), i == 1; got != want {
+			t.Fatalf("after %d items of a 4-item byte limit: Filling %v, want %v", i+1, got, want)
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatalf("subscription ended: %v", err)
+	}
+}

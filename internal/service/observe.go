@@ -139,6 +139,11 @@ func waitEvents(ctx context.Context, l *rate.Limiter, n int) error {
 // The hub hands items over in batches (see package hub); Watch wakes once per batch and sends the
 // batch's items back to back, each as a response built once per item for all watchers and, with
 // the codecs of WatchCodecs, encoded once per item and codec.
+//
+// With a flush interval (WatchRequest.flush_interval_ms) Watch writes at most once per interval:
+// items that arrive within an interval of the last write wait for its end and go out together, in
+// one flush. A watcher's buffer that becomes half full (hub's Subscription.Filling) is written at
+// once, so waiting never makes the hub cut a watcher off; the stream's end is never delayed.
 func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRequest], stream *connect.ServerStream[ahpv1.WatchResponse]) error {
 	if err := s.validate(req.Msg); err != nil {
 		return err
@@ -167,6 +172,9 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 	if err != nil {
 		return err
 	}
+	interval := time.Duration(req.Msg.GetFlushIntervalMs()) * time.Millisecond
+	var hold holdBack
+	defer hold.stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -178,9 +186,13 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 			// for a stream the server closed normally.
 			return parent.Err()
 		case <-sub.Ready():
+			if interval > 0 && !hold.wait(ctx, sub, interval) {
+				continue // ctx ended: the next round says why
+			}
 			if err := sendBuffered(gate, stream, sub); err != nil {
 				return err
 			}
+			hold.sent()
 		case <-sub.Ended():
 			// Send what was buffered before the end (nothing is added after it), then say why it
 			// ended.
@@ -195,6 +207,59 @@ func (s *Services) Watch(ctx context.Context, req *connect.Request[ahpv1.WatchRe
 			}
 			return nil
 		}
+	}
+}
+
+// holdBack spaces a watcher's writes by its flush interval.
+type holdBack struct {
+	last  time.Time // of the last write; zero before the first
+	timer *time.Timer
+}
+
+// wait returns once the interval since the last write has passed, the buffer is half full or the
+// subscription ended (true: write now), or ctx ended (false). Then the wake-ups that came while it
+// waited are taken: what they announced is in the buffer and goes out with this write.
+func (h *holdBack) wait(ctx context.Context, sub *hub.Subscription, interval time.Duration) bool {
+	d := time.Until(h.last.Add(interval))
+	if h.last.IsZero() || d <= 0 {
+		// This write takes what a pending Filling announced; it must not cut the next wait short.
+		drain(sub.Filling())
+		return true
+	}
+	if h.timer == nil {
+		h.timer = time.NewTimer(d)
+	} else {
+		h.timer.Reset(d)
+	}
+	select {
+	case <-h.timer.C:
+	case <-sub.Filling():
+		h.timer.Stop()
+	case <-sub.Ended():
+		h.timer.Stop()
+	case <-ctx.Done():
+		h.timer.Stop()
+		return false
+	}
+	drain(sub.Ready())
+	drain(sub.Filling())
+	return true
+}
+
+// sent notes a write.
+func (h *holdBack) sent() { h.last = time.Now() }
+
+func (h *holdBack) stop() {
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+}
+
+// drain takes a pending token from c, if any.
+func drain(c <-chan struct{}) {
+	select {
+	case <-c:
+	default:
 	}
 }
 

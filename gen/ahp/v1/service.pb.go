@@ -1379,8 +1379,16 @@ type WatchRequest struct {
 	ToolKinds []ToolKind `protobuf:"varint,3,rep,packed,name=tool_kinds,json=toolKinds,proto3,enum=ahp.v1.ToolKind" json:"tool_kinds,omitempty"`
 	// Only decisions, no observations.
 	DecisionsOnly bool `protobuf:"varint,4,opt,name=decisions_only,json=decisionsOnly,proto3" json:"decisions_only,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// How often at most the server writes to this stream, in milliseconds (0: as soon as items
+	// are ready; at most 1000). An item that arrives after a quiet spell is sent at once; items
+	// that follow within the interval wait for its end and go out together, so a busy server
+	// writes to this stream a few times a second instead of once per item. For a watcher that
+	// shows items to a person, such as the web console (250). Items are still all delivered, in
+	// order; a watcher whose buffer fills up while it waits is written to at once instead, so the
+	// interval never causes a cut-off.
+	FlushIntervalMs uint32 `protobuf:"varint,5,opt,name=flush_interval_ms,json=flushIntervalMs,proto3" json:"flush_interval_ms,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *WatchRequest) Reset() {
@@ -1439,6 +1447,13 @@ func (x *WatchRequest) GetDecisionsOnly() bool {
 		return x.DecisionsOnly
 	}
 	return false
+}
+
+func (x *WatchRequest) GetFlushIntervalMs() uint32 {
+	if x != nil {
+		return x.FlushIntervalMs
+	}
+	return 0
 }
 
 // WatchResponse is one item of a live tail.
@@ -1718,7 +1733,7 @@ const file_ahp_v1_service_proto_rawDesc = "" +
 	"\baccepted\x18\x01 \x01(\x04R\baccepted\x12\x1e\n" +
 	"\n" +
 	"duplicates\x18\x02 \x01(\x04R\n" +
-	"duplicates\"\xe1\x01\n" +
+	"duplicates\"\x97\x02\n" +
 	"\fWatchRequest\x12'\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\tsessionId\x12A\n" +
@@ -1728,7 +1743,8 @@ const file_ahp_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"tool_kinds\x18\x03 \x03(\x0e2\x10.ahp.v1.ToolKindB\r\xbaH\n" +
 	"\x92\x01\a\"\x05\x82\x01\x02\x10\x01R\ttoolKinds\x12%\n" +
-	"\x0edecisions_only\x18\x04 \x01(\bR\rdecisionsOnly\"v\n" +
+	"\x0edecisions_only\x18\x04 \x01(\bR\rdecisionsOnly\x124\n" +
+	"\x11flush_interval_ms\x18\x05 \x01(\rB\b\xbaH\x05*\x03\x18\xe8\aR\x0fflushIntervalMs\"v\n" +
 	"\rWatchResponse\x12#\n" +
 	"\x05event\x18\x01 \x01(\v2\r.ahp.v1.EventR\x05event\x12,\n" +
 	"\bdecision\x18\x02 \x01(\v2\x10.ahp.v1.DecisionR\bdecision\x12\x12\n" +

@@ -216,16 +216,18 @@ class StreamError(_message.Message):
     def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
-    __slots__ = ["decisions_only", "event_types", "session_id", "tool_kinds"]
+    __slots__ = ["decisions_only", "event_types", "flush_interval_ms", "session_id", "tool_kinds"]
     DECISIONS_ONLY_FIELD_NUMBER: _ClassVar[int]
     EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
+    FLUSH_INTERVAL_MS_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_KINDS_FIELD_NUMBER: _ClassVar[int]
     decisions_only: bool
     event_types: _containers.RepeatedScalarFieldContainer[_event_pb2.EventType]
+    flush_interval_ms: int
     session_id: str
     tool_kinds: _containers.RepeatedScalarFieldContainer[_event_pb2.ToolKind]
-    def __init__(self, session_id: _Optional[str] = ..., event_types: _Optional[_Iterable[_Union[_event_pb2.EventType, str]]] = ..., tool_kinds: _Optional[_Iterable[_Union[_event_pb2.ToolKind, str]]] = ..., decisions_only: bool = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., event_types: _Optional[_Iterable[_Union[_event_pb2.EventType, str]]] = ..., tool_kinds: _Optional[_Iterable[_Union[_event_pb2.ToolKind, str]]] = ..., decisions_only: bool = ..., flush_interval_ms: _Optional[int] = ...) -> None: ...
 
 class WatchResponse(_message.Message):
     __slots__ = ["decision", "event", "time"]
