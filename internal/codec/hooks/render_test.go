@@ -71,6 +71,23 @@ func TestRenderResult(t *testing.T) {
 				`"protocolVersion":"0.1"}`,
 		},
 		{
+			name: "the policy digest and revision go to extensions",
+			decision: &ahpv1.Decision{
+				DecisionId:     "d-2",
+				PolicyDigest:   "sha256:4f2a",
+				PolicyRevision: 7,
+				Effects:        []*ahpv1.Effect{denyEffect("no", "", "")},
+			},
+			want: `{"effects":[{"reason":"no","type":"deny"}],` +
+				`"extensions":{"dev.ahpgateway":{"decisionId":"d-2","policyDigest":"sha256:4f2a","policyRevision":7}},` +
+				`"protocolVersion":"0.1"}`,
+		},
+		{
+			name:     "a policy from a file has a digest and no revision",
+			decision: &ahpv1.Decision{DecisionId: "d-3", PolicyDigest: "sha256:4f2a"},
+			want:     `{"effects":[],"extensions":{"dev.ahpgateway":{"decisionId":"d-3","policyDigest":"sha256:4f2a"}},"protocolVersion":"0.1"}`,
+		},
+		{
 			name:     "no-effect decision still carries its id",
 			decision: &ahpv1.Decision{DecisionId: "d-1"},
 			want:     `{"effects":[],"extensions":{"dev.ahpgateway":{"decisionId":"d-1"}},"protocolVersion":"0.1"}`,
