@@ -117,6 +117,10 @@ func (b *Bridge) hooksIntercept(ctx context.Context, m *hooks.Message) Reply {
 		b.markHooksSynthetic(result, ue.failure)
 		return hooksResultReply(m.ID, result)
 	}
+	if params.Offer == nil {
+		// v0.1: written straight from the decision (the bytes RenderResult and EncodeResult give).
+		return Reply{Body: hooks.EncodeDecision(m.ID, d, params.ProtocolVersion), HTTPStatus: hooksOKStatus}
+	}
 	return hooksResultReply(m.ID, b.renderHooks(d, params))
 }
 

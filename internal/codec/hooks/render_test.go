@@ -1,6 +1,7 @@
 package hooks_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -21,6 +22,9 @@ func renderJSON(t *testing.T, d *ahpv1.Decision) string {
 	out, err := hooks.EncodeMessage(&hooks.Message{ID: hooks.StringID("ev-1"), Result: r})
 	if err != nil {
 		t.Fatalf("rendered result is not valid v0.1: %v", err)
+	}
+	if direct := hooks.EncodeDecision(hooks.StringID("ev-1"), d, hooks.ProtocolVersion); !bytes.Equal(direct, out) {
+		t.Errorf("EncodeDecision:\n got %s\nwant %s", direct, out)
 	}
 	var env struct {
 		Result json.RawMessage `json:"result"`
