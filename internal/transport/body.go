@@ -61,13 +61,20 @@ func ReadBody(w http.ResponseWriter, r *http.Request, rules BodyRules) (body []b
 	return body, true
 }
 
+var (
+	jsonContentType = []string{"application/json"}
+	noSniff         = []string{"nosniff"}
+)
+
 // WriteJSON answers with status and body, a JSON document, and headers that keep a browser from
 // reading it as anything else.
 func WriteJSON(w http.ResponseWriter, status int, body []byte, log *slog.Logger) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	// The constant values are shared slices, assigned under the canonical keys as Set would
+	// store them; net/http only reads them, and an Add would append to a copy (cap 1).
+	h["Content-Type"] = jsonContentType
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("X-Content-Type-Options", "nosniff")
+	h["X-Content-Type-Options"] = noSniff
 	w.WriteHeader(status)
 	if _, err := w.Write(body); err != nil {
 		log.Debug("writing the answer failed", "error", err)
