@@ -70,6 +70,20 @@ func (m *multiplexedIntercept) Intercept(ctx context.Context, req *connect.Reque
 	return m.InterceptServiceClient.Intercept(ctx, req)
 }
 
+// decide is Intercept for the bridge (Bridge.decide), without connect's wrappers on the stream.
+func (m *multiplexedIntercept) decide(ctx context.Context, req *ahpv1.InterceptRequest) (*ahpv1.Decision, error) {
+	if s := m.stream(); s != nil {
+		if d, ok := s.call(ctx, m.nextID.Add(1), req); ok {
+			return d, nil
+		}
+	}
+	resp, err := m.InterceptServiceClient.Intercept(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, err
+	}
+	return resp.Msg.GetDecision(), nil
+}
+
 // closeGrace bounds how long Close waits for the server to end the shared stream after the
 // bridge closed its side.
 const closeGrace = time.Second
