@@ -46,6 +46,20 @@ func switchedTo(t *testing.T, logs *clitest.Output, rev string) {
 	})
 }
 
+// wantRevision sends one intercept and checks that its answer names the cluster policy of
+// revision rev (issue 15: every decision records the policy revision and digest).
+func wantRevision(t *testing.T, url, id string, rev float64) {
+	t.Helper()
+	status, body := post(t, url, hooksIntercept(id, "ls"))
+	if status != 200 {
+		t.Fatalf("%s: status %d: %s", id, status, body)
+	}
+	digest, got, present := policyOf(t, body)
+	if !present || got != rev || !strings.HasPrefix(digest, "sha256:") {
+		t.Errorf("%s: policy revision %v (present %v), digest %q, want revision %v: %s", id, got, present, digest, rev, body)
+	}
+}
+
 func TestEmbeddedBridgeFollowsTheClusterPolicy(t *testing.T) {
 	t.Parallel()
 	nats := natstest.Start(t)
@@ -67,6 +81,7 @@ func TestEmbeddedBridgeFollowsTheClusterPolicy(t *testing.T) {
 	// The policy pushed before the bridge started is in force from its first call.
 	switchedTo(t, bridge.Stderr, "1")
 	expectPost(t, "make deploy under policy A", url, hooksIntercept("a1", "make deploy"), 200, "deny: no deploys today")
+	wantRevision(t, url, "a2", 1)
 
 	if _, err := policykv.Push(ctx, conn, []byte(policyAllowDeploy), "b.yaml"); err != nil {
 		t.Fatal(err)
@@ -74,6 +89,7 @@ func TestEmbeddedBridgeFollowsTheClusterPolicy(t *testing.T) {
 	switchedTo(t, bridge.Stderr, "2")
 	expectPost(t, "make deploy under policy B", url, hooksIntercept("b1", "make deploy"), 200, "no-effect")
 	expectPost(t, "rm under policy B", url, hooksIntercept("b2", "rm -rf x"), 200, "deny: no rm")
+	wantRevision(t, url, "b3", 2)
 
 	// A value that does not compile, written past the push command's check, is logged once and
 	// ignored: policy B stays.
@@ -89,6 +105,7 @@ func TestEmbeddedBridgeFollowsTheClusterPolicy(t *testing.T) {
 	})
 	expectPost(t, "make deploy after a broken value", url, hooksIntercept("c1", "make deploy"), 200, "no-effect")
 	expectPost(t, "rm after a broken value", url, hooksIntercept("c2", "rm -rf x"), 200, "deny: no rm")
+	wantRevision(t, url, "c3", 2) // the broken revision 3 is not in force
 
 	if code := bridge.Stop(t); code != 0 {
 		t.Fatalf("exit code %d; stderr %s", code, bridge.Stderr.String())

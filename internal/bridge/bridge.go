@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 
 	"github.com/ahp-gateway/ahp/internal/jsonrpc"
 )
@@ -145,6 +146,38 @@ func callUpstream[Req, Resp any](ctx context.Context, b *Bridge, rpc func(contex
 
 // decisionTimeout is the deadline of a call the server may hold for an approval.
 func (b *Bridge) decisionTimeout() time.Duration { return max(b.cfg.Timeout, b.cfg.ApprovalWait) }
+
+// decider is an Intercept client that can decide without connect's request and response
+// wrappers (the multiplexed upstream client).
+type decider interface {
+	decide(ctx context.Context, req *ahpv1.InterceptRequest) (*ahpv1.Decision, error)
+}
+
+// decide is Intercept under the decision deadline: the decision, or the failure classified while
+// that deadline still applies (an answer without a decision is a bad response).
+func (b *Bridge) decide(ctx context.Context, req *ahpv1.InterceptRequest) (*ahpv1.Decision, *upstreamError) {
+	dc, ok := b.cfg.Clients.Intercept.(decider)
+	if !ok {
+		resp, ue := callUpstreamWithin(ctx, b, b.decisionTimeout(), b.cfg.Clients.Intercept.Intercept, req)
+		if ue != nil {
+			return nil, ue
+		}
+		if d := resp.GetDecision(); d != nil {
+			return d, nil
+		}
+		return nil, badResponse("InterceptResponse has no decision")
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.decisionTimeout())
+	defer cancel()
+	d, err := dc.decide(ctx, req)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	if d == nil {
+		return nil, badResponse("InterceptResponse has no decision")
+	}
+	return d, nil
+}
 
 // callUpstreamWithin is callUpstream with deadline d.
 func callUpstreamWithin[Req, Resp any](ctx context.Context, b *Bridge, d time.Duration, rpc func(context.Context, *connect.Request[Req]) (*connect.Response[Resp], error), req *Req) (*Resp, *upstreamError) {

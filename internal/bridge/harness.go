@@ -162,13 +162,7 @@ func (b *Bridge) harnessEvent(ctx context.Context, c *call, env *jsonrpc.Message
 		return b.harnessTyped(ctx, c, p.EventType(), ev)
 	}
 
-	resp, ue := callUpstreamWithin(ctx, b, b.decisionTimeout(), b.cfg.Clients.Intercept.Intercept, &ahpv1.InterceptRequest{Event: ev})
-	var d *ahpv1.Decision
-	if ue == nil {
-		if d = resp.GetDecision(); d == nil {
-			ue = badResponse("InterceptResponse has no decision")
-		}
-	}
+	d, ue := b.decide(ctx, &ahpv1.InterceptRequest{Event: ev})
 	var failure *upstreamError
 	if ue != nil {
 		if ue.rejected {

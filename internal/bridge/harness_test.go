@@ -13,6 +13,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/codec/harness"
+	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -230,7 +231,8 @@ func TestHarnessEventRendersThePolicyDecision(t *testing.T) {
 	t.Parallel()
 	forEachMode(t, func(t *testing.T, b *bridge.Bridge) {
 		allow := envelopeOf(t, handle(t, b, harnessEvent(`"e1"`, "ls"), bridge.TransportStdio), `"e1"`)
-		if got := withoutKey(t, allow, "dev.ahpgateway/decision_id"); got != `{"decision":"allow","metadata":{}}` {
+		want := `{"decision":"allow","metadata":{"dev.ahpgateway/policy_digest":"` + policy.Default().Digest() + `"}}`
+		if got := withoutKey(t, allow, "dev.ahpgateway/decision_id"); got != want {
 			t.Errorf("ls: %s", allow)
 		}
 		block := envelopeOf(t, handle(t, b, harnessEvent(`"e2"`, "rm -rf /"), bridge.TransportStdio), `"e2"`)

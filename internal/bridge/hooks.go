@@ -99,13 +99,7 @@ func (b *Bridge) hooksIntercept(ctx context.Context, m *hooks.Message) Reply {
 	if p := b.resolveAttachments(ctx, params.Request.GetEvent()); p != nil {
 		return b.hooksReply(&hooks.Message{ID: m.ID, Error: refError(p)})
 	}
-	resp, ue := callUpstreamWithin(ctx, b, b.decisionTimeout(), b.cfg.Clients.Intercept.Intercept, params.Request)
-	var d *ahpv1.Decision
-	if ue == nil {
-		if d = resp.GetDecision(); d == nil {
-			ue = badResponse("InterceptResponse has no decision")
-		}
-	}
+	d, ue := b.decide(ctx, params.Request)
 	if ue != nil {
 		if ue.rejected {
 			return b.hooksReply(&hooks.Message{ID: m.ID, Error: hooksRejectedByUpstream(ue)})
@@ -116,6 +110,10 @@ func (b *Bridge) hooksIntercept(ctx context.Context, m *hooks.Message) Reply {
 		result := b.renderHooks(d, params)
 		b.markHooksSynthetic(result, ue.failure)
 		return hooksResultReply(m.ID, result)
+	}
+	if params.Offer == nil {
+		// v0.1: written straight from the decision (the bytes RenderResult and EncodeResult give).
+		return Reply{Body: hooks.EncodeDecision(m.ID, d, params.ProtocolVersion), HTTPStatus: hooksOKStatus}
 	}
 	return hooksResultReply(m.ID, b.renderHooks(d, params))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/internal/bridge"
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
+	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
@@ -228,7 +229,8 @@ func TestHooksInterceptRendersThePolicyDecision(t *testing.T) {
 	forEachMode(t, func(t *testing.T, b *bridge.Bridge) {
 
 		allowed := wantResult(t, handle(t, b, hooksIntercept("ls -la"), bridge.TransportStdio), `"evt-1"`)
-		if got := withoutKey(t, allowed, "decisionId"); got != `{"effects":[],"extensions":{"dev.ahpgateway":{}},"protocolVersion":"0.1"}` {
+		want := `{"effects":[],"extensions":{"dev.ahpgateway":{"policyDigest":"` + policy.Default().Digest() + `"}},"protocolVersion":"0.1"}`
+		if got := withoutKey(t, allowed, "decisionId"); got != want {
 			t.Errorf("ls: %s", got)
 		}
 

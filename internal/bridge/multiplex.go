@@ -70,6 +70,20 @@ func (m *multiplexedIntercept) Intercept(ctx context.Context, req *connect.Reque
 	return m.InterceptServiceClient.Intercept(ctx, req)
 }
 
+// decide is Intercept for the bridge (Bridge.decide), without connect's wrappers on the stream.
+func (m *multiplexedIntercept) decide(ctx context.Context, req *ahpv1.InterceptRequest) (*ahpv1.Decision, error) {
+	if s := m.stream(); s != nil {
+		if d, ok := s.call(ctx, m.nextID.Add(1), req); ok {
+			return d, nil
+		}
+	}
+	resp, err := m.InterceptServiceClient.Intercept(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, err
+	}
+	return resp.Msg.GetDecision(), nil
+}
+
 // closeGrace bounds how long Close waits for the server to end the shared stream after the
 // bridge closed its side.
 const closeGrace = time.Second
@@ -162,11 +176,14 @@ type muxStream struct {
 	answered bool
 }
 
+// answerChans keeps the one-slot channels calls wait on, so a call does not make one each.
+var answerChans = sync.Pool{New: func() any { return make(chan *ahpv1.Decision, 1) }}
+
 // call sends one event and waits for its decision. ok is false when the stream gave no decision
 // (the caller then goes unary) or ctx ended.
 func (s *muxStream) call(ctx context.Context, n uint64, req *ahpv1.InterceptRequest) (_ *ahpv1.Decision, ok bool) {
 	id := strconv.FormatUint(n, 36)
-	ch := make(chan *ahpv1.Decision, 1)
+	ch := answerChans.Get().(chan *ahpv1.Decision)
 	s.mu.Lock()
 	if s.waiting == nil {
 		s.mu.Unlock()
@@ -182,7 +199,10 @@ func (s *muxStream) call(ctx context.Context, n uint64, req *ahpv1.InterceptRequ
 
 	// A Send blocks while the server reads nothing (flow control); the caller's deadline then
 	// ends the stream, which unblocks it and sends the other calls on it to the unary road.
+	// The same holds while this call leads the reading (lead): ending the stream is the only way
+	// to interrupt a Receive. One registration covers both, for the whole call.
 	stop := context.AfterFunc(ctx, func() { s.end(context.Cause(ctx)) })
+	defer stop()
 	s.sendMu.Lock()
 	msg := &ahpv1.InterceptStreamRequest{Event: req.GetEvent(), Capabilities: req.GetCapabilities(), RequestId: id}
 	if dl, ok := ctx.Deadline(); ok {
@@ -191,7 +211,6 @@ func (s *muxStream) call(ctx context.Context, n uint64, req *ahpv1.InterceptRequ
 	}
 	err := s.stream.Send(msg)
 	s.sendMu.Unlock()
-	stop()
 	if err != nil {
 		s.end(err)
 		return nil, false
@@ -215,9 +234,14 @@ func (s *muxStream) call(ctx context.Context, n uint64, req *ahpv1.InterceptRequ
 	for {
 		select {
 		case d, open := <-ch:
+			if open {
+				// receiveOne took ch out of waiting before its one send, and nothing else holds
+				// it: it is empty and can serve another call. A closed one cannot.
+				answerChans.Put(ch)
+			}
 			return d, open && d != nil
 		case <-s.recvToken:
-			s.lead(ctx, ch, wait)
+			s.lead(ch, wait)
 		case <-patience:
 			s.end(errors.New("bridge: no answer on the new stream"))
 			return nil, false
@@ -231,10 +255,9 @@ func (s *muxStream) call(ctx context.Context, n uint64, req *ahpv1.InterceptRequ
 
 // lead reads the stream for the calls waiting on it until ch, the leader's own channel, has its
 // answer or is closed, then gives the token back (unless the stream ended). The leader's deadline
-// and patience end the stream, which is the only way to interrupt a Receive.
-func (s *muxStream) lead(ctx context.Context, ch chan *ahpv1.Decision, wait time.Duration) {
-	stop := context.AfterFunc(ctx, func() { s.end(context.Cause(ctx)) })
-	defer stop()
+// (registered by call for the whole call) and patience end the stream, which is the only way to
+// interrupt a Receive.
+func (s *muxStream) lead(ch chan *ahpv1.Decision, wait time.Duration) {
 	if wait >= 0 {
 		t := time.AfterFunc(wait, func() { s.end(errors.New("bridge: no answer on the new stream")) })
 		defer t.Stop()

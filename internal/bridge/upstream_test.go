@@ -12,6 +12,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/bridge"
+	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/server"
 )
 
@@ -46,7 +47,7 @@ func TestBridgeReconnectsAfterTheUpstreamRestarts(t *testing.T) {
 
 	real := func() bool {
 		got := blankIDs(envelopeOf(t, handle(t, b, harnessEvent(`"r"`, "ls"), bridge.TransportStdio), `"r"`))
-		return got == `{"decision":"allow","metadata":{}}`
+		return got == `{"decision":"allow","metadata":{"dev.ahpgateway/policy_digest":"`+policy.Default().Digest()+`"}}`
 	}
 	if !real() {
 		t.Fatal("no real answer before the restart")

@@ -42,6 +42,38 @@ func EnumValueWireName(vd protoreflect.EnumValueDescriptor) string {
 // ParseEnumWire looks up the non-zero value of d whose wire name is name; 0 and false when there
 // is none.
 func ParseEnumWire(d protoreflect.EnumDescriptor, name string) (protoreflect.EnumNumber, bool) {
+	if name == "" {
+		return 0, false
+	}
+	if m, ok := wireNumbers.Load(d); ok { // every decoded event asks; no strings built then
+		n, ok := m.(map[string]protoreflect.EnumNumber)[name]
+		return n, ok
+	}
+	wireNumbers.Store(d, wireNumberMap(d))
+	return parseEnumWire(d, name)
+}
+
+// wireNumbers caches, per enum, ParseEnumWire's answers: the non-zero values by wire name. An
+// enum has a fixed, small set of values, so the cache is bounded by the enums in the binary.
+var wireNumbers sync.Map // protoreflect.EnumDescriptor -> map[string]protoreflect.EnumNumber
+
+// wireNumberMap is every name parseEnumWire accepts for d, with its number.
+func wireNumberMap(d protoreflect.EnumDescriptor) map[string]protoreflect.EnumNumber {
+	values := d.Values()
+	m := make(map[string]protoreflect.EnumNumber, values.Len())
+	for i := range values.Len() {
+		vd := values.Get(i)
+		if w := EnumValueWireName(vd); vd.Number() != 0 {
+			if n, ok := parseEnumWire(d, w); ok {
+				m[w] = n
+			}
+		}
+	}
+	return m
+}
+
+// parseEnumWire is ParseEnumWire without the cache.
+func parseEnumWire(d protoreflect.EnumDescriptor, name string) (protoreflect.EnumNumber, bool) {
 	if name == "" || strings.ToLower(name) != name {
 		return 0, false
 	}

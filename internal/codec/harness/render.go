@@ -24,6 +24,12 @@ const (
 	// MetadataSynthetic is true when the system, not a policy rule, made the decision
 	// (fail-closed denials, fallbacks); absent otherwise.
 	MetadataSynthetic = names.Namespace + "/synthetic"
+	// MetadataPolicyDigest holds the digest ("sha256:<hex>") of the policy source that made the
+	// decision (a string); absent when the decision has none (a synthetic denial).
+	MetadataPolicyDigest = names.Namespace + "/policy_digest"
+	// MetadataPolicyRevision holds the cluster policy bucket's revision of that policy (a number,
+	// exact: revisions are far below 2^53); absent for a policy loaded from a file or built in.
+	MetadataPolicyRevision = names.Namespace + "/policy_revision"
 	// MetadataMessages holds the texts of message effects (a list of strings).
 	MetadataMessages = names.Namespace + "/messages"
 )
@@ -114,6 +120,12 @@ func decisionMetadata(d *ahpv1.Decision, messages []string, synthetic bool) *str
 	}
 	if synthetic {
 		m[MetadataSynthetic] = true
+	}
+	if dg := d.GetPolicyDigest(); dg != "" {
+		m[MetadataPolicyDigest] = dg
+	}
+	if rev := d.GetPolicyRevision(); rev > 0 {
+		m[MetadataPolicyRevision] = float64(rev)
 	}
 	if len(messages) > 0 {
 		m[MetadataMessages] = stringsJSON(messages)

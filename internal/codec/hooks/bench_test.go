@@ -41,6 +41,33 @@ func BenchmarkEncodeHooksDeny(b *testing.B) {
 	}
 }
 
+// BenchmarkEncodeDecisionDeny is BenchmarkEncodeHooksDeny the way the bridge now answers a v0.1
+// deny: EncodeDecision writes the same bytes straight from the decision.
+func BenchmarkEncodeDecisionDeny(b *testing.B) {
+	d := &ahpv1.Decision{
+		DecisionId:     "0190f1c2-7d1e-7000-8000-000000000001",
+		MatchedRuleIds: []string{"git-1"},
+		PolicyDigest:   "sha256:a6750d408d1a08a22e937348ec172c6b63cbe7815eddc4c46f03517a38e72268",
+		Effects:        []*ahpv1.Effect{denyEffect("Force pushes are blocked.", "dev.ahpgateway.git.force_push", "git-1")},
+	}
+	b.Run("RenderResult+EncodeResult", func(b *testing.B) { // the bridge's way before
+		b.ReportAllocs()
+		for b.Loop() {
+			if out := hooks.EncodeResult(hooks.StringID("ev-1"), hooks.RenderResult(d, hooks.ProtocolVersion)); len(out) == 0 {
+				b.Fatal("no answer")
+			}
+		}
+	})
+	b.Run("EncodeDecision", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if out := hooks.EncodeDecision(hooks.StringID("ev-1"), d, hooks.ProtocolVersion); len(out) == 0 {
+				b.Fatal("no answer")
+			}
+		}
+	})
+}
+
 // BenchmarkDecodeDraftMessage decodes the richest draft intercept request of the test data (an
 // MCP tool.before with lineage, gaps, state and every effect advertised).
 func BenchmarkDecodeDraftMessage(b *testing.B) {

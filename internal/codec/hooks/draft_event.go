@@ -185,7 +185,7 @@ func decodeGaps(path string, raw any) ([]*ahpv1.Gap, error) {
 			return nil, err
 		}
 		if len(g.m) != 2 {
-			return nil, invalid(g.path, "only path and reason are allowed")
+			return nil, invalid(g.path(), "only path and reason are allowed")
 		}
 		out = append(out, gap)
 	}

@@ -126,7 +126,7 @@ func decodeOffer(path string, v any, event string) (*Offer, error) {
 		return nil, err
 	} else if m != nil {
 		if len(m.m) == 0 {
-			return nil, invalid(m.path, "must name at least one target")
+			return nil, invalid(m.path(), "must name at least one target")
 		}
 		off.Modify = map[string]ModifyOps{}
 		for _, target := range jsonwire.SortedKeys(m.m) {
@@ -152,7 +152,7 @@ func decodeOffer(path string, v any, event string) (*Offer, error) {
 				}
 			}
 			if !ops.Replace && !ops.Merge {
-				return nil, invalid(t.path, "must enable replace or merge")
+				return nil, invalid(t.path(), "must enable replace or merge")
 			}
 			off.Modify[target] = ops
 		}

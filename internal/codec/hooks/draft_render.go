@@ -27,8 +27,9 @@ const FallbackCode = "dev.ahpgateway.policy.fallback"
 //   - allow, message, inject and flow continue that cannot be expressed are dropped (they never
 //     refuse anything); continue is also dropped when no continuation remains;
 //   - at most one deny is sent, and a deny removes allow and ask (deny wins);
-//   - decision_id, rule ids, the synthetic flag and the fallbacks go under
-//     extensions[dev.ahpgateway] as {"decisionId", "ruleIds", "synthetic", "fallbacks"}.
+//   - decision_id, rule ids, the synthetic flag, the policy that decided and the fallbacks go
+//     under extensions[dev.ahpgateway] as {"decisionId", "ruleIds", "synthetic", "policyDigest",
+//     "policyRevision", "fallbacks"}.
 //
 // The result always decodes with DecodeDraftResult (FuzzRenderDraftResult holds it to that).
 func RenderDraftResult(d *ahpv1.Decision, offer *Offer) (*ahpv1.HooksInterceptResult, []*ahpv1.Fallback) {
@@ -66,7 +67,11 @@ func RenderDraftResult(d *ahpv1.Decision, offer *Offer) (*ahpv1.HooksInterceptRe
 	return out, r.fallbacks
 }
 
-// resultMeta is the decision's identity under the project namespace (RenderResult's keys).
+// resultMeta is the decision's identity under the project namespace, the keys RenderResult and
+// RenderDraftResult share, each only when set: "decisionId", "ruleIds", "synthetic" (true),
+// "policyDigest" (the digest of the policy source that decided, "sha256:<hex>") and
+// "policyRevision" (the cluster policy bucket's revision, a JSON number, only when > 0; revisions
+// are KV sequence numbers, far below 2^53, so the number is exact).
 func resultMeta(d *ahpv1.Decision) map[string]*structpb.Value {
 	meta := map[string]*structpb.Value{}
 	if id := d.GetDecisionId(); id != "" {
@@ -81,6 +86,12 @@ func resultMeta(d *ahpv1.Decision) map[string]*structpb.Value {
 	}
 	if d.GetSynthetic() {
 		meta["synthetic"] = structpb.NewBoolValue(true)
+	}
+	if dg := d.GetPolicyDigest(); dg != "" {
+		meta["policyDigest"] = structpb.NewStringValue(dg)
+	}
+	if rev := d.GetPolicyRevision(); rev > 0 {
+		meta["policyRevision"] = structpb.NewNumberValue(float64(rev))
 	}
 	return meta
 }

@@ -204,7 +204,7 @@ func TestRenderDraftResult(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			offer := offerFor(t, tc.event, tc.caps)
-			r, fb := hooks.RenderDraftResult(&ahpv1.Decision{DecisionId: "d1", Effects: tc.effects}, offer)
+			r, fb := hooks.RenderDraftResult(&ahpv1.Decision{DecisionId: "d1", PolicyDigest: "sha256:4f2a", PolicyRevision: 3, Effects: tc.effects}, offer)
 			checkRendered(t, offer, r, fb)
 			var got []string
 			for _, e := range r.GetEffects() {
@@ -232,7 +232,11 @@ func FuzzRenderDraftResult(f *testing.F) {
 		for n := int(b.next() % 8); n > 0; n-- {
 			effects = append(effects, randomEffect(&b))
 		}
-		r, fb := hooks.RenderDraftResult(&ahpv1.Decision{DecisionId: "d", Effects: effects}, offer)
+		d := &ahpv1.Decision{DecisionId: "d", Effects: effects}
+		if b.next()&1 == 1 {
+			d.PolicyDigest, d.PolicyRevision = "sha256:4f2a", uint64(b.next())
+		}
+		r, fb := hooks.RenderDraftResult(d, offer)
 		checkRendered(t, offer, r, fb)
 	})
 }

@@ -26,7 +26,7 @@ func decodeDraftTool(o *object, ev *ahpv1.Event) (*ahpv1.Tool, error) {
 		return nil, err
 	}
 	if rest, _ := call.rest(); rest != nil {
-		return nil, invalid(call.path, "only id and synthesized are allowed")
+		return nil, invalid(call.path(), "only id and synthesized are allowed")
 	}
 	if synth != nil && !*synth {
 		unclaim(o, "call") // kept verbatim: a proto bool cannot tell false from absent
@@ -113,7 +113,7 @@ func decodeMcpDescriptor(o *object) (*ahpv1.McpTool, error) {
 		return nil, err
 	}
 	if rest, _ := server.rest(); rest != nil {
-		return nil, invalid(server.path, "only id and name are allowed")
+		return nil, invalid(server.path(), "only id and name are allowed")
 	}
 	if m.Tool, err = o.requiredString("toolName", true); err != nil {
 		return nil, err

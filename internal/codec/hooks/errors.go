@@ -83,7 +83,7 @@ func checkVersion(o *object) (string, error) {
 		return "", err
 	}
 	if v != ProtocolVersion {
-		return "", badVersion(jsonwire.JoinPath(o.path, "protocolVersion"))
+		return "", badVersion(jsonwire.JoinPath(o.path(), "protocolVersion"))
 	}
 	return v, nil
 }

@@ -81,13 +81,22 @@ func FuzzRenderResult(f *testing.F) {
 	f.Add("rm -rf /", "dev.ahpgateway.policy.destructive", "rule-1", "dec-1", "com.example.x", 1.5, true, true, "ev-1", int64(0), uint8(2))
 	f.Add("", "not a code", "", "", "bad key", 0.0, false, false, "", int64(1<<53), uint8(3))
 	f.Add("\u2028<&>\xff", "a.b", "r", "d", "dev.ahpgateway", -0.0, true, false, "x", int64(-7), uint8(1))
+	f.Add("no", "dev.ahpgateway.policy.deny", "rule-2", "dec-2", "", 0.0, true, false, "sha256:00", int64(41), uint8(0))
+	f.Add("", "", "", "", "", 0.0, false, true, "", int64(0), uint8(1))
 	f.Fuzz(func(t *testing.T, reason, code, ruleID, decisionID, extKey string, num float64, deny, synthetic bool, idStr string, idNum int64, idKind uint8) {
 		d := &ahpv1.Decision{DecisionId: decisionID, Synthetic: synthetic}
 		if ruleID != "" {
 			d.MatchedRuleIds = []string{ruleID, extKey}
 		}
+		d.PolicyDigest = idStr
+		if idNum > 0 {
+			d.PolicyRevision = uint64(idNum)
+		}
 		if deny {
-			ext := &structpb.Struct{Fields: map[string]*structpb.Value{extKey: structpb.NewNumberValue(num)}}
+			var ext *structpb.Struct // no extensions of its own when extKey is empty
+			if extKey != "" {
+				ext = &structpb.Struct{Fields: map[string]*structpb.Value{extKey: structpb.NewNumberValue(num)}}
+			}
 			d.Effects = append(d.Effects,
 				&ahpv1.Effect{RuleId: ruleID, Effect: &ahpv1.Effect_Deny{Deny: &ahpv1.DenyEffect{Reason: reason, Code: code, Extensions: ext}}},
 				&ahpv1.Effect{Effect: &ahpv1.Effect_Deny{Deny: &ahpv1.DenyEffect{Reason: "second"}}})
@@ -115,6 +124,9 @@ func FuzzRenderResult(f *testing.F) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Fatalf("EncodeResult:\n got %s\nwant %s", got, want)
+		}
+		if direct := hooks.EncodeDecision(id, d, hooks.ProtocolVersion); !bytes.Equal(direct, got) {
+			t.Fatalf("EncodeDecision:\n got %s\nwant %s", direct, got)
 		}
 		back, err := hooks.DecodeMessage(got)
 		if err != nil {

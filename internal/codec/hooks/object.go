@@ -11,13 +11,17 @@ import (
 // tell that value from an absent field, so keeping it among the unknown fields is what makes the
 // JSON round trip lossless.
 type object struct {
-	path string
-	m    map[string]any
+	// key is the object's whole path when parent is nil; for a member object read through
+	// requiredObject or optionalObject, its key under parent, the path built only when an error
+	// needs it (see path).
+	parent *object
+	key    string
+	m      map[string]any
 	// claimed lists the claimed keys, each once. Objects have a handful of typed members, so a
 	// scan of a short slice beats a map that would be allocated for every object; claimedBuf
 	// holds the usual few without another allocation.
 	claimed    []string
-	claimedBuf [8]string
+	claimedBuf [7]string
 }
 
 // objectAt checks that v is a JSON object.
@@ -30,12 +34,32 @@ func objectAt(path string, v any) (*object, error) {
 }
 
 func newObject(path string, m map[string]any) *object {
-	o := &object{path: path, m: m}
+	o := &object{key: path, m: m}
 	o.claimed = o.claimedBuf[:0]
 	return o
 }
 
-func (o *object) at(key string) string { return jsonwire.JoinPath(o.path, key) }
+// member is the object member key of o, holding v, which must be an object. Its path is not
+// built unless an error names it.
+func (o *object) member(key string, v any) (*object, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, invalid(o.at(key), "must be an object")
+	}
+	c := &object{parent: o, key: key, m: m}
+	c.claimed = c.claimedBuf[:0]
+	return c, nil
+}
+
+// path is the object's path in the document.
+func (o *object) path() string {
+	if o.parent == nil {
+		return o.key
+	}
+	return jsonwire.JoinPath(o.parent.path(), o.key)
+}
+
+func (o *object) at(key string) string { return jsonwire.JoinPath(o.path(), key) }
 
 func (o *object) has(key string) bool {
 	_, ok := o.m[key]
@@ -171,7 +195,7 @@ func (o *object) requiredObject(key string) (*object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return objectAt(o.at(key), v)
+	return o.member(key, v)
 }
 
 // optionalObject reads an optional object member; nil when absent.
@@ -181,7 +205,7 @@ func (o *object) optionalObject(key string) (*object, error) {
 		return nil, nil
 	}
 	o.claim(key)
-	return objectAt(o.at(key), v)
+	return o.member(key, v)
 }
 
 // requiredStruct reads a required member that must be a JSON object, as a Struct.

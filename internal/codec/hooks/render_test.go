@@ -1,6 +1,7 @@
 package hooks_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -21,6 +22,9 @@ func renderJSON(t *testing.T, d *ahpv1.Decision) string {
 	out, err := hooks.EncodeMessage(&hooks.Message{ID: hooks.StringID("ev-1"), Result: r})
 	if err != nil {
 		t.Fatalf("rendered result is not valid v0.1: %v", err)
+	}
+	if direct := hooks.EncodeDecision(hooks.StringID("ev-1"), d, hooks.ProtocolVersion); !bytes.Equal(direct, out) {
+		t.Errorf("EncodeDecision:\n got %s\nwant %s", direct, out)
 	}
 	var env struct {
 		Result json.RawMessage `json:"result"`
@@ -69,6 +73,23 @@ func TestRenderResult(t *testing.T) {
 			want: `{"effects":[{"reason":"Required policy backend unavailable.","type":"deny"}],` +
 				`"extensions":{"dev.ahpgateway":{"decisionId":"0190f1c2-7d1e-7000-8000-000000000001","ruleIds":["r-1","r-2"],"synthetic":true}},` +
 				`"protocolVersion":"0.1"}`,
+		},
+		{
+			name: "the policy digest and revision go to extensions",
+			decision: &ahpv1.Decision{
+				DecisionId:     "d-2",
+				PolicyDigest:   "sha256:4f2a",
+				PolicyRevision: 7,
+				Effects:        []*ahpv1.Effect{denyEffect("no", "", "")},
+			},
+			want: `{"effects":[{"reason":"no","type":"deny"}],` +
+				`"extensions":{"dev.ahpgateway":{"decisionId":"d-2","policyDigest":"sha256:4f2a","policyRevision":7}},` +
+				`"protocolVersion":"0.1"}`,
+		},
+		{
+			name:     "a policy from a file has a digest and no revision",
+			decision: &ahpv1.Decision{DecisionId: "d-3", PolicyDigest: "sha256:4f2a"},
+			want:     `{"effects":[],"extensions":{"dev.ahpgateway":{"decisionId":"d-3","policyDigest":"sha256:4f2a"}},"protocolVersion":"0.1"}`,
 		},
 		{
 			name:     "no-effect decision still carries its id",

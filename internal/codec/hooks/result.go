@@ -111,8 +111,9 @@ func (e encoder) result(r *ahpv1.HooksInterceptResult) map[string]any {
 //     turning a security-relevant effect into a deny is the policy's fallback, done before this);
 //   - the deny is made valid rather than sent invalid: an empty reason becomes a generic one, a code
 //     that is not reverse-DNS is dropped, and so are extension keys that are not reverse-DNS;
-//   - decision_id, matched_rule_ids and the synthetic flag go under result extensions[Namespace] as
-//     {"decisionId", "ruleIds", "synthetic": true}, each only when set; the deny's own rule id goes
+//   - decision_id, matched_rule_ids, the synthetic flag and the policy that decided go under result
+//     extensions[Namespace] as {"decisionId", "ruleIds", "synthetic": true, "policyDigest",
+//     "policyRevision"} (resultMeta), each only when set; the deny's own rule id goes
 //     under its extensions[Namespace] as {"ruleId"} unless that key is already taken.
 //
 // A nil decision renders as effects [].
@@ -124,20 +125,7 @@ func RenderResult(d *ahpv1.Decision, protocolVersion string) *ahpv1.HooksInterce
 			break
 		}
 	}
-	meta := map[string]*structpb.Value{}
-	if id := d.GetDecisionId(); id != "" {
-		meta["decisionId"] = structpb.NewStringValue(id)
-	}
-	if ids := d.GetMatchedRuleIds(); len(ids) > 0 {
-		list := &structpb.ListValue{Values: make([]*structpb.Value, len(ids))}
-		for i, id := range ids {
-			list.Values[i] = structpb.NewStringValue(id)
-		}
-		meta["ruleIds"] = structpb.NewListValue(list)
-	}
-	if d.GetSynthetic() {
-		meta["synthetic"] = structpb.NewBoolValue(true)
-	}
+	meta := resultMeta(d)
 	if len(meta) > 0 {
 		r.Extensions = &structpb.Struct{Fields: map[string]*structpb.Value{
 			names.Namespace: structpb.NewStructValue(&structpb.Struct{Fields: meta}),

@@ -2,6 +2,7 @@ package jsonwire
 
 import (
 	"encoding/json"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -57,7 +58,9 @@ type parser struct {
 // otherwise v is the decoded value and dup, dupPath name the first repeated key, if any (the
 // value then holds the last of the repeated members, as encoding/json keeps it).
 func parseFast(data []byte) (v any, dupPath string, dup, ok bool) {
-	p := parser{data: data}
+	p := parsers.Get().(*parser)
+	defer p.release()
+	p.data = data
 	p.skipSpace()
 	v, ok = p.value()
 	if !ok {
@@ -68,6 +71,34 @@ func parseFast(data []byte) (v any, dupPath string, dup, ok bool) {
 		return nil, "", false, false
 	}
 	return v, p.dupPath, p.dup, true
+}
+
+// parsers keeps parsers between calls so that their scratch stacks (members, items, path), which
+// every document with objects needs, are not allocated and grown again for each message.
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// maxKeptScratch bounds each scratch stack a pooled parser keeps (in entries; a member is 32
+// bytes): a rare huge or deeply nested document does not pin its scratch space.
+const maxKeptScratch = 256
+
+// release clears what p refers to and returns it to the pool. A parse that failed half way
+// leaves members and items on the stacks; they are dropped here so nothing parsed stays alive.
+func (p *parser) release() {
+	clear(p.members)
+	clear(p.items)
+	clear(p.path)
+	members, items, path := p.members[:0], p.items[:0], p.path[:0]
+	if cap(members) > maxKeptScratch {
+		members = nil
+	}
+	if cap(items) > maxKeptScratch {
+		items = nil
+	}
+	if cap(path) > maxKeptScratch {
+		path = nil
+	}
+	*p = parser{members: members, items: items, path: path}
+	parsers.Put(p)
 }
 
 func (p *parser) skipSpace() {

@@ -129,6 +129,9 @@ func (s *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // isJSON accepts application/json with any parameters, but no charset other than UTF-8, the only
 // encoding JSON-RPC over AHP allows.
 func isJSON(contentType string) bool {
+	if contentType == "application/json" || contentType == "application/json; charset=utf-8" {
+		return true // what clients send, without the allocations of a parse
+	}
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != "application/json" {
 		return false

@@ -193,3 +193,30 @@ func TestServeSpeaksH2CAndStopsGracefully(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// fixedReply answers every message with the same body.
+type fixedReply []byte
+
+func (f fixedReply) Handle(context.Context, []byte, bridge.Transport) bridge.Reply {
+	return bridge.Reply{Body: f, HTTPStatus: http.StatusOK}
+}
+
+// BenchmarkServeHTTP is the HTTP framing's own cost per hooks/intercept POST (the checks, reading
+// the body, writing the answer), against a recorder and a handler that answers at once.
+func BenchmarkServeHTTP(b *testing.B) {
+	h := httprpc.NewHandler(fixedReply(`{"jsonrpc":"2.0","id":"e1","result":{"effects":[],"protocolVersion":"0.1"}}`), httprpc.Options{})
+	msg := tt.Request(`"e1"`, "hooks/intercept", strings.Repeat("x", 500))
+	rd := strings.NewReader(msg)
+	req := httptest.NewRequest(http.MethodPost, "/hooks", rd)
+	req.Header.Set("Content-Type", "application/json")
+	b.ReportAllocs()
+	for b.Loop() {
+		rd.Reset(msg)
+		req.Body = io.NopCloser(rd)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d", rec.Code)
+		}
+	}
+}
