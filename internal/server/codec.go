@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -69,6 +70,14 @@ func (c jsonCodec) Unmarshal(data []byte, m any) error {
 	}
 	if len(data) == 0 {
 		return errors.New("zero-length payload is not a valid JSON object")
+	}
+	// The usual shape of the hot request without protoreflect (codec_decode.go); anything else,
+	// and every error, is protojson's.
+	if req, ok := pm.(*ahpv1.InterceptRequest); ok {
+		if decodeIntercept(data, req) {
+			return nil
+		}
+		proto.Reset(req)
 	}
 	// Strict first, so that an unknown enum name is refused (as the dialect codecs refuse one)
 	// instead of being dropped; only a message with unknown fields is read again leniently,
