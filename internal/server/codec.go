@@ -32,6 +32,9 @@ func jsonCodecs() []connect.HandlerOption {
 func (c jsonCodec) Name() string { return c.name }
 
 func (c jsonCodec) Marshal(m any) ([]byte, error) {
+	if b, ok := appendFast(nil, m); ok {
+		return b, nil
+	}
 	pm, ok := m.(proto.Message)
 	if !ok {
 		return nil, fmt.Errorf("%T is not a proto.Message", m)
@@ -39,8 +42,12 @@ func (c jsonCodec) Marshal(m any) ([]byte, error) {
 	return protojson.MarshalOptions{}.Marshal(pm)
 }
 
-// MarshalAppend is Marshal appending to dst (connect's buffer), as connect's codec does.
+// MarshalAppend is Marshal appending to dst (connect's buffer), as connect's codec does. The
+// decisions of the Intercept methods are written without protoreflect (codec_encode.go).
 func (c jsonCodec) MarshalAppend(dst []byte, m any) ([]byte, error) {
+	if b, ok := appendFast(dst, m); ok {
+		return b, nil
+	}
 	pm, ok := m.(proto.Message)
 	if !ok {
 		return nil, fmt.Errorf("%T is not a proto.Message", m)
