@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
@@ -32,7 +33,7 @@ type rawJSONClient struct {
 
 const rawIDDigits = 12
 
-func newRawJSONClient(tb testing.TB, addr, command string) *rawJSONClient {
+func newRawJSONClient(tb testing.TB, addr, command, extraHeaders string) *rawJSONClient {
 	tb.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -44,7 +45,7 @@ func newRawJSONClient(tb testing.TB, addr, command string) *rawJSONClient {
 		`"session":{"id":"bench-w0"},"tool":{"callId":"call-` + id + `","name":"Bash","kind":"TOOL_KIND_SHELL",` +
 		`"input":{"command":` + strconv.Quote(command) + `}}}}`
 	head := "POST " + ahpv1connect.InterceptServiceInterceptProcedure + " HTTP/1.1\r\nHost: " + addr +
-		"\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+		"\r\nContent-Type: application/json\r\n" + extraHeaders + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
 	c := &rawJSONClient{conn: conn, br: bufio.NewReaderSize(conn, 16<<10), req: []byte(head + body), answer: make([]byte, 0, 4096)}
 	first := bytes.Index(c.req, []byte(id)) + len("bench-")
 	second := bytes.LastIndex(c.req, []byte(id)) + len("bench-")
@@ -102,15 +103,17 @@ func (c *rawJSONClient) call(seq uint64) ([]byte, error) {
 	return c.answer, nil
 }
 
+// rawSeq numbers the requests of every rawJSONClient, so that no two share an event id (an
+// idempotency hit would skip the decision).
+var rawSeq atomic.Uint64
+
 // runRawIntercepts calls Intercept b.N times, each with a fresh event id, and checks each answer
 // holds want.
 func runRawIntercepts(b *testing.B, c *rawJSONClient, want string) {
 	b.Helper()
 	// Warm up: the connection's buffers, the session's rings, the stores' first entries.
-	var seq uint64
 	for range 200 {
-		seq++
-		if _, err := c.call(seq); err != nil {
+		if _, err := c.call(rawSeq.Add(1)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -118,8 +121,7 @@ func runRawIntercepts(b *testing.B, c *rawJSONClient, want string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		seq++
-		answer, err := c.call(seq)
+		answer, err := c.call(rawSeq.Add(1))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -134,7 +136,9 @@ func runRawIntercepts(b *testing.B, c *rawJSONClient, want string) {
 // allocates nothing):
 //   - server: a full ahp-server through Serve (host check, connection caps, the JSON codec,
 //     validation, the 50-rule shell-regex policy of the comparison, session memory, idempotency,
-//     the watch hub), an event that matches no rule (the issue's ≤ 4 KB / ≤ 40 allocations goal);
+//     the watch hub), an event that matches no rule (the issue's ≤ 4 KB / ≤ 40 allocations goal),
+//     without a client timeout (ahp-bench's JSON target) and with one (Connect-Timeout-Ms, as
+//     connect-go clients with a deadline send it);
 //   - noop: the same http.Server settings and connect-go with its default options in front of a
 //     handler that answers at once, the floor of net/http and connect-go.
 func BenchmarkInterceptConnectJSON(b *testing.B) {
@@ -148,7 +152,13 @@ func BenchmarkInterceptConnectJSON(b *testing.B) {
 			b.Fatal(err)
 		}
 		addr, _, _ := testkit.ServeTCP(b, srv.Serve)
-		runRawIntercepts(b, newRawJSONClient(b, addr, "ls -la"), `"VERDICT_ALLOW"`)
+		b.Run("no-timeout", func(b *testing.B) {
+			runRawIntercepts(b, newRawJSONClient(b, addr, "ls -la", ""), `"VERDICT_ALLOW"`)
+		})
+		// A client with a deadline, as connect-go clients send it.
+		b.Run("client-timeout", func(b *testing.B) {
+			runRawIntercepts(b, newRawJSONClient(b, addr, "ls -la", "Connect-Timeout-Ms: 10000\r\n"), `"VERDICT_ALLOW"`)
+		})
 	})
 	b.Run("noop", func(b *testing.B) {
 		srv, err := server.New(server.Config{Logger: testkit.Discard()})
@@ -160,6 +170,6 @@ func BenchmarkInterceptConnectJSON(b *testing.B) {
 		hs := srv.HTTPServer()
 		hs.Handler = mux
 		addr := testkit.ServeLoopback(b, hs)
-		runRawIntercepts(b, newRawJSONClient(b, addr[len("http://"):], "ls -la"), `"VERDICT_ALLOW"`)
+		runRawIntercepts(b, newRawJSONClient(b, addr[len("http://"):], "ls -la", ""), `"VERDICT_ALLOW"`)
 	})
 }
