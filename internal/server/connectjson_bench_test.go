@@ -13,6 +13,7 @@ import (
 
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/bench"
+	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/testkit"
 )
@@ -158,6 +159,18 @@ func BenchmarkInterceptConnectJSON(b *testing.B) {
 		// A client with a deadline, as connect-go clients send it.
 		b.Run("client-timeout", func(b *testing.B) {
 			runRawIntercepts(b, newRawJSONClient(b, addr, "ls -la", "Connect-Timeout-Ms: 10000\r\n"), `"VERDICT_ALLOW"`)
+		})
+		// With Prometheus metrics, as ahp-server runs by default.
+		b.Run("metrics", func(b *testing.B) {
+			srv, err := server.New(server.Config{
+				PolicyFile: files.CEL, PolicyPollInterval: -1, Logger: testkit.Discard(),
+				Metrics: metrics.New(metrics.Options{Logger: testkit.Discard()}),
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			addr, _, _ := testkit.ServeTCP(b, srv.Serve)
+			runRawIntercepts(b, newRawJSONClient(b, addr, "ls -la", ""), `"VERDICT_ALLOW"`)
 		})
 	})
 	b.Run("noop", func(b *testing.B) {

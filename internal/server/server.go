@@ -336,7 +336,7 @@ func (s *Server) mountHandler() {
 	if cfg.Reflection != nil {
 		cfg.Reflection(mux, append(append([]string(nil), s.names...), grpchealth.HealthV1ServiceName), opts...)
 	}
-	s.handler = limitBodies(mux, cfg.BodyReadTimeout, cfg.MaxRequestBytes, cfg.Auth != nil)
+	s.handler = limitBodies(routeServices(mux, s.names), cfg.BodyReadTimeout, cfg.MaxRequestBytes, cfg.Auth != nil)
 	if cfg.Console.Enabled {
 		_, approvalsView := s.svc.ApprovalsView(s.approvals, viewOpts...)
 		s.console = console.New(cfg.Console, console.Deps{
