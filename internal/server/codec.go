@@ -20,6 +20,10 @@ import (
 // passed as none), and an unmarshal error says where and what kind of problem, never the value. protojson
 // quotes the offending text (`invalid value for uint32 field depth: "ghp_…"`, `duplicate map key
 // "password=…"`), and the error reaches the client, its logs and ours.
+//
+// The hot messages skip protoreflect: the usual InterceptRequest is read by decodeIntercept and
+// the Intercept answers are written by appendFast, both held to protojson's result by tests and
+// fuzz targets, both leaving anything unusual (and every error) to protojson.
 type jsonCodec struct{ name string }
 
 // jsonCodecs replace connect's JSON codecs ("json" and "json; charset=utf-8"), and its binary
