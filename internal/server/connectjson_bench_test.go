@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"connectrpc.com/connect"
 	"github.com/ahp-gateway/ahp/gen/ahp/v1/ahpv1connect"
 	"github.com/ahp-gateway/ahp/internal/bench"
 	"github.com/ahp-gateway/ahp/internal/metrics"
@@ -141,7 +142,8 @@ func runRawIntercepts(b *testing.B, c *rawJSONClient, want string) {
 //     without a client timeout (ahp-bench's JSON target) and with one (Connect-Timeout-Ms, as
 //     connect-go clients with a deadline send it);
 //   - noop: the same http.Server settings and connect-go with its default options in front of a
-//     handler that answers at once, the floor of net/http and connect-go.
+//     handler that answers at once, the floor of net/http and connect-go; noop-server-codec the
+//     same with the server's JSON codec.
 func BenchmarkInterceptConnectJSON(b *testing.B) {
 	b.Run("server", func(b *testing.B) {
 		files, err := bench.WritePolicies(b.TempDir(), "bench", 50)
@@ -173,16 +175,20 @@ func BenchmarkInterceptConnectJSON(b *testing.B) {
 			runRawIntercepts(b, newRawJSONClient(b, addr, "ls -la", ""), `"VERDICT_ALLOW"`)
 		})
 	})
-	b.Run("noop", func(b *testing.B) {
+	noop := func(b *testing.B, opts ...connect.HandlerOption) {
 		srv, err := server.New(server.Config{Logger: testkit.Discard()})
 		if err != nil {
 			b.Fatal(err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle(ahpv1connect.NewInterceptServiceHandler(noopIntercept{}))
+		mux.Handle(ahpv1connect.NewInterceptServiceHandler(noopIntercept{}, opts...))
 		hs := srv.HTTPServer()
 		hs.Handler = mux
 		addr := testkit.ServeLoopback(b, hs)
 		runRawIntercepts(b, newRawJSONClient(b, addr[len("http://"):], "ls -la", ""), `"VERDICT_ALLOW"`)
-	})
+	}
+	b.Run("noop", func(b *testing.B) { noop(b) })
+	// The same with the server's JSON codec: what net/http and connect-go cost in front of any
+	// handler, with the request decoded as the server decodes it.
+	b.Run("noop-server-codec", func(b *testing.B) { noop(b, server.JSONCodecOptions()...) })
 }
