@@ -85,6 +85,7 @@ func (c jsonCodec) Unmarshal(data []byte, m any) error {
 	// The usual shape of the hot request without protoreflect (codec_decode.go); anything else,
 	// and every error, is protojson's.
 	if req, ok := pm.(*ahpv1.InterceptRequest); ok {
+		req.Reset() // as protojson does: the result never keeps what was there before
 		if decodeIntercept(data, req) {
 			return nil
 		}

@@ -141,6 +141,18 @@ func TestCodecUnmarshalInterceptLikeProtojson(t *testing.T) {
 	}
 }
 
+// Decoding into a message that already holds fields replaces them, as protojson does.
+func TestCodecUnmarshalInterceptResets(t *testing.T) {
+	c := jsonCodec{"json"}
+	got := &ahpv1.InterceptRequest{Event: &ahpv1.Event{Id: "old", Source: "old"}, Capabilities: &ahpv1.Capabilities{}}
+	if err := c.Unmarshal([]byte(`{"event":{"id":"new"}}`), got); err != nil {
+		t.Fatal(err)
+	}
+	if want := (&ahpv1.InterceptRequest{Event: &ahpv1.Event{Id: "new"}}); !proto.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
 // TestDecodeInterceptAllocations keeps the hot request on the fast path: protojson took about
 // 40 allocations for it.
 func TestDecodeInterceptAllocations(t *testing.T) {
