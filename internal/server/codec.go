@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"connectrpc.com/connect"
+	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -19,6 +20,10 @@ import (
 // passed as none), and an unmarshal error says where and what kind of problem, never the value. protojson
 // quotes the offending text (`invalid value for uint32 field depth: "ghp_…"`, `duplicate map key
 // "password=…"`), and the error reaches the client, its logs and ours.
+//
+// The hot messages skip protoreflect: the usual InterceptRequest is read by decodeIntercept and
+// the Intercept answers are written by appendFast, both held to protojson's result by tests and
+// fuzz targets, both leaving anything unusual (and every error) to protojson.
 type jsonCodec struct{ name string }
 
 // jsonCodecs replace connect's JSON codecs ("json" and "json; charset=utf-8"), and its binary
@@ -31,6 +36,9 @@ func jsonCodecs() []connect.HandlerOption {
 func (c jsonCodec) Name() string { return c.name }
 
 func (c jsonCodec) Marshal(m any) ([]byte, error) {
+	if b, ok := appendFast(nil, m); ok {
+		return b, nil
+	}
 	pm, ok := m.(proto.Message)
 	if !ok {
 		return nil, fmt.Errorf("%T is not a proto.Message", m)
@@ -38,8 +46,12 @@ func (c jsonCodec) Marshal(m any) ([]byte, error) {
 	return protojson.MarshalOptions{}.Marshal(pm)
 }
 
-// MarshalAppend is Marshal appending to dst (connect's buffer), as connect's codec does.
+// MarshalAppend is Marshal appending to dst (connect's buffer), as connect's codec does. The
+// decisions of the Intercept methods are written without protoreflect (codec_encode.go).
 func (c jsonCodec) MarshalAppend(dst []byte, m any) ([]byte, error) {
+	if b, ok := appendFast(dst, m); ok {
+		return b, nil
+	}
 	pm, ok := m.(proto.Message)
 	if !ok {
 		return nil, fmt.Errorf("%T is not a proto.Message", m)
@@ -69,6 +81,15 @@ func (c jsonCodec) Unmarshal(data []byte, m any) error {
 	}
 	if len(data) == 0 {
 		return errors.New("zero-length payload is not a valid JSON object")
+	}
+	// The usual shape of the hot request without protoreflect (codec_decode.go); anything else,
+	// and every error, is protojson's.
+	if req, ok := pm.(*ahpv1.InterceptRequest); ok {
+		req.Reset() // as protojson does: the result never keeps what was there before
+		if decodeIntercept(data, req) {
+			return nil
+		}
+		proto.Reset(req)
 	}
 	// Strict first, so that an unknown enum name is refused (as the dialect codecs refuse one)
 	// instead of being dropped; only a message with unknown fields is read again leniently,

@@ -40,8 +40,12 @@ type exchange struct {
 // HTTP/1 once the body is read, since there it is the connection's deadline and would end a long
 // server stream (Watch) when it passes. On HTTP/2 a deadline that fires after the body was read
 // changes nothing.
-func limitBodies(next http.Handler, readTimeout time.Duration, maxBytes int) http.Handler {
-	return &bodyLimits{next: next, readTimeout: readTimeout, maxBytes: int64(maxBytes) + envelopePrefix}
+//
+// With withExchange (a request gate is configured: refuseEarly) every request carries its
+// exchange; without, the request goes on as it came, since a copy of the request and a context
+// value per call would be allocated for nobody.
+func limitBodies(next http.Handler, readTimeout time.Duration, maxBytes int, withExchange bool) http.Handler {
+	return &bodyLimits{next: next, readTimeout: readTimeout, maxBytes: int64(maxBytes) + envelopePrefix, exchange: withExchange}
 }
 
 // bodyLimits is limitBodies' handler (a pointer, so that handlers compare).
@@ -49,6 +53,7 @@ type bodyLimits struct {
 	next        http.Handler
 	readTimeout time.Duration
 	maxBytes    int64
+	exchange    bool
 }
 
 // ServeHTTP implements http.Handler.
@@ -66,10 +71,15 @@ func (l *bodyLimits) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		r.Body = http.MaxBytesReader(w, r.Body, l.maxBytes)
 		if l.readTimeout > 0 && http1 {
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: http.NewResponseController(w), w: w}
+			b := &deadlineBody{ReadCloser: r.Body, w: w}
+			b.rc = *http.NewResponseController(w) // one allocation for both
+			r.Body = b
 		}
 	}
-	l.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, exchange{w, r})))
+	if l.exchange {
+		r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, exchange{w, r}))
+	}
+	l.next.ServeHTTP(w, r)
 }
 
 // clientStreams reports whether path names a method whose client sends a stream of messages.
@@ -102,7 +112,7 @@ var clientStreamPaths = sync.OnceValue(func() map[string]bool {
 // would be read as the next request.
 type deadlineBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
+	rc   http.ResponseController
 	w    http.ResponseWriter
 	done bool
 }

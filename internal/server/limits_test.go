@@ -69,7 +69,10 @@ type rawMessage struct{ b []byte }
 
 func (rawCodec) Name() string { return "proto" }
 
-func (rawCodec) Marshal(v any) ([]byte, error) { return v.(*rawMessage).b, nil }
+// Marshal returns a copy: connect puts what Marshal returns into its buffer pool, so returning the
+// message's own bytes let another call read its answer into a payload still being sent (a data
+// race between parallel subtests sharing one payload).
+func (rawCodec) Marshal(v any) ([]byte, error) { return append([]byte(nil), v.(*rawMessage).b...), nil }
 
 func (rawCodec) Unmarshal([]byte, any) error { return nil }
 

@@ -336,7 +336,7 @@ func (s *Server) mountHandler() {
 	if cfg.Reflection != nil {
 		cfg.Reflection(mux, append(append([]string(nil), s.names...), grpchealth.HealthV1ServiceName), opts...)
 	}
-	s.handler = limitBodies(mux, cfg.BodyReadTimeout, cfg.MaxRequestBytes)
+	s.handler = limitBodies(routeServices(mux, s.names), cfg.BodyReadTimeout, cfg.MaxRequestBytes, cfg.Auth != nil)
 	if cfg.Console.Enabled {
 		_, approvalsView := s.svc.ApprovalsView(s.approvals, viewOpts...)
 		s.console = console.New(cfg.Console, console.Deps{
@@ -555,11 +555,16 @@ func (s *Server) recovered(_ context.Context, spec connect.Spec, _ http.Header, 
 	return connect.NewError(connect.CodeInternal, errors.New("internal error"))
 }
 
-// unaryTimeout bounds unary calls; streams live as long as their clients want.
+// unaryTimeout bounds unary calls; streams live as long as their clients want. A call whose
+// context already ends within d (the client's own timeout, which connect applies) keeps that one
+// deadline: a second timer and context per call would change nothing but the garbage.
 func unaryTimeout(d time.Duration) connect.UnaryInterceptorFunc {
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 			// A call held for an approval may outlive d, as long as its caller waits.
+			if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= d {
+				return next(ctx, req) // the hold context is ctx too
+			}
 			hold := ctx
 			ctx, cancel := context.WithTimeout(ctx, d)
 			defer cancel()
