@@ -472,3 +472,37 @@ rules:
 		t.Fatalf("decision: d.GetSynthetic() is true")
 	}
 }
+
+// TestUndefinedEnumsAreRefused: an enum number its enum does not define (binary protobuf keeps
+// them) is refused with the path of the field, at any depth, and a valid event passes.
+func TestUndefinedEnumsAreRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.core.Intercept(ctx, testkit.ShellEvent("ok", "ls"), nil); err != nil {
+		t.Fatalf("a valid event: %v", err)
+	}
+	for _, tc := range []struct {
+		field string
+		ev    *ahpv1.Event
+	}{
+		{"event.tool.kind", testkit.ShellEvent("k", "ls", testkit.Tool("Bash", ahpv1.ToolKind(99)))},
+		{"event.origin.dialect", testkit.ShellEvent("o", "ls", func(ev *ahpv1.Event) {
+			ev.Origin = &ahpv1.Origin{Dialect: ahpv1.Dialect(42)}
+		})},
+	} {
+		_, err := f.core.Intercept(ctx, tc.ev, nil)
+		if e, ok := core.AsError(err); !ok || e.Code != core.CodeInvalidArgument || e.Field != tc.field {
+			t.Errorf("%s: got %v, want an invalid-argument error for %s", tc.field, err, tc.field)
+		}
+	}
+	// In a repeated message field, below a oneof body.
+	ev := testkit.Event("t", ahpv1.EventType_EVENT_TYPE_TASK_LIST)
+	ev.Body = &ahpv1.Event_TaskList{TaskList: &ahpv1.TaskList{Tasks: []*ahpv1.TaskItem{
+		{Title: "a", Status: ahpv1.TaskStatus_TASK_STATUS_COMPLETED}, {Title: "b", Status: ahpv1.TaskStatus(77)},
+	}}}
+	_, err := f.core.Observe(ctx, ev)
+	if e, ok := core.AsError(err); !ok || e.Field != "event.task_list.tasks.status" {
+		t.Errorf("task status: got %v, want an error for event.task_list.tasks.status", err)
+	}
+}
