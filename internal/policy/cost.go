@@ -77,7 +77,7 @@ func checkCost(env *cel.Env, ast *cel.Ast, limit uint64) (guarded bool, err erro
 // programOptions plan an expression; a guarded one gets the run-time cost limit and context
 // checks.
 func programOptions(guarded bool, limit uint64) []cel.ProgramOption {
-	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize), matchesRegex}
 	if guarded {
 		opts = append(opts, cel.CostLimit(limit), cel.InterruptCheckFrequency(interruptEvery))
 	}
