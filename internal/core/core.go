@@ -31,7 +31,6 @@ import (
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/session"
-	"github.com/google/uuid"
 )
 
 // Policy is a compiled policy snapshot; *policy.Policy implements it.
@@ -192,14 +191,6 @@ func New(cfg Config) *Core {
 type noHub struct{}
 
 func (noHub) Publish(hub.Item) {}
-
-func newUUIDv7() string {
-	id, err := uuid.NewV7()
-	if err != nil { // only when the system's random source fails
-		return uuid.NewString()
-	}
-	return id.String()
-}
 
 // Limits returns the Harness limits in force.
 func (c *Core) Limits() HarnessLimits { return c.cfg.Limits }

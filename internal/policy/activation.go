@@ -22,7 +22,7 @@ import (
 // An activation belongs to one Evaluate call and is not shared between goroutines.
 type activation struct {
 	ctx     context.Context // the evaluation's; CEL stops when it ends
-	in      *Input
+	in      Input           // a copy, so the caller's Input need not move to the heap
 	adapter types.Adapter
 	now     ref.Val
 	nowTime time.Time
@@ -37,7 +37,7 @@ func newActivation(ctx context.Context, in *Input, adapter types.Adapter) *activ
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return &activation{ctx: ctx, in: in, adapter: adapter, nowTime: now}
+	return &activation{ctx: ctx, in: *in, adapter: adapter, nowTime: now}
 }
 
 // ResolveName implements interpreter.Activation.

@@ -56,7 +56,7 @@ func (p *Policy) EvaluateContext(ctx context.Context, in Input) (res Result) {
 	act := newActivation(ctx, &in, p.adapter)
 	done := ctx.Done()
 	agent := agentOf(&in)
-	c := combiner{caps: capsOf(in.Capabilities), res: &res, keep: p.approvals, draftTargets: acceptsDraftTargets(in.Event)}
+	c := combiner{caps: capsOf(in.Capabilities), keep: p.approvals, draftTargets: acceptsDraftTargets(in.Event)}
 	// Without approval rules: what the caller receives once a person approves (only built when
 	// one matches).
 	var others *combiner
@@ -107,7 +107,7 @@ func (p *Policy) EvaluateContext(ctx context.Context, in Input) (res Result) {
 			}
 			if r.approval != nil && others == nil {
 				// The rules before this one, replayed without it: none was an approval rule.
-				others = &combiner{caps: c.caps, res: &Result{}, draftTargets: c.draftTargets}
+				others = &combiner{caps: c.caps, draftTargets: c.draftTargets}
 				for _, prev := range c.added {
 					others.add(prev.rule, prev.effect, prev.input)
 				}
@@ -122,12 +122,13 @@ func (p *Policy) EvaluateContext(ctx context.Context, in Input) (res Result) {
 		}
 	}
 	c.finish()
+	res.Messages, res.Fallbacks, res.Effects, res.Verdict = c.res.Messages, c.res.Fallbacks, c.res.Effects, c.res.Verdict
 	if len(approvals) > 0 {
 		others.finish()
 		// A person can only lift what the approval rules say: when the other rules deny, ask
 		// or escalate anyway, there is nothing to approve and the decision stays as it is.
 		if VerdictRank(others.res.Verdict) < VerdictRank(ahpv1.Verdict_VERDICT_ASK) {
-			res.Approval = approvalOf(approvals, others.res)
+			res.Approval = approvalOf(approvals, &others.res)
 		}
 	}
 	return res

@@ -315,8 +315,9 @@ const ellipsis = "…"
 // (failures, verification results, run status, finished tasks), not raw tool input, and each is
 // redacted before it is cut to size (so a cut never leaves half a secret).
 func deriveFacts(ev *ahpv1.Event, r *redact.Redactor) []*ahpv1.Fact {
-	source := "observation:" + names.EventTypeName(ev.GetType())
 	fact := func(confidence float32, format string, args ...any) *ahpv1.Fact {
+		// Built here, not for every event: most events make no fact.
+		source := "observation:" + names.EventTypeName(ev.GetType())
 		text, _ := r.String(fmt.Sprintf(format, args...))
 		if len(text) > maxFactLen {
 			text = redact.Truncate(text, maxFactLen-len(ellipsis)) + ellipsis
