@@ -36,9 +36,21 @@ func idempotencyKey(principal string, ev *ahpv1.Event) string {
 
 // view returns the principal's view of the event's session and agent, under the ids the caller
 // named.
+//
+// A store that can (session.LazyViewer) gives its recent events unconverted: the policy converts
+// them only if a rule reads session.recent. The typed deciders read Recent, so for a typed event
+// they are converted here.
 func (c *Core) view(principal string, ev *ahpv1.Event) *policy.SessionView {
 	sid, aid := ev.GetSession().GetId(), agentID(ev)
-	v := c.cfg.Sessions.View(session.Scope(principal, sid), session.Scope(principal, aid))
+	var v *policy.SessionView
+	if lv, ok := c.cfg.Sessions.(session.LazyViewer); ok {
+		v = lv.LazyView(session.Scope(principal, sid), session.Scope(principal, aid))
+		if classOf(ev.GetType()) == classTyped {
+			v.RecentEvents()
+		}
+	} else {
+		v = c.cfg.Sessions.View(session.Scope(principal, sid), session.Scope(principal, aid))
+	}
 	v.SessionID, v.AgentID = sid, aid
 	return v
 }

@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -504,5 +505,28 @@ func TestUndefinedEnumsAreRefused(t *testing.T) {
 	_, err := f.core.Observe(ctx, ev)
 	if e, ok := core.AsError(err); !ok || e.Field != "event.task_list.tasks.status" {
 		t.Errorf("task status: got %v, want an error for event.task_list.tasks.status", err)
+	}
+}
+
+// TestRulesReadRecentEventsOfLazyViews: session memory hands the core its recent events
+// unconverted (session.LazyViewer); a rule reading session.recent still sees the events before
+// this one.
+func TestRulesReadRecentEventsOfLazyViews(t *testing.T) {
+	t.Parallel()
+	p, err := policy.Parse([]byte(testkit.PolicyYAML("recent", `  - id: second-shell-call
+    on: [tool.before]
+    when: 'session.recent.exists(r, r.type == "tool.before" && r.tool_name == "Bash" && r.tool_kind == "shell")'
+    effect: {deny: {reason: "one shell call per session"}}
+`)), "recent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: testkit.Discard()})
+	ctx := context.Background()
+	for i, want := range []ahpv1.Verdict{ahpv1.Verdict_VERDICT_ALLOW, ahpv1.Verdict_VERDICT_DENY} {
+		d, err := c.Intercept(ctx, testkit.ShellEvent(fmt.Sprintf("r%d", i), "ls"), nil)
+		if err != nil || d.GetVerdict() != want {
+			t.Fatalf("call %d: %v %v, want %v", i, d.GetVerdict(), err, want)
+		}
 	}
 }

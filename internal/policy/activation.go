@@ -369,11 +369,12 @@ func (f sessionFields) field(name string) (ref.Val, bool) {
 		}
 		return types.NewRefValList(f.a.adapter, facts), true
 	case "recent":
-		if len(sv.Recent) == 0 {
+		events := sv.RecentEvents()
+		if len(events) == 0 {
 			return emptyList, true
 		}
-		recent := make([]ref.Val, len(sv.Recent))
-		for i, r := range sv.Recent {
+		recent := make([]ref.Val, len(events))
+		for i, r := range events {
 			recent[i] = types.NewMap(f.a.adapter, map[string]ref.Val{
 				"type":      types.String(r.Type),
 				"tool_name": types.String(r.ToolName),
