@@ -25,13 +25,14 @@ func (c *Core) caller(ctx context.Context) string {
 	return c.cfg.Caller(ctx)
 }
 
-// idempotencyKey is idempotency.Key scoped by the principal.
-func idempotencyKey(principal string, ev *ahpv1.Event) string {
-	key := idempotency.Key(ev)
+// idempotencyKey is idempotency.Key scoped by the principal, and the size of the event's
+// encoding (idempotency.KeyAndSize; for policy.Input.RequestBytes).
+func idempotencyKey(principal string, ev *ahpv1.Event) (key string, size int) {
+	key, size = idempotency.KeyAndSize(ev)
 	if principal == "" {
-		return key
+		return key, size
 	}
-	return key + "\x00" + principal
+	return key + "\x00" + principal, size
 }
 
 // view returns the principal's view of the event's session and agent, under the ids the caller

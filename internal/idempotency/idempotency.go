@@ -46,6 +46,13 @@ type Store interface {
 // freely; a buggy or hostile Hooks client might) must be evaluated on its own, never handed the
 // decision of the earlier, possibly harmless, event.
 func Key(ev *ahpv1.Event) string {
+	key, _ := KeyAndSize(ev)
+	return key
+}
+
+// KeyAndSize is Key, and the size of ev's protobuf encoding, which Key computes anyway (-1 when
+// ev cannot be encoded).
+func KeyAndSize(ev *ahpv1.Event) (key string, size int) {
 	buf := marshalBuffers.Get().(*[]byte)
 	defer marshalBuffers.Put(buf)
 	// One buffer, one hash: scope, 0, id, 0, encoding (issue 18: no hash state or sum on the heap).
@@ -60,16 +67,18 @@ func Key(ev *ahpv1.Event) string {
 		b = append(append(b, "agent:"...), agent...)
 	}
 	b = append(append(append(b, 0), ev.GetId()...), 0)
+	prefix := len(b)
+	size = -1
 	if enc, err := (proto.MarshalOptions{Deterministic: true}).MarshalAppend(b, ev); err != nil {
 		b = append(b, "unmarshalable"...)
 	} else {
-		b = enc
+		b, size = enc, len(enc)-prefix
 	}
 	if cap(b) <= maxPooledBuffer {
 		*buf = b
 	}
 	sum := sha256.Sum256(b)
-	return string(sum[:])
+	return string(sum[:]), size
 }
 
 // marshalBuffers recycles the buffers Key encodes events into; one over maxPooledBuffer (a huge

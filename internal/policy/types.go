@@ -20,6 +20,11 @@ type Input struct {
 	Session *SessionView
 	// Now is the evaluation time (injected so tests are deterministic).
 	Now time.Time
+	// RequestBytes, when > 0, is the size of Event's protobuf encoding: no string, list or map
+	// the policy reads from the event is longer. It lets expressions whose cost estimate stays
+	// within the limit for requests of that size run without cost tracking; 0 (unknown) tracks
+	// them always.
+	RequestBytes int
 }
 
 // SessionView is a read-only snapshot of what the server remembers about a session.
