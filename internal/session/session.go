@@ -323,8 +323,7 @@ const ellipsis = "…"
 // redacted before it is cut to size (so a cut never leaves half a secret).
 func deriveFacts(ev *ahpv1.Event, r *redact.Redactor) []*ahpv1.Fact {
 	fact := func(confidence float32, format string, args ...any) *ahpv1.Fact {
-		// Built here, not for every event: most events make no fact.
-		source := "observation:" + names.EventTypeName(ev.GetType())
+		source := factSource(ev.GetType())
 		text, _ := r.String(fmt.Sprintf(format, args...))
 		if len(text) > maxFactLen {
 			text = redact.Truncate(text, maxFactLen-len(ellipsis)) + ellipsis
@@ -388,6 +387,26 @@ func deriveFacts(ev *ahpv1.Event, r *redact.Redactor) []*ahpv1.Fact {
 		}
 	}
 	return nil
+}
+
+// factSources holds "observation:<event type>" for every event type, so the facts of an event
+// type share one string instead of each keeping its own (issue 18: less for the collector to mark
+// in full session and agent memories).
+var factSources = func() map[ahpv1.EventType]string {
+	out := map[ahpv1.EventType]string{}
+	values := ahpv1.EventType(0).Descriptor().Values()
+	for i := range values.Len() {
+		t := ahpv1.EventType(values.Get(i).Number())
+		out[t] = "observation:" + names.EventTypeName(t)
+	}
+	return out
+}()
+
+func factSource(t ahpv1.EventType) string {
+	if s, ok := factSources[t]; ok {
+		return s
+	}
+	return "observation:" + names.EventTypeName(t)
 }
 
 func pathOf(input map[string]any) string {
