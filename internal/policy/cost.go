@@ -56,24 +56,23 @@ func fromRequest(variable string) bool {
 	return false
 }
 
-// fastTiers are the request sizes, smallest first, for which a guarded expression is estimated
+// fastTiers are the request sizes, largest first, for which a guarded expression is estimated
 // again: where the estimate for requests of at most that size stays within the limit, such
 // requests run the expression unguarded (see compiledExpr.fastBelow). No string, list or map
 // built from a request is longer than its encoding.
-var fastTiers = []uint64{4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20}
+var fastTiers = []uint64{1 << 20, 256 << 10, 64 << 10, 16 << 10, 4 << 10}
 
 // fastBelow returns the largest of fastTiers for which the estimated maximum of ast stays
-// within min(limit, the default limit), or 0.
+// within min(limit, the default limit), or 0. Estimates grow with the size, so the first tier
+// that fits is the largest.
 func fastBelow(env *cel.Env, ast *cel.Ast, limit uint64) uint64 {
-	var below uint64
 	for _, tier := range fastTiers {
 		est, err := env.EstimateCost(ast, requestSizeHints{request: tier})
-		if err != nil || est.Max > min(limit, defaultCELCostLimit) {
-			break
+		if err == nil && est.Max <= min(limit, defaultCELCostLimit) {
+			return tier
 		}
-		below = tier
 	}
-	return below
+	return 0
 }
 
 // EstimateCallCost implements cost.Estimator. The environment's cost models price every call;
