@@ -32,6 +32,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/codec/hooks"
 	"github.com/ahp-gateway/ahp/internal/console"
 	"github.com/ahp-gateway/ahp/internal/core"
+	"github.com/ahp-gateway/ahp/internal/memlimit"
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/server"
 	"github.com/ahp-gateway/ahp/internal/server/reflection"
@@ -127,6 +128,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	natsURLs := fs.String("nats", "", "cluster mode: NATS server URLs, comma-separated; replicas share idempotency, sessions, Watch and policy through JetStream (docs/cluster.md)", "AHP_NATS_URL")
 	clusterReady := fs.Bool("cluster-ready-required", false, "in cluster mode, health reports NOT_SERVING while NATS is unreachable", "AHP_CLUSTER_READY_REQUIRED")
 	maxConnsPerAddr := fs.Int("max-connections-per-address", 2048, "connections open at once from one client IP address; negative: no cap", "AHP_MAX_CONNECTIONS_PER_ADDRESS")
+	memLimit := fs.String("memory-limit", "auto", "soft memory limit of the Go runtime: auto (90 % of the container's cgroup memory limit, unless GOMEMLIMIT is set), off, or a size such as 460MiB (docs/deployment.md)", "AHP_MEMORY_LIMIT")
 	ui := fs.Bool("ui", true, "serve the web console at /ui/ (needs a token with the watch scope; without credentials only on loopback)", "AHP_UI")
 	uiHosts := fs.String("ui-allowed-hosts", "", "comma-separated host names a browser may reach the console and the API by, besides IP addresses and localhost (e.g. ahp.example.com; .example.com for subdomains)", "AHP_UI_ALLOWED_HOSTS")
 	if status, ok := fs.Parse(args); !ok {
@@ -141,6 +143,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	if err != nil {
 		return fs.Fail(err)
 	}
+	mem, err := memlimit.Decide(*memLimit, getenv, "/", memlimit.DefaultRatio)
+	if err != nil {
+		return fs.Fail(cli.BadValue("memory-limit", "-memory-limit: %v", err))
+	}
+	mem.Apply()
+	logger.Info("memory limit", "bytes", mem.Limit, "source", mem.Source)
 	if *batchSize < 1 || *maxDepth < 1 || *timeoutMs < 1 {
 		return fs.Failf("-batch-size, -max-depth and -timeout-ms must be positive")
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -154,5 +155,33 @@ func TestFlagWinsOverTheEnvironment(t *testing.T) {
 	r.Expect(t, "flags over the environment", 1, "/nonexistent/flag.yaml") // the policy file does not load
 	if strings.Contains(r.Stderr, "environment variable") {
 		t.Errorf("stderr %q complains about a variable the command line overrides", r.Stderr)
+	}
+}
+
+// TestMemoryLimitFlag: a bad -memory-limit (or AHP_MEMORY_LIMIT) stops the server at start with an
+// error naming the setting, not the value; a good one is applied and logged with its source.
+func TestMemoryLimitFlag(t *testing.T) {
+	// Not parallel: the memory limit is the process's.
+	r := runServer([]string{"-memory-limit", "lots-of-it"}, nil)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "-memory-limit") || strings.Contains(r.Stderr, "lots-of-it") {
+		t.Fatalf("bad flag: code %d stderr %q", r.Code, r.Stderr)
+	}
+	r = runServer(nil, map[string]string{"AHP_MEMORY_LIMIT": "1.5GiB"})
+	if r.Code != 2 || !strings.Contains(r.Stderr, "AHP_MEMORY_LIMIT") {
+		t.Fatalf("bad env: code %d stderr %q", r.Code, r.Stderr)
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	c := clitest.Start(t, func(ctx context.Context, stdout, stderr io.Writer) int {
+		return run(ctx, []string{"-addr", "127.0.0.1:0", "-memory-limit", "3GiB"}, stdout, stderr, noEnv)
+	})
+	listenURL(t, c)
+	if got := debug.SetMemoryLimit(-1); got != 3<<30 {
+		t.Errorf("memory limit %d, want 3 GiB", got)
+	}
+	if code := c.Stop(t); code != 0 {
+		t.Fatalf("exit code %d; stderr: %s", code, c.Stderr.String())
+	}
+	if log := c.Stderr.String(); !strings.Contains(log, "memory limit") || !strings.Contains(log, "bytes=3221225472") || !strings.Contains(log, "source=flag") {
+		t.Fatalf("log %q does not record the limit", log)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/core"
@@ -16,6 +17,22 @@ import (
 // without any transport.
 func BenchmarkCoreIntercept(b *testing.B) {
 	c, ctx := benchCore(b)
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := c.Intercept(ctx, testkit.ShellEvent(fmt.Sprintf("e%d", i), "ls -la"), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCoreInterceptDeadline is BenchmarkCoreIntercept under a context with a deadline and a
+// cancel, as every call through the server has (its unary timeout): guarded CEL expressions then
+// run under that context.
+func BenchmarkCoreInterceptDeadline(b *testing.B) {
+	c, ctx := benchCore(b)
+	ctx, cancel := context.WithTimeout(ctx, time.Hour)
+	defer cancel()
 	i := 0
 	for b.Loop() {
 		i++

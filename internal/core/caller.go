@@ -25,20 +25,33 @@ func (c *Core) caller(ctx context.Context) string {
 	return c.cfg.Caller(ctx)
 }
 
-// idempotencyKey is idempotency.Key scoped by the principal.
-func idempotencyKey(principal string, ev *ahpv1.Event) string {
-	key := idempotency.Key(ev)
+// idempotencyKey is idempotency.Key scoped by the principal, and the size of the event's
+// encoding (idempotency.KeyAndSize; for policy.Input.RequestBytes).
+func idempotencyKey(principal string, ev *ahpv1.Event) (key string, size int) {
+	key, size = idempotency.KeyAndSize(ev)
 	if principal == "" {
-		return key
+		return key, size
 	}
-	return key + "\x00" + principal
+	return key + "\x00" + principal, size
 }
 
 // view returns the principal's view of the event's session and agent, under the ids the caller
 // named.
+//
+// A store that can (session.LazyViewer) gives its recent events unconverted: the policy converts
+// them only if a rule reads session.recent. The typed deciders read Recent, so for a typed event
+// they are converted here.
 func (c *Core) view(principal string, ev *ahpv1.Event) *policy.SessionView {
 	sid, aid := ev.GetSession().GetId(), agentID(ev)
-	v := c.cfg.Sessions.View(session.Scope(principal, sid), session.Scope(principal, aid))
+	var v *policy.SessionView
+	if lv, ok := c.cfg.Sessions.(session.LazyViewer); ok {
+		v = lv.LazyView(session.Scope(principal, sid), session.Scope(principal, aid))
+		if classOf(ev.GetType()) == classTyped {
+			v.RecentEvents()
+		}
+	} else {
+		v = c.cfg.Sessions.View(session.Scope(principal, sid), session.Scope(principal, aid))
+	}
 	v.SessionID, v.AgentID = sid, aid
 	return v
 }
@@ -83,33 +96,53 @@ func shallow[M proto.Message](m M) M {
 // holds a number its enum does not define, or "". Such a value reaches the core in binary
 // protobuf (proto3 keeps unknown numbers); the JSON codec and the dialect codecs refuse unknown
 // names, so every protocol refuses an unknown kind alike instead of letting it pass as none.
+//
+// It runs on every event, so it walks the fields without allocating: the path is built only for
+// a field that is wrong (issue 18: building every field's path was a fifth of the core's
+// allocations).
 func undefinedEnum(m protoreflect.Message, path string) string {
-	var bad string
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		name := path + "." + string(fd.Name())
+	if rest, bad := findUndefinedEnum(m); bad {
+		return path + rest
+	}
+	return ""
+}
+
+// findUndefinedEnum reports whether m holds an undefined enum number and, if so, the path to it
+// below m (".tool.kind").
+func findUndefinedEnum(m protoreflect.Message) (string, bool) {
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		isEnum := fd.Kind() == protoreflect.EnumKind
+		isOurs := fd.Kind() == protoreflect.MessageKind && !fd.IsMap() && fd.Message().ParentFile().Package() == "ahp.v1"
+		if !isEnum && !isOurs || !m.Has(fd) {
+			continue
+		}
+		v := m.Get(fd)
 		switch {
-		case fd.Kind() == protoreflect.EnumKind:
-			if fd.IsList() {
-				for i := range v.List().Len() {
-					if fd.Enum().Values().ByNumber(v.List().Get(i).Enum()) == nil {
-						bad = name
-					}
+		case isEnum && fd.IsList():
+			l := v.List()
+			for j := range l.Len() {
+				if fd.Enum().Values().ByNumber(l.Get(j).Enum()) == nil {
+					return "." + string(fd.Name()), true
 				}
-			} else if fd.Enum().Values().ByNumber(v.Enum()) == nil {
-				bad = name
 			}
-		case fd.Kind() == protoreflect.MessageKind && !fd.IsMap() && fd.Message().ParentFile().Package() == "ahp.v1":
-			if fd.IsList() {
-				for i := range v.List().Len() {
-					if bad = undefinedEnum(v.List().Get(i).Message(), name); bad != "" {
-						break
-					}
+		case isEnum:
+			if fd.Enum().Values().ByNumber(v.Enum()) == nil {
+				return "." + string(fd.Name()), true
+			}
+		case fd.IsList():
+			l := v.List()
+			for j := range l.Len() {
+				if rest, bad := findUndefinedEnum(l.Get(j).Message()); bad {
+					return "." + string(fd.Name()) + rest, true
 				}
-			} else {
-				bad = undefinedEnum(v.Message(), name)
+			}
+		default:
+			if rest, bad := findUndefinedEnum(v.Message()); bad {
+				return "." + string(fd.Name()) + rest, true
 			}
 		}
-		return bad == ""
-	})
-	return bad
+	}
+	return "", false
 }

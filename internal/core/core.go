@@ -31,7 +31,6 @@ import (
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/session"
-	"github.com/google/uuid"
 )
 
 // Policy is a compiled policy snapshot; *policy.Policy implements it.
@@ -193,14 +192,6 @@ type noHub struct{}
 
 func (noHub) Publish(hub.Item) {}
 
-func newUUIDv7() string {
-	id, err := uuid.NewV7()
-	if err != nil { // only when the system's random source fails
-		return uuid.NewString()
-	}
-	return id.String()
-}
-
 // Limits returns the Harness limits in force.
 func (c *Core) Limits() HarnessLimits { return c.cfg.Limits }
 
@@ -266,7 +257,7 @@ func (c *Core) Observe(ctx context.Context, ev *ahpv1.Event) (duplicate bool, er
 		return false, &Error{Code: CodeUnavailable, Reason: why + "; the event was not recorded, retry later"}
 	}
 	principal := c.caller(ctx)
-	key := idempotencyKey(principal, ev)
+	key, _ := idempotencyKey(principal, ev)
 	if !c.cfg.Idempotency.FirstObservation(key) {
 		return true, nil
 	}
@@ -357,7 +348,7 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 		return d, nil
 	}
 	principal := c.caller(ctx)
-	key := idempotencyKey(principal, ev)
+	key, size := idempotencyKey(principal, ev)
 	if prev, ok := c.cfg.Idempotency.Decision(key); ok {
 		replay := cloneDecision(prev)
 		replay.Replayed = true
@@ -372,7 +363,7 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 	pol := c.cfg.Policy()
 	caps = effectiveCapabilities(ev, caps)
 
-	res, err := evaluate(ctx, pol, policy.Input{Event: ev, Capabilities: caps, Session: view, Now: now})
+	res, err := evaluate(ctx, pol, policy.Input{Event: ev, Capabilities: caps, Session: view, Now: now, RequestBytes: size})
 	if err != nil {
 		c.cfg.Logger.Error("policy evaluation failed", "event_id", ev.GetId(), "error", err)
 		return nil, &Error{Code: CodeInternal, Reason: "policy evaluation failed: " + err.Error()}

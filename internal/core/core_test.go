@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -470,5 +471,62 @@ rules:
 	}
 	if d.GetSynthetic() {
 		t.Fatalf("decision: d.GetSynthetic() is true")
+	}
+}
+
+// TestUndefinedEnumsAreRefused: an enum number its enum does not define (binary protobuf keeps
+// them) is refused with the path of the field, at any depth, and a valid event passes.
+func TestUndefinedEnumsAreRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.core.Intercept(ctx, testkit.ShellEvent("ok", "ls"), nil); err != nil {
+		t.Fatalf("a valid event: %v", err)
+	}
+	for _, tc := range []struct {
+		field string
+		ev    *ahpv1.Event
+	}{
+		{"event.tool.kind", testkit.ShellEvent("k", "ls", testkit.Tool("Bash", ahpv1.ToolKind(99)))},
+		{"event.origin.dialect", testkit.ShellEvent("o", "ls", func(ev *ahpv1.Event) {
+			ev.Origin = &ahpv1.Origin{Dialect: ahpv1.Dialect(42)}
+		})},
+	} {
+		_, err := f.core.Intercept(ctx, tc.ev, nil)
+		if e, ok := core.AsError(err); !ok || e.Code != core.CodeInvalidArgument || e.Field != tc.field {
+			t.Errorf("%s: got %v, want an invalid-argument error for %s", tc.field, err, tc.field)
+		}
+	}
+	// In a repeated message field, below a oneof body.
+	ev := testkit.Event("t", ahpv1.EventType_EVENT_TYPE_TASK_LIST)
+	ev.Body = &ahpv1.Event_TaskList{TaskList: &ahpv1.TaskList{Tasks: []*ahpv1.TaskItem{
+		{Title: "a", Status: ahpv1.TaskStatus_TASK_STATUS_COMPLETED}, {Title: "b", Status: ahpv1.TaskStatus(77)},
+	}}}
+	_, err := f.core.Observe(ctx, ev)
+	if e, ok := core.AsError(err); !ok || e.Field != "event.task_list.tasks.status" {
+		t.Errorf("task status: got %v, want an error for event.task_list.tasks.status", err)
+	}
+}
+
+// TestRulesReadRecentEventsOfLazyViews: session memory hands the core its recent events
+// unconverted (session.LazyViewer); a rule reading session.recent still sees the events before
+// this one.
+func TestRulesReadRecentEventsOfLazyViews(t *testing.T) {
+	t.Parallel()
+	p, err := policy.Parse([]byte(testkit.PolicyYAML("recent", `  - id: second-shell-call
+    on: [tool.before]
+    when: 'session.recent.exists(r, r.type == "tool.before" && r.tool_name == "Bash" && r.tool_kind == "shell")'
+    effect: {deny: {reason: "one shell call per session"}}
+`)), "recent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := core.New(core.Config{Policy: func() core.Policy { return p }, Typed: typed.Decide, Logger: testkit.Discard()})
+	ctx := context.Background()
+	for i, want := range []ahpv1.Verdict{ahpv1.Verdict_VERDICT_ALLOW, ahpv1.Verdict_VERDICT_DENY} {
+		d, err := c.Intercept(ctx, testkit.ShellEvent(fmt.Sprintf("r%d", i), "ls"), nil)
+		if err != nil || d.GetVerdict() != want {
+			t.Fatalf("call %d: %v %v, want %v", i, d.GetVerdict(), err, want)
+		}
 	}
 }

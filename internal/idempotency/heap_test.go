@@ -30,16 +30,19 @@ func decisionLike(i int) *ahpv1.Decision {
 	}
 }
 
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+// liveHeap collects and returns the live heap's bytes and the bytes of heap the collector scans
+// for pointers.
+func liveHeap() (live, scan uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/heap:bytes"}}
 	runtime.GC()
 	metrics.Read(s)
-	return s[0].Value.Uint64()
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
 }
 
 // BenchmarkFullStoreLiveHeap fills a store with fullEntries decisions and as many observations
 // and reports what the collector must mark for it (live-B/entry: live heap after a collection,
-// per decision plus observation) and how long one forced collection of that heap takes
+// per decision plus observation; scan-B/entry: the part of it the collector scans for pointers)
+// and how long one forced collection of that heap takes
 // (gc-ns/op, wall clock: the mark of a heap with many pointers is what the tail is made
 // of).
 func BenchmarkFullStoreLiveHeap(b *testing.B) {
@@ -49,7 +52,7 @@ func BenchmarkFullStoreLiveHeap(b *testing.B) {
 	}
 	for b.Loop() {
 		b.StopTimer()
-		base := liveHeap()
+		base, baseScan := liveHeap()
 		b.StartTimer()
 		m := idempotency.NewMemory(fullEntries, time.Hour)
 		for i, k := range keys {
@@ -57,7 +60,7 @@ func BenchmarkFullStoreLiveHeap(b *testing.B) {
 			m.FirstObservation(k)
 		}
 		b.StopTimer()
-		live := liveHeap()
+		live, scan := liveHeap()
 		start := time.Now()
 		runtime.GC()
 		gc := time.Since(start)
@@ -66,6 +69,7 @@ func BenchmarkFullStoreLiveHeap(b *testing.B) {
 		}
 		b.ReportMetric(float64(live-base)/fullEntries, "live-B/entry")
 		b.ReportMetric(float64(live-base)/(1<<20), "live-MB")
+		b.ReportMetric((float64(scan)-float64(baseScan))/fullEntries, "scan-B/entry")
 		b.ReportMetric(float64(gc.Nanoseconds()), "gc-ns")
 		runtime.KeepAlive(m)
 		b.StartTimer()

@@ -46,31 +46,39 @@ type Store interface {
 // freely; a buggy or hostile Hooks client might) must be evaluated on its own, never handed the
 // decision of the earlier, possibly harmless, event.
 func Key(ev *ahpv1.Event) string {
-	scope := ev.GetSource()
-	if scope == "" {
+	key, _ := KeyAndSize(ev)
+	return key
+}
+
+// KeyAndSize is Key, and the size of ev's protobuf encoding, which Key computes anyway (-1 when
+// ev cannot be encoded).
+func KeyAndSize(ev *ahpv1.Event) (key string, size int) {
+	buf := marshalBuffers.Get().(*[]byte)
+	defer marshalBuffers.Put(buf)
+	// One buffer, one hash: scope, 0, id, 0, encoding (issue 18: no hash state or sum on the heap).
+	b := (*buf)[:0]
+	if scope := ev.GetSource(); scope != "" {
+		b = append(b, scope...)
+	} else {
 		agent := ev.GetHarness().GetAgentId()
 		if agent == "" {
 			agent = ev.GetSession().GetAgent().GetId()
 		}
-		scope = "agent:" + agent
+		b = append(append(b, "agent:"...), agent...)
 	}
-	buf := marshalBuffers.Get().(*[]byte)
-	defer marshalBuffers.Put(buf)
-	h := sha256.New()
-	h.Write([]byte(scope))
-	h.Write([]byte{0})
-	h.Write([]byte(ev.GetId()))
-	h.Write([]byte{0})
-	b, err := proto.MarshalOptions{Deterministic: true}.MarshalAppend((*buf)[:0], ev)
-	if err != nil {
-		h.Write([]byte("unmarshalable"))
+	b = append(append(append(b, 0), ev.GetId()...), 0)
+	prefix := len(b)
+	size = -1
+	if enc, err := (proto.MarshalOptions{Deterministic: true}).MarshalAppend(b, ev); err != nil {
+		b = append(b, "unmarshalable"...)
 	} else {
-		h.Write(b)
-		if cap(b) <= maxPooledBuffer {
-			*buf = b
-		}
+		b, size = enc, len(enc)-prefix
 	}
-	return string(h.Sum(make([]byte, 0, sha256.Size)))
+	if cap(b) <= maxPooledBuffer {
+		*buf = b
+	}
+	sum := sha256.Sum256(b)
+	return string(sum[:]), size
 }
 
 // marshalBuffers recycles the buffers Key encodes events into; one over maxPooledBuffer (a huge

@@ -1,8 +1,11 @@
 package idempotency_test
 
 import (
+	"crypto/sha256"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/idempotency"
@@ -33,6 +36,30 @@ func TestKeyRecognisesRetriesOnly(t *testing.T) {
 	h2 := &ahpv1.Event{Id: "r1", Harness: &ahpv1.HarnessEnvelope{AgentId: "a2"}}
 	if idempotency.Key(h1) == idempotency.Key(h2) {
 		t.Error("events without a source are scoped by agent")
+	}
+}
+
+// TestKeyFormat pins what a key is a hash of, so replicas of different versions sharing a
+// cluster store compute the same keys: SHA-256 over scope, 0, id, 0 and the deterministic
+// encoding, the scope being the source or "agent:" and the agent id.
+func TestKeyFormat(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ev    *ahpv1.Event
+		scope string
+	}{
+		{event("urn:a", "e1", "ls -la"), "urn:a"},
+		{&ahpv1.Event{Id: "r1", Harness: &ahpv1.HarnessEnvelope{AgentId: "a1"}}, "agent:a1"},
+		{&ahpv1.Event{Id: "r2", Session: &ahpv1.Session{Agent: &ahpv1.Agent{Id: "a2"}}}, "agent:a2"},
+	} {
+		enc, err := proto.MarshalOptions{Deterministic: true}.Marshal(tc.ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := sha256.Sum256(append([]byte(tc.scope+"\x00"+tc.ev.GetId()+"\x00"), enc...))
+		if got := idempotency.Key(tc.ev); got != string(want[:]) {
+			t.Errorf("%s/%s: key %x, want %x", tc.scope, tc.ev.GetId(), got, want)
+		}
 	}
 }
 

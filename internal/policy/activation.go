@@ -22,7 +22,7 @@ import (
 // An activation belongs to one Evaluate call and is not shared between goroutines.
 type activation struct {
 	ctx     context.Context // the evaluation's; CEL stops when it ends
-	in      *Input
+	in      Input           // a copy, so the caller's Input need not move to the heap
 	adapter types.Adapter
 	now     ref.Val
 	nowTime time.Time
@@ -37,7 +37,7 @@ func newActivation(ctx context.Context, in *Input, adapter types.Adapter) *activ
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return &activation{ctx: ctx, in: in, adapter: adapter, nowTime: now}
+	return &activation{ctx: ctx, in: *in, adapter: adapter, nowTime: now}
 }
 
 // ResolveName implements interpreter.Activation.
@@ -369,11 +369,12 @@ func (f sessionFields) field(name string) (ref.Val, bool) {
 		}
 		return types.NewRefValList(f.a.adapter, facts), true
 	case "recent":
-		if len(sv.Recent) == 0 {
+		events := sv.RecentEvents()
+		if len(events) == 0 {
 			return emptyList, true
 		}
-		recent := make([]ref.Val, len(sv.Recent))
-		for i, r := range sv.Recent {
+		recent := make([]ref.Val, len(events))
+		for i, r := range events {
 			recent[i] = types.NewMap(f.a.adapter, map[string]ref.Val{
 				"type":      types.String(r.Type),
 				"tool_name": types.String(r.ToolName),

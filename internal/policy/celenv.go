@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -140,6 +141,16 @@ type compiledExpr struct {
 	// guarded is set when the estimate does not keep the expression within the cost limit: it
 	// then runs with cost tracking and stops when the evaluation's context ends.
 	guarded bool
+	// folds is set when the expression has a comprehension (a macro such as exists or map, or
+	// cel.bind), the only place where cel-go checks a context while it evaluates.
+	folds bool
+	// fast, for a guarded expression, is the same expression planned without cost tracking,
+	// run for requests of at most fastBelow bytes (Input.RequestBytes): for those the estimate
+	// already keeps it within the limit, as for an unguarded expression at any size (issue 18:
+	// cel-go's cost tracker costs a dozen allocations per decision for the default policy's two
+	// guarded rules).
+	fast      cel.Program
+	fastBelow uint64
 }
 
 // compiler compiles a policy's CEL expressions against one environment. checked, when set,
@@ -198,5 +209,26 @@ func (c *compiler) compileExpr(src string, want exprKind) (*compiledExpr, error)
 	if err != nil {
 		return nil, err
 	}
-	return &compiledExpr{prg: prg, dynamic: dynamic, guarded: guarded}, nil
+	x := &compiledExpr{prg: prg, dynamic: dynamic, guarded: guarded, folds: hasComprehension(ast)}
+	if guarded {
+		if below := fastBelow(env, ast, c.costLimit); below > 0 {
+			fast, err := env.Program(ast, programOptions(false, c.costLimit)...)
+			if err != nil {
+				return nil, err
+			}
+			x.fast, x.fastBelow = fast, below
+		}
+	}
+	return x, nil
+}
+
+// hasComprehension reports whether ast has a comprehension anywhere.
+func hasComprehension(ast *cel.Ast) bool {
+	found := false
+	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() == celast.ComprehensionKind {
+			found = true
+		}
+	}))
+	return found
 }

@@ -46,7 +46,9 @@ type candidate struct {
 // what the caller receives.
 type combiner struct {
 	caps capSet
-	res  *Result
+	// res receives Messages, Fallbacks, Effects and Verdict (finish); a value, not a pointer to
+	// the caller's Result, so neither escapes to the heap.
+	res  Result
 	keep bool // record adds (the policy has approval rules)
 
 	deny, ask, deferral, allow *candidate // first of each (deferral: longest wait)

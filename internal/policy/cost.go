@@ -27,16 +27,52 @@ const sizeHintBytes = 4 << 20
 // interruptEvery is how many comprehension iterations run between checks of the context.
 const interruptEvery = 100
 
-// requestSizeHints tells cel-go's estimator that variable data is at most sizeHintBytes long.
-type requestSizeHints struct{}
+// requestSizeHints tells cel-go's estimator that variable data is at most sizeHintBytes long;
+// with request set, that the parts of the variables taken from the request (event, tool, input,
+// payload) are at most request bytes long.
+type requestSizeHints struct{ request uint64 }
 
 // EstimateSize implements cost.Estimator: every part of a variable is at most the request size.
-func (requestSizeHints) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
-	if len(n.Path()) == 0 {
+func (h requestSizeHints) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
+	path := n.Path()
+	if len(path) == 0 {
 		return nil
 	}
-	s := cost.RangedSizeEstimate(0, sizeHintBytes)
+	limit := uint64(sizeHintBytes)
+	if h.request > 0 && fromRequest(path[0]) {
+		limit = h.request
+	}
+	s := cost.RangedSizeEstimate(0, limit)
 	return &s
+}
+
+// fromRequest reports whether a variable is made from the request alone (session is made from
+// memory, now is fixed-size).
+func fromRequest(variable string) bool {
+	switch variable {
+	case varEvent, varTool, varInput, varPayload:
+		return true
+	}
+	return false
+}
+
+// fastTiers are the request sizes, largest first, for which a guarded expression is estimated
+// again: where the estimate for requests of at most that size stays within the limit, such
+// requests run the expression unguarded (see compiledExpr.fastBelow). No string, list or map
+// built from a request is longer than its encoding.
+var fastTiers = []uint64{1 << 20, 256 << 10, 64 << 10, 16 << 10, 4 << 10}
+
+// fastBelow returns the largest of fastTiers for which the estimated maximum of ast stays
+// within min(limit, the default limit), or 0. Estimates grow with the size, so the first tier
+// that fits is the largest.
+func fastBelow(env *cel.Env, ast *cel.Ast, limit uint64) uint64 {
+	for _, tier := range fastTiers {
+		est, err := env.EstimateCost(ast, requestSizeHints{request: tier})
+		if err == nil && est.Max <= min(limit, defaultCELCostLimit) {
+			return tier
+		}
+	}
+	return 0
 }
 
 // EstimateCallCost implements cost.Estimator. The environment's cost models price every call;
@@ -77,7 +113,7 @@ func checkCost(env *cel.Env, ast *cel.Ast, limit uint64) (guarded bool, err erro
 // programOptions plan an expression; a guarded one gets the run-time cost limit and context
 // checks.
 func programOptions(guarded bool, limit uint64) []cel.ProgramOption {
-	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize), matchesRegex}
 	if guarded {
 		opts = append(opts, cel.CostLimit(limit), cel.InterruptCheckFrequency(interruptEvery))
 	}

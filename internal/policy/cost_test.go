@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/policy"
 )
@@ -138,4 +140,36 @@ rules:
     when: 'input.?patch.hasValue() && input.?patch.value().matches("AKIA[0-9A-Z]{16}")'
     effect: {deny: {reason: r}}
 `)
+}
+
+// TestGuardedRulesOfSmallRequestsRunUntracked: a rule whose estimate exceeds the cost limit for
+// the largest requests but not for small ones runs untracked when the request is known to be
+// small (RequestBytes), and is still stopped by the limit when the request is large — whether
+// its size is given or unknown.
+func TestGuardedRulesOfSmallRequestsRunUntracked(t *testing.T) {
+	t.Parallel()
+	p := mustParse(t, `version: 1
+settings: {cel: {cost_limit: 20000}}
+rules:
+  - id: scan
+    on: [tool.before]
+    when: 'input.command.matches("x+y") || input.command.matches("z+w")'
+    effect: {deny: {reason: r}}
+`)
+	sized := func(command string, known bool) policy.Input {
+		in := shell(t, command)
+		if known {
+			in.RequestBytes = proto.Size(in.Event)
+		}
+		return in
+	}
+	for _, known := range []bool{true, false} {
+		if res := p.Evaluate(sized("ls xxxy", known)); len(res.Errors) != 0 || res.Verdict != ahpv1.Verdict_VERDICT_DENY {
+			t.Errorf("small request (size known %v): %+v", known, res)
+		}
+		res := p.Evaluate(sized(strings.Repeat("x", 400_000), known))
+		if len(res.Errors) != 1 || !errors.Is(res.Errors[0], policy.ErrCostLimit) {
+			t.Errorf("large request (size known %v): errors %v, want the cost limit", known, res.Errors)
+		}
+	}
 }

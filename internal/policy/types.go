@@ -3,8 +3,10 @@ package policy
 import (
 	"errors"
 	"time"
+	"unique"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/names"
 )
 
 // Input is everything a policy may look at for one decision. The decision core builds it; the
@@ -18,6 +20,11 @@ type Input struct {
 	Session *SessionView
 	// Now is the evaluation time (injected so tests are deterministic).
 	Now time.Time
+	// RequestBytes, when > 0, is the size of Event's protobuf encoding: no string, list or map
+	// the policy reads from the event is longer. It lets expressions whose cost estimate stays
+	// within the limit for requests of that size run without cost tracking; 0 (unknown) tracks
+	// them always.
+	RequestBytes int
 }
 
 // SessionView is a read-only snapshot of what the server remembers about a session.
@@ -46,8 +53,34 @@ type SessionView struct {
 	Facts []*ahpv1.Fact
 	// AgentFacts are facts remembered for the agent across its sessions, most recent first.
 	AgentFacts []*ahpv1.Fact
-	// Recent are summaries of the most recent events, most recent first.
+	// Recent are summaries of the most recent events, most recent first. A view from a store
+	// that keeps them compactly may leave it nil and hold them as CompactEvents instead (see
+	// SetCompactRecent); read them with RecentEvents.
 	Recent []EventSummary
+
+	// compact, when Recent is nil, are the recent events as the store keeps them, shared with
+	// it and never written.
+	compact []CompactEvent
+}
+
+// SetCompactRecent gives v its recent events (most recent first) in a store's compact form, to
+// be converted to Recent only if something reads them (RecentEvents): most decisions never do,
+// and the store's slice is shared, not copied. events must not be written afterwards.
+func (v *SessionView) SetCompactRecent(events []CompactEvent) {
+	v.Recent, v.compact = nil, events
+}
+
+// RecentEvents returns Recent, first converting the compact form a store gave (SetCompactRecent)
+// if that has not been done. It is not safe for concurrent use with itself.
+func (v *SessionView) RecentEvents() []EventSummary {
+	if v.Recent == nil && v.compact != nil {
+		v.Recent = make([]EventSummary, len(v.compact))
+		for i, c := range v.compact {
+			v.Recent[i] = c.Summary()
+		}
+		v.compact = nil
+	}
+	return v.Recent
 }
 
 // EventSummary is a compact record of one remembered event.
@@ -58,6 +91,51 @@ type EventSummary struct {
 	ToolName, ToolKind string
 	// Time is when the server recorded the event.
 	Time time.Time
+}
+
+// CompactEvent is an EventSummary as session memory keeps it (issue 18: a full store of
+// summaries was tens of megabytes the collector scanned at every cycle): 24 bytes with one pointer,
+// to the interned tool name, instead of 56 bytes with four. The time keeps its instant and whether
+// it was UTC; any other location reads back as local time, and the monotonic reading is dropped.
+type CompactEvent struct {
+	unixNano int64
+	toolName unique.Handle[string] // zero for no tool name
+	typ      int32                 // ahpv1.EventType
+	kind     int16                 // ahpv1.ToolKind
+	utc      bool
+}
+
+// NewCompactEvent summarises an event of type t with the tool's name and kind, recorded at.
+func NewCompactEvent(t ahpv1.EventType, kind ahpv1.ToolKind, toolName string, at time.Time) CompactEvent {
+	c := CompactEvent{unixNano: at.UnixNano(), typ: int32(t), kind: int16(kind), utc: at.Location() == time.UTC}
+	if int32(c.kind) != int32(kind) {
+		c.kind = -1 // not a defined kind (the core refuses those): reads back as no kind
+	}
+	if toolName != "" {
+		c.toolName = unique.Make(toolName)
+	}
+	return c
+}
+
+// ToolName is the tool's name ("" for none).
+func (c CompactEvent) ToolName() string {
+	if c.toolName == (unique.Handle[string]{}) {
+		return ""
+	}
+	return c.toolName.Value()
+}
+
+// Summary is c as an EventSummary.
+func (c CompactEvent) Summary() EventSummary {
+	at := time.Unix(0, c.unixNano)
+	if c.utc {
+		at = at.UTC()
+	}
+	kind := ""
+	if c.kind >= 0 {
+		kind = names.ToolKindName(ahpv1.ToolKind(c.kind))
+	}
+	return EventSummary{Type: names.EventTypeName(ahpv1.EventType(c.typ)), ToolName: c.ToolName(), ToolKind: kind, Time: at}
 }
 
 // Result is the combined outcome of evaluating a policy for one input.

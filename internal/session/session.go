@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unique"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
 	"github.com/ahp-gateway/ahp/internal/lru"
@@ -125,7 +124,7 @@ type state struct {
 	lastType           string
 	runStatus          string
 	verificationStatus string
-	recent             ring[policy.EventSummary]
+	recent             ring[policy.CompactEvent] // pointer-light entries (policy.CompactEvent)
 	facts              ring[*ahpv1.Fact]
 	bytes              int // estimated, for the cache's byte bound
 }
@@ -139,8 +138,11 @@ type facts struct {
 // Bytes estimates what the memory keeps, sessions and agents together.
 func (m *Memory) Bytes() int { return m.sessions.Bytes() + m.agents.Bytes() }
 
-func eventSummarySize(e policy.EventSummary) int {
-	return summarySize + len(e.Type) + len(e.ToolName) + len(e.ToolKind)
+// compactSize is what a recent event counts towards MaxBytes: as much as the EventSummary it
+// stands for (the compact form is smaller, so the bound errs on the safe side).
+func compactSize(e policy.CompactEvent) int {
+	s := e.Summary()
+	return summarySize + len(s.Type) + len(s.ToolName) + len(s.ToolKind)
 }
 
 func factBytes(f *ahpv1.Fact) int { return factSize + len(f.GetContent()) + len(f.GetSource()) }
@@ -152,9 +154,30 @@ func pushFact(r *ring[*ahpv1.Fact], f *ahpv1.Fact) int {
 	return grown
 }
 
-// View implements Store. The view's Recent, Facts and AgentFacts share the rings' storage (see
-// ring): no copy per decision, and later pushes never change what a view holds.
+// View implements Store. The view's Facts and AgentFacts share the rings' storage (see ring): no
+// copy per decision, and later pushes never change what a view holds; Recent is converted from
+// the ring's compact entries. LazyView leaves that conversion to whoever reads them.
 func (m *Memory) View(sessionID, agentID string) *policy.SessionView {
+	v := m.LazyView(sessionID, agentID)
+	v.RecentEvents()
+	if v.Recent == nil {
+		v.Recent = []policy.EventSummary{}
+	}
+	return v
+}
+
+// LazyViewer is a Store whose views may hold their recent events in compact form, converted on
+// first use (policy.SessionView.RecentEvents); the decision core uses it when a store offers it.
+type LazyViewer interface {
+	// LazyView is View with Recent left to RecentEvents.
+	LazyView(sessionID, agentID string) *policy.SessionView
+}
+
+var _ LazyViewer = (*Memory)(nil)
+
+// LazyView implements LazyViewer: the view shares the ring of compact recent events instead of
+// converting 64 of them for every decision, whether or not a rule reads session.recent.
+func (m *Memory) LazyView(sessionID, agentID string) *policy.SessionView {
 	v := &policy.SessionView{SessionID: sessionID, AgentID: agentID}
 	if sessionID != "" {
 		if s, ok := m.sessions.Get(sessionID); ok {
@@ -167,7 +190,7 @@ func (m *Memory) View(sessionID, agentID string) *policy.SessionView {
 			v.FirstSeen, v.LastSeen = s.firstSeen, s.lastSeen
 			v.LastEventType = s.lastType
 			v.RunStatus, v.VerificationStatus = s.runStatus, s.verificationStatus
-			v.Recent = s.recent.newestFirst()
+			v.SetCompactRecent(s.recent.newestFirst())
 			v.Facts = s.facts.newestFirst()
 			s.mu.Unlock()
 		}
@@ -190,7 +213,7 @@ func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
 	if sid != "" {
 		s, _ := m.sessions.GetOrCreate(sid, func() *state {
 			return &state{
-				recent: newRing[policy.EventSummary](m.opts.RecentEvents), facts: newRing[*ahpv1.Fact](m.opts.Facts),
+				recent: newRing[policy.CompactEvent](m.opts.RecentEvents), facts: newRing[*ahpv1.Fact](m.opts.Facts),
 				bytes: stateSize + len(sid) + slotSize*(ringSlots(m.opts.RecentEvents)+ringSlots(m.opts.Facts)),
 			}
 		})
@@ -216,11 +239,9 @@ func (m *Memory) RecordEvent(ev *ahpv1.Event, at time.Time) {
 		case ahpv1.EventType_EVENT_TYPE_VERIFICATION:
 			s.verificationStatus = wireName(ev.GetVerification().GetStatus().String(), "VERIFICATION_STATUS_")
 		}
-		summary := policy.EventSummary{
-			Type: name, ToolName: canonical(ev.GetTool().GetName()), ToolKind: names.ToolKindName(ev.GetTool().GetKind()), Time: at,
-		}
-		s.bytes += eventSummarySize(summary)
-		s.recent.push(summary, func(old policy.EventSummary) { s.bytes -= eventSummarySize(old) })
+		summary := policy.NewCompactEvent(ev.GetType(), ev.GetTool().GetKind(), ev.GetTool().GetName(), at)
+		s.bytes += compactSize(summary)
+		s.recent.push(summary, func(old policy.CompactEvent) { s.bytes -= compactSize(old) })
 		for _, f := range derived {
 			s.bytes += pushFact(&s.facts, f)
 		}
@@ -256,20 +277,6 @@ func (m *Memory) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 		s.mu.Unlock()
 	}
 }
-
-// canonical returns one shared copy of a tool name (issue 18): a session keeps up to
-// RecentEvents summaries, each naming its tool, and the few names agents use would otherwise be
-// one heap string per summary for the collector to mark, each keeping the request it was decoded
-// from alive. unique's table holds its entries weakly, so it needs no bound of its own; names
-// longer than maxCanonical are kept as they are.
-func canonical(s string) string {
-	if s == "" || len(s) > maxCanonical {
-		return s
-	}
-	return unique.Make(s).Value()
-}
-
-const maxCanonical = 128
 
 // Scoped ids: the decision core keys memory by the authenticated principal as well as by the
 // session or agent id the caller names, so one principal never reads or writes another's memory
@@ -315,8 +322,8 @@ const ellipsis = "…"
 // (failures, verification results, run status, finished tasks), not raw tool input, and each is
 // redacted before it is cut to size (so a cut never leaves half a secret).
 func deriveFacts(ev *ahpv1.Event, r *redact.Redactor) []*ahpv1.Fact {
-	source := "observation:" + names.EventTypeName(ev.GetType())
 	fact := func(confidence float32, format string, args ...any) *ahpv1.Fact {
+		source := factSource(ev.GetType())
 		text, _ := r.String(fmt.Sprintf(format, args...))
 		if len(text) > maxFactLen {
 			text = redact.Truncate(text, maxFactLen-len(ellipsis)) + ellipsis
@@ -380,6 +387,26 @@ func deriveFacts(ev *ahpv1.Event, r *redact.Redactor) []*ahpv1.Fact {
 		}
 	}
 	return nil
+}
+
+// factSources holds "observation:<event type>" for every event type, so the facts of an event
+// type share one string instead of each keeping its own (issue 18: less for the collector to mark
+// in full session and agent memories).
+var factSources = func() map[ahpv1.EventType]string {
+	out := map[ahpv1.EventType]string{}
+	values := ahpv1.EventType(0).Descriptor().Values()
+	for i := range values.Len() {
+		t := ahpv1.EventType(values.Get(i).Number())
+		out[t] = "observation:" + names.EventTypeName(t)
+	}
+	return out
+}()
+
+func factSource(t ahpv1.EventType) string {
+	if s, ok := factSources[t]; ok {
+		return s
+	}
+	return "observation:" + names.EventTypeName(t)
 }
 
 func pathOf(input map[string]any) string {

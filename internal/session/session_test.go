@@ -137,3 +137,48 @@ func TestMemoryIsBoundedInBytes(t *testing.T) {
 }
 
 func agentOf(ev *ahpv1.Event) string { return ev.GetSession().GetAgent().GetId() }
+
+// TestLazyViewsRecentEvents: a lazy view holds the recent events unconverted until read; read,
+// they are what View gives, newest first, with the recorded times (UTC kept as UTC), and events
+// recorded after the view was taken do not show up in it.
+func TestLazyViewsRecentEvents(t *testing.T) {
+	t.Parallel()
+	m := session.NewMemory(session.Options{RecentEvents: 8})
+	at := time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
+	local := time.Unix(1_800_000_000, 5).Local()
+	m.RecordEvent(toolEvent(ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE, "s", "a"), at)
+	mcp := toolEvent(ahpv1.EventType_EVENT_TYPE_TOOL_AFTER, "s", "a")
+	mcp.Tool = &ahpv1.Tool{Name: "mcp__github__create_pull_request_with_a_rather_long_name", Kind: ahpv1.ToolKind_TOOL_KIND_MCP}
+	m.RecordEvent(mcp, local)
+	m.RecordEvent(&ahpv1.Event{Id: "x", Type: ahpv1.EventType_EVENT_TYPE_SESSION_START, Session: &ahpv1.Session{Id: "s"}}, at.Add(time.Second))
+
+	lazy := m.LazyView("s", "")
+	if lazy.Recent != nil {
+		t.Fatalf("a lazy view converted its recent events: %+v", lazy.Recent)
+	}
+	m.RecordEvent(toolEvent(ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE, "s", "a"), at.Add(time.Hour)) // after the view
+	got := lazy.RecentEvents()
+	want := []struct {
+		typ, name, kind string
+		at              time.Time
+	}{
+		{"session.start", "", "", at.Add(time.Second)},
+		{"tool.after", mcp.Tool.Name, "mcp", local},
+		{"tool.before", "Bash", "shell", at},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d recent events, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Type != w.typ || g.ToolName != w.name || g.ToolKind != w.kind || !g.Time.Equal(w.at) || (g.Time.Location() == time.UTC) != (w.at.Location() == time.UTC) {
+			t.Errorf("recent[%d] = %+v, want %+v", i, g, w)
+		}
+	}
+	if v := m.View("s", ""); len(v.Recent) != 4 || v.Recent[1] != got[0] {
+		t.Errorf("View: %+v, want the four events, newest first", v.Recent)
+	}
+	if v := m.View("none", ""); v.Recent == nil || len(v.Recent) != 0 {
+		t.Errorf("View of an unknown session: Recent %#v, want empty", v.Recent)
+	}
+}
