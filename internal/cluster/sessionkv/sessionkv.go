@@ -381,17 +381,19 @@ type Stats struct {
 	QueuedBytes int
 	// Cached is how many records the local copy holds.
 	Cached int
+	// Watching reports that the watch delivered the whole bucket: views read the local copy.
+	Watching bool
 }
 
 // Stats returns the counters.
 func (s *Store) Stats() Stats {
 	s.mu.Lock()
-	q, n := s.queuedBytes, s.known.Len()+len(s.dirty)
+	q, n, watching := s.queuedBytes, s.known.Len()+len(s.dirty), s.ready
 	s.mu.Unlock()
 	return Stats{
 		Reads: s.stats.reads.Load(), Writes: s.stats.writes.Load(), Coalesced: s.stats.coalesced.Load(), SyncWrites: s.stats.syncWrites.Load(),
 		Conflicts: s.stats.conflicts.Load(), Failures: s.stats.failures.Load(), TooLarge: s.stats.tooLarge.Load(), Dropped: s.stats.dropped.Load(),
-		LostAtClose: s.stats.lostAtClose.Load(), QueuedBytes: q, Cached: n,
+		LostAtClose: s.stats.lostAtClose.Load(), QueuedBytes: q, Cached: n, Watching: watching,
 	}
 }
 
