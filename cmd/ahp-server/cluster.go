@@ -282,9 +282,17 @@ func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer
 func (cs *clusterStores) stats() metrics.ClusterStats {
 	st := cs.conn.Stats()
 	out := metrics.ClusterStats{
-		Connected: st.Connected, Degraded: st.Degraded, Failures: st.Failures, Reconnects: st.Reconnects,
-		DegradedSeconds: st.DegradedSeconds,
-		BucketEntries:   map[string]uint64{}, BucketBytes: map[string]uint64{},
+		Connected: st.Connected, Degraded: st.Degraded, Failures: st.Failures, Timeouts: st.Timeouts, Checks: st.Checks,
+		Reconnects: st.Reconnects, DegradedSeconds: st.DegradedSeconds,
+		BucketEntries: map[string]uint64{}, BucketBytes: map[string]uint64{},
+	}
+	if cs.sessions != nil {
+		s := cs.sessions.Stats()
+		out.Sessions = metrics.SessionStoreStats{
+			Watching: s.Watching, Reads: s.Reads, Writes: s.Writes, Coalesced: s.Coalesced, SyncWrites: s.SyncWrites,
+			Conflicts: s.Conflicts, WriteFailures: s.Failures, Dropped: s.Dropped, TooLarge: s.TooLarge,
+			LostAtClose: s.LostAtClose, QueueBytes: s.QueuedBytes, Cached: s.Cached,
+		}
 	}
 	if cs.fanout != nil {
 		f := cs.fanout.Stats()

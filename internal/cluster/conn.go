@@ -17,8 +17,13 @@ import (
 
 // Conn is one replica's connection to NATS JetStream, shared by every cluster store. It
 // reconnects on its own for as long as the process runs. Stores report each failed or late
-// operation (Failed) and each success (Succeeded); Conn turns those into one log line when the
-// degraded period starts and one when it ends, and into the counters metrics read.
+// operation (Failed) and each success (Succeeded); the operation that failed uses its local
+// fallback, counted. Whether the cluster is degraded follows the connection's real state, not
+// single operations: a lost connection degrades it at once; a failure while connected (a lookup
+// over its budget under load, say) makes Conn check, off the decision path, that JetStream
+// answers, and only when it does not is the cluster degraded. A degraded period ends when a check
+// succeeds after the connection is back. Conn logs the start and the end of a degraded period
+// once each, and keeps the counters metrics read.
 type Conn struct {
 	cfg Config
 	nc  *nats.Conn
@@ -29,9 +34,26 @@ type Conn struct {
 	degradedSince atomic.Int64 // unix nanoseconds; 0 while healthy
 	degradedTotal atomic.Int64 // nanoseconds of ended degraded periods
 	failures      atomic.Uint64
+	timeouts      atomic.Uint64
+	checks        atomic.Uint64
+	lastCheck     atomic.Int64 // unix nanoseconds of the last check started
+	checkMu       sync.Mutex
+	checking      bool       // a check goroutine runs
+	checkFailure  bool       // the running check was started by a failure
+	nextCause     error      // the failure that asked for the next check
+	recheck       bool       // a connect (or, during a connect's check, a failure) came while it ran: it checks once more
 	mu            sync.Mutex // orders the start/end log lines
 	closed        atomic.Bool
+	jsSet         chan struct{} // closed once Connect set nc and js (or failed)
+	done          chan struct{} // closed by Close
 }
+
+// checkTimeout bounds one check that JetStream answers (off the decision path).
+const checkTimeout = time.Second
+
+// checkInterval is the least time between two checks started by failed operations, and the
+// time between two checks while degraded.
+const checkInterval = 250 * time.Millisecond
 
 // Connect dials NATS with the settings of cfg (defaults filled in). With OnStartUnavailable
 // "refuse" an unreachable NATS is an error; with "degrade" Connect returns a Conn that keeps trying
@@ -44,11 +66,12 @@ func Connect(cfg Config, log *slog.Logger) (*Conn, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	c := &Conn{cfg: cfg, log: log}
+	c := &Conn{cfg: cfg, log: log, done: make(chan struct{}), jsSet: make(chan struct{})}
 	opts, err := c.options()
 	if err != nil {
 		return nil, err
 	}
+	defer close(c.jsSet)
 	nc, err := nats.Connect(strings.Join(cfg.Servers, ","), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: connecting to NATS (%s): %w", redactURLs(cfg.Servers), err)
@@ -66,7 +89,8 @@ func Connect(cfg Config, log *slog.Logger) (*Conn, error) {
 	}
 	c.js = js
 	if !nc.IsConnected() {
-		c.Failed(errors.New("NATS not reachable at start"))
+		c.failures.Add(1)
+		c.degrade(errors.New("NATS not reachable at start"))
 	}
 	return c, nil
 }
@@ -85,16 +109,18 @@ func (c *Conn) options() ([]nats.Option, error) {
 		nats.ReconnectBufSize(8 << 20),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if !c.closed.Load() { // our own Close is no outage
-				c.Failed(fmt.Errorf("NATS connection lost: %v", err))
+				c.failures.Add(1)
+				c.degrade(fmt.Errorf("NATS connection lost: %v", err))
 			}
 		}),
+		// Connected again: the degraded period ends once JetStream answers.
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			c.log.Info("cluster: reconnected to NATS", "server", nc.ConnectedUrlRedacted())
-			c.Succeeded()
+			c.check(nil, true)
 		}),
 		nats.ConnectHandler(func(nc *nats.Conn) {
 			c.log.Info("cluster: connected to NATS", "server", nc.ConnectedUrlRedacted())
-			c.Succeeded()
+			c.check(nil, true)
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			c.log.Warn("cluster: NATS error", "error", err)
@@ -175,24 +201,26 @@ func (c *Conn) Budget(ctx context.Context) (context.Context, context.CancelFunc)
 // down: decisions then do not wait out the lookup budget while NATS reconnects.
 var ErrNotConnected = errors.New("NATS not connected")
 
-// Usable reports whether a store should try NATS now; when not, it records the failure, and the
-// store uses its local fallback at once.
+// Usable reports whether a store should try NATS now: connected and not degraded. When not, it
+// counts the operation as failed, and the store uses its local fallback at once.
 func (c *Conn) Usable() bool {
-	if c.nc.IsConnected() {
+	if c.connected() && !c.degraded.Load() {
 		return true
 	}
 	c.Failed(ErrNotConnected)
 	return false
 }
 
+func (c *Conn) connected() bool { return c.nc != nil && c.nc.IsConnected() }
+
 // Ready reports whether NATS is reachable: nil when connected and no store operation failed
 // since the last success.
 func (c *Conn) Ready() error {
-	if !c.nc.IsConnected() {
+	if !c.connected() {
 		return errors.New("NATS not connected")
 	}
 	if c.degraded.Load() {
-		return errors.New("cluster store degraded: the last NATS operation failed")
+		return errors.New("cluster store degraded: JetStream does not answer")
 	}
 	return nil
 }
@@ -203,8 +231,11 @@ func (c *Conn) Unavailable() string {
 	if c.cfg.OnUnavailable != FailClosed {
 		return ""
 	}
-	if !c.nc.IsConnected() {
+	if !c.connected() {
 		return "cluster store unavailable (NATS not connected); failing closed"
+	}
+	if c.degraded.Load() {
+		return "cluster store unavailable (JetStream not answering); failing closed"
 	}
 	return ""
 }
@@ -212,10 +243,111 @@ func (c *Conn) Unavailable() string {
 // FailClosed reports whether on_unavailable is fail-closed.
 func (c *Conn) FailClosed() bool { return c.cfg.OnUnavailable == FailClosed }
 
-// Failed records a failed or late store operation: the first one after a success starts a
-// degraded period, logged once.
+// Failed records a failed or late store operation (the caller uses its local fallback for it).
+// With the connection down it starts a degraded period, logged once; with the connection up it
+// starts a check that JetStream answers (at most one at a time, and one per checkInterval),
+// which starts a degraded period only when JetStream does not answer within a second.
 func (c *Conn) Failed(err error) {
 	c.failures.Add(1)
+	if errors.Is(err, context.DeadlineExceeded) {
+		c.timeouts.Add(1)
+	}
+	if c.degraded.Load() || c.closed.Load() {
+		return
+	}
+	if !c.connected() {
+		c.degrade(err)
+		return
+	}
+	c.check(err, false)
+}
+
+// check starts, unless one is running (or, with always false, one started less than
+// checkInterval ago), a goroutine that asks JetStream for its account information. An answer ends
+// a degraded period; no answer starts one, and the goroutine asks again every checkInterval while
+// connected and degraded. cause is the failure that prompted the check (nil after a connect).
+func (c *Conn) check(cause error, always bool) {
+	now := time.Now().UnixNano()
+	if !always && now-c.lastCheck.Load() < int64(checkInterval) {
+		return
+	}
+	c.checkMu.Lock()
+	if c.checking {
+		c.recheck = c.recheck || always || !c.checkFailure
+		c.checkFailure = c.checkFailure || cause != nil
+		if c.recheck && c.nextCause == nil {
+			c.nextCause = cause
+		}
+		c.checkMu.Unlock()
+		return
+	}
+	c.checking, c.checkFailure = true, cause != nil
+	c.checkMu.Unlock()
+	if !always {
+		c.lastCheck.Store(now)
+	}
+	go func() {
+		select {
+		case <-c.jsSet:
+		case <-c.done:
+		}
+		for {
+			again, next := c.checkOnce(cause)
+			if !again {
+				return
+			}
+			cause = next
+		}
+	}()
+}
+
+// checkOnce runs one check, and further ones every checkInterval while connected and JetStream
+// does not answer; it reports whether a connect (or failure) during the check asks for one more,
+// and the failure that did.
+func (c *Conn) checkOnce(cause error) (again bool, next error) {
+	defer func() {
+		c.checkMu.Lock()
+		again, c.recheck = c.recheck && !c.closed.Load(), false
+		next, c.nextCause = c.nextCause, nil
+		c.checking, c.checkFailure = again, false
+		c.checkMu.Unlock()
+	}()
+	if c.js == nil { // Connect failed
+		return
+	}
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+		_, err := c.js.AccountInfo(ctx)
+		cancel()
+		c.checks.Add(1)
+		if c.closed.Load() {
+			return
+		}
+		if err == nil {
+			if c.degraded.Load() {
+				c.Succeeded()
+			} else if cause != nil {
+				c.log.Debug("cluster: a store operation failed, but JetStream answers: not degraded", "error", cause)
+			}
+			return
+		}
+		if !c.connected() {
+			return // the connection is lost (degraded by then); its reconnect checks again
+		}
+		if cause == nil {
+			cause = errors.New("connected, but JetStream did not answer")
+		}
+		c.degrade(fmt.Errorf("%v; JetStream does not answer: %w", cause, err))
+		select {
+		case <-c.done:
+			return
+		case <-time.After(checkInterval):
+		}
+	}
+}
+
+// degrade starts a degraded period, logged once.
+func (c *Conn) degrade(err error) {
 	if c.degraded.Load() || c.closed.Load() {
 		return
 	}
@@ -232,9 +364,10 @@ func (c *Conn) Failed(err error) {
 	c.log.Error("cluster: NATS unavailable; "+action, "error", err, "on_unavailable", c.cfg.OnUnavailable)
 }
 
-// Succeeded records a successful store operation: it ends a degraded period, logged once.
+// Succeeded records a successful store operation: it ends a degraded period (connected again),
+// logged once.
 func (c *Conn) Succeeded() {
-	if !c.degraded.Load() {
+	if !c.degraded.Load() || !c.connected() {
 		return
 	}
 	c.mu.Lock()
@@ -254,8 +387,13 @@ type Stats struct {
 	Connected bool
 	// Degraded reports a degraded period in progress.
 	Degraded bool
-	// Failures counts failed or late store operations.
+	// Failures counts store operations that used the local fallback: failed, late, or not
+	// tried because NATS was not usable.
 	Failures uint64
+	// Timeouts counts the operations among them that ran out of the lookup budget.
+	Timeouts uint64
+	// Checks counts the checks that JetStream answers (after failures and reconnects).
+	Checks uint64
 	// DegradedSeconds is the total time spent degraded, the current period included.
 	DegradedSeconds float64
 	// Reconnects counts reconnections.
@@ -269,9 +407,11 @@ func (c *Conn) Stats() Stats {
 		total += time.Duration(time.Now().UnixNano() - since)
 	}
 	return Stats{
-		Connected:       c.nc.IsConnected(),
+		Connected:       c.connected(),
 		Degraded:        c.degraded.Load(),
 		Failures:        c.failures.Load(),
+		Timeouts:        c.timeouts.Load(),
+		Checks:          c.checks.Load(),
 		DegradedSeconds: total.Seconds(),
 		Reconnects:      c.nc.Stats().Reconnects,
 	}
@@ -282,6 +422,7 @@ func (c *Conn) Close() {
 	if c.nc == nil || c.closed.Swap(true) {
 		return
 	}
+	close(c.done)
 	_ = c.nc.FlushTimeout(time.Second)
 	c.nc.Close()
 }

@@ -7,8 +7,10 @@ import "github.com/prometheus/client_golang/prometheus"
 type ClusterStats struct {
 	// Connected and Degraded describe the NATS connection and the shared stores now.
 	Connected, Degraded bool
-	// Failures counts failed or late store operations; Reconnects reconnections.
-	Failures, Reconnects uint64
+	// Failures counts store operations that used the local fallback (failed, late, or not
+	// tried); Timeouts those that ran out of the lookup budget; Checks the checks that JetStream
+	// answers; Reconnects reconnections.
+	Failures, Timeouts, Checks, Reconnects uint64
 	// DegradedSeconds is the time spent degraded.
 	DegradedSeconds float64
 	// FanoutSent, FanoutReceived and FanoutDropped count Watch items to and from other replicas.
@@ -17,6 +19,27 @@ type ClusterStats struct {
 	AuditPublished, AuditFailed uint64
 	// BucketEntries and BucketBytes are the sizes of the shared KV buckets, by bucket.
 	BucketEntries, BucketBytes map[string]uint64
+	// Sessions are the shared session store's counters.
+	Sessions SessionStoreStats
+}
+
+// SessionStoreStats are the counters of the shared session store (its local copy and write queue).
+type SessionStoreStats struct {
+	// Watching: the store's watch delivered the whole bucket (views read the local copy).
+	Watching bool
+	// Reads counts records read from the bucket because the local copy lacked them.
+	Reads uint64
+	// Writes counts records stored; Coalesced changes that shared a write with another;
+	// SyncWrites calls that wrote synchronously because the queue was full; Conflicts
+	// compare-and-set conflicts (reapplied); WriteFailures writes NATS refused or did not
+	// answer (retried).
+	Writes, Coalesced, SyncWrites, Conflicts, WriteFailures uint64
+	// Dropped counts changes refused with the queue over twice its bound; TooLarge changes
+	// that would have made a record exceed its byte bound; LostAtClose changes still queued when
+	// the store closed.
+	Dropped, TooLarge, LostAtClose uint64
+	// QueueBytes is the size of the changes queued now; Cached the records the local copy holds.
+	QueueBytes, Cached int
 }
 
 var (
@@ -29,6 +52,19 @@ var (
 	clusterAuditDesc     = prometheus.NewDesc("ahp_cluster_audit_records_total", "Audit records for the replicated audit stream, by outcome (published, failed).", []string{"outcome"}, nil)
 	clusterEntriesDesc   = prometheus.NewDesc("ahp_cluster_bucket_entries", "Entries in a shared KV bucket.", []string{"bucket"}, nil)
 	clusterBytesDesc     = prometheus.NewDesc("ahp_cluster_bucket_bytes", "Bytes in a shared KV bucket.", []string{"bucket"}, nil)
+	clusterTimeoutsDesc  = prometheus.NewDesc("ahp_cluster_store_timeouts_total", "Shared store operations that ran out of the lookup budget (they used the local store).", nil, nil)
+	clusterChecksDesc    = prometheus.NewDesc("ahp_cluster_checks_total", "Checks that JetStream answers, after a failed operation or a reconnect.", nil, nil)
+
+	sessionWatchingDesc = prometheus.NewDesc("ahp_cluster_session_watching", "1 once the session store's watch delivered the whole bucket (views read the local copy).", nil, nil)
+	sessionReadsDesc    = prometheus.NewDesc("ahp_cluster_session_bucket_reads_total", "Session records read from the bucket because the local copy lacked them.", nil, nil)
+	sessionWritesDesc   = prometheus.NewDesc("ahp_cluster_session_writes_total", "Session records written to the bucket.", nil, nil)
+	sessionSyncDesc     = prometheus.NewDesc("ahp_cluster_session_sync_writes_total", "Session calls that wrote the record themselves because the write queue was full.", nil, nil)
+	sessionCoalDesc     = prometheus.NewDesc("ahp_cluster_session_coalesced_total", "Session changes stored in one write with another change to the same record.", nil, nil)
+	sessionConflDesc    = prometheus.NewDesc("ahp_cluster_session_conflicts_total", "Compare-and-set conflicts of session writes (another replica wrote first; reapplied).", nil, nil)
+	sessionFailDesc     = prometheus.NewDesc("ahp_cluster_session_write_failures_total", "Session writes NATS refused or did not answer (the changes stay queued and are retried).", nil, nil)
+	sessionDropDesc     = prometheus.NewDesc("ahp_cluster_session_changes_dropped_total", "Session changes never stored, by reason (queue_full, too_large, lost_at_close).", []string{"reason"}, nil)
+	sessionQueueDesc    = prometheus.NewDesc("ahp_cluster_session_queue_bytes", "Bytes of session changes queued and not yet stored.", nil, nil)
+	sessionCachedDesc   = prometheus.NewDesc("ahp_cluster_session_cached_records", "Session and agent records in the local copy.", nil, nil)
 )
 
 // ClusterStats makes the cluster metrics read stats at every scrape; call it once.
@@ -43,7 +79,9 @@ type clusterCollector struct{ stats func() ClusterStats }
 
 func (clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{clusterConnectedDesc, clusterDegradedDesc, clusterFailuresDesc, clusterReconnectDesc,
-		clusterDegradedSecs, clusterFanoutDesc, clusterAuditDesc, clusterEntriesDesc, clusterBytesDesc} {
+		clusterDegradedSecs, clusterFanoutDesc, clusterAuditDesc, clusterEntriesDesc, clusterBytesDesc, clusterTimeoutsDesc, clusterChecksDesc,
+		sessionWatchingDesc, sessionReadsDesc, sessionWritesDesc, sessionSyncDesc, sessionCoalDesc, sessionConflDesc, sessionFailDesc, sessionDropDesc,
+		sessionQueueDesc, sessionCachedDesc} {
 		ch <- d
 	}
 }
@@ -72,4 +110,19 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	for bucket, n := range s.BucketBytes {
 		ch <- prometheus.MustNewConstMetric(clusterBytesDesc, prometheus.GaugeValue, float64(n), bucket)
 	}
+	ch <- prometheus.MustNewConstMetric(clusterTimeoutsDesc, prometheus.CounterValue, float64(s.Timeouts))
+	ch <- prometheus.MustNewConstMetric(clusterChecksDesc, prometheus.CounterValue, float64(s.Checks))
+	ss := s.Sessions
+	ch <- prometheus.MustNewConstMetric(sessionWatchingDesc, prometheus.GaugeValue, b(ss.Watching))
+	ch <- prometheus.MustNewConstMetric(sessionReadsDesc, prometheus.CounterValue, float64(ss.Reads))
+	ch <- prometheus.MustNewConstMetric(sessionWritesDesc, prometheus.CounterValue, float64(ss.Writes))
+	ch <- prometheus.MustNewConstMetric(sessionSyncDesc, prometheus.CounterValue, float64(ss.SyncWrites))
+	ch <- prometheus.MustNewConstMetric(sessionCoalDesc, prometheus.CounterValue, float64(ss.Coalesced))
+	ch <- prometheus.MustNewConstMetric(sessionConflDesc, prometheus.CounterValue, float64(ss.Conflicts))
+	ch <- prometheus.MustNewConstMetric(sessionFailDesc, prometheus.CounterValue, float64(ss.WriteFailures))
+	ch <- prometheus.MustNewConstMetric(sessionDropDesc, prometheus.CounterValue, float64(ss.Dropped), "queue_full")
+	ch <- prometheus.MustNewConstMetric(sessionDropDesc, prometheus.CounterValue, float64(ss.TooLarge), "too_large")
+	ch <- prometheus.MustNewConstMetric(sessionDropDesc, prometheus.CounterValue, float64(ss.LostAtClose), "lost_at_close")
+	ch <- prometheus.MustNewConstMetric(sessionQueueDesc, prometheus.GaugeValue, float64(ss.QueueBytes))
+	ch <- prometheus.MustNewConstMetric(sessionCachedDesc, prometheus.GaugeValue, float64(ss.Cached))
 }

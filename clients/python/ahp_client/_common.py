@@ -159,14 +159,21 @@ def watch_request(
     event_types: Sequence[int],
     tool_kinds: Sequence[int],
     decisions_only: bool,
+    flush_interval_ms: int = 0,
 ) -> service_pb2.WatchRequest:
-    """The WatchRequest for a filter; every part is optional."""
-    return service_pb2.WatchRequest(
+    """The WatchRequest for a filter; every part is optional. flush_interval_ms (0 to 1000) asks
+    the server to write to the stream at most once per that many milliseconds (0: at once)."""
+    if not 0 <= flush_interval_ms <= 1000:
+        raise ValueError("flush_interval_ms must be between 0 and 1000")
+    req = service_pb2.WatchRequest(
         session_id=session_id or "",
         event_types=list(event_types),  # type: ignore[arg-type]
         tool_kinds=list(tool_kinds),  # type: ignore[arg-type]
         decisions_only=decisions_only,
     )
+    if flush_interval_ms:
+        req.flush_interval_ms = flush_interval_ms  # type: ignore[attr-defined]
+    return req
 
 
 @dataclass(frozen=True)

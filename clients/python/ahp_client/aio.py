@@ -155,11 +155,13 @@ class AsyncAhpClient:
         event_types: Sequence[int] = (),
         tool_kinds: Sequence[int] = (),
         decisions_only: bool = False,
+        flush_interval_ms: int = 0,
         timeout: float | None = None,
     ) -> AsyncWatch:
-        """Opens a live tail with a filter and returns once the server has subscribed. Raises AhpError."""
+        """Opens a live tail with a filter and returns once the server has subscribed. Raises AhpError.
+        flush_interval_ms > 0 batches the server's writes (at most one per interval; the console uses 250)."""
         call = self.observation.Watch(
-            watch_request(session_id, event_types, tool_kinds, decisions_only), timeout=timeout,
+            watch_request(session_id, event_types, tool_kinds, decisions_only, flush_interval_ms), timeout=timeout,
         )
         return await AsyncWatch(call)._subscribe()
 

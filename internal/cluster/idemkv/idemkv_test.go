@@ -2,6 +2,7 @@ package idemkv_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -85,5 +86,71 @@ func TestDegradesToLocalWhenNATSGoes(t *testing.T) {
 	}
 	if st := conn.Stats(); !st.Degraded || st.Failures == 0 {
 		t.Fatalf("stats = %+v, want degraded with failures counted", st)
+	}
+}
+
+// Lookups that run out of their budget while NATS is up fall back to the local store, counted,
+// but do not degrade the cluster (nor fail decisions closed): JetStream still answers. Stopping
+// NATS does, logged once; its return ends it, logged once.
+func TestSlowLookupsFallBackWithoutDegrading(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	var logs testkit.LogBuffer
+	conn, err := cluster.Connect(cluster.Config{Servers: []string{srv.URL()}, Name: "slow",
+		LookupBudget: time.Nanosecond, OnUnavailable: cluster.FailClosed}, logs.Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	s, err := idemkv.Open(context.Background(), conn, idemkv.Options{LookupFirst: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lookups = 20
+	for i := range lookups {
+		key := idempotency.Key(testkit.ShellEvent(fmt.Sprintf("slow-%d", i), "ls"))
+		if _, ok := s.Decision(key); ok {
+			t.Fatal("a lookup found a decision nobody made")
+		}
+		if d, stored := s.RememberDecision(key, &ahpv1.Decision{DecisionId: fmt.Sprintf("d-%d", i)}); !stored || d.GetDecisionId() != fmt.Sprintf("d-%d", i) {
+			t.Fatalf("RememberDecision over budget = %v, %v; want ours stored locally", d, stored)
+		}
+		if d, ok := s.Decision(key); !ok || d.GetDecisionId() != fmt.Sprintf("d-%d", i) {
+			t.Fatalf("Decision after a late remember = %v, %v; want the local one", d, ok)
+		}
+	}
+	logs.WaitFor(t, "JetStream answers: not degraded", 1)
+	st := conn.Stats()
+	if st.Degraded || st.Timeouts < lookups || st.Failures < st.Timeouts {
+		t.Fatalf("stats = %+v, want not degraded, at least %d timeouts counted", st, lookups)
+	}
+	if err := conn.Ready(); err != nil {
+		t.Fatalf("Ready = %v after late lookups with NATS up", err)
+	}
+	if why := conn.Unavailable(); why != "" {
+		t.Fatalf("Unavailable = %q after late lookups with NATS up; decisions must not fail closed", why)
+	}
+	if strings.Contains(logs.String(), "NATS unavailable") {
+		t.Fatalf("late lookups logged an outage:\n%s", logs.String())
+	}
+
+	srv.Stop()
+	logs.WaitFor(t, "NATS unavailable", 1)
+	for i := range lookups {
+		key := idempotency.Key(testkit.ShellEvent(fmt.Sprintf("down-%d", i), "ls"))
+		if _, stored := s.RememberDecision(key, &ahpv1.Decision{DecisionId: "local"}); !stored {
+			t.Fatal("RememberDecision without NATS did not store locally")
+		}
+	}
+	if why := conn.Unavailable(); why == "" || !conn.Stats().Degraded {
+		t.Fatalf("NATS stopped: Unavailable = %q, stats %+v; want failing closed and degraded", why, conn.Stats())
+	}
+	srv.Restart()
+	logs.WaitFor(t, "NATS available again", 1)
+	if why := conn.Unavailable(); why != "" || conn.Ready() != nil {
+		t.Fatalf("NATS back: Unavailable = %q, Ready = %v; want shared again", why, conn.Ready())
+	}
+	if n, m := strings.Count(logs.String(), "NATS unavailable"), strings.Count(logs.String(), "NATS available again"); n != 1 || m != 1 {
+		t.Fatalf("the outage was logged %d times at its start and %d at its end, want once each:\n%s", n, m, logs.String())
 	}
 }

@@ -105,6 +105,25 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// Later returns a JetStream node that is not running yet: its URL is known at once, Run starts
+// it. For tests of a client that starts before NATS does.
+func Later(t testing.TB) *Server {
+	t.Helper()
+	port := freePort(t)
+	s := &Server{t: t, name: "n1", port: port, args: []string{
+		"-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", t.TempDir(), "-n", "n1",
+	}}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Run starts a node made by Later (or stopped) and waits until JetStream answers.
+func (s *Server) Run() {
+	s.t.Helper()
+	s.start()
+	WaitJetStream(s.t, s.URL())
+}
+
 // Cluster runs n JetStream nodes joined by routes and waits until JetStream has a meta leader.
 func Cluster(t testing.TB, n int) []*Server {
 	t.Helper()

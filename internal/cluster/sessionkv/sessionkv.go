@@ -17,7 +17,9 @@
 // a write NATS refuses stays queued and is retried; Close stores what is queued. Records are
 // bounded as in memory (ring sizes, the byte estimate), and the bucket by entries, bytes and age.
 // While NATS cannot be reached the calls use a local in-memory session store and the connection
-// is told (degraded mode).
+// is told (degraded mode). With on_start_unavailable: degrade and NATS unreachable at Open, the
+// store starts on the local store and opens the bucket and its watch in the background, with
+// backoff and at once on every (re)connect, until both work; session memory is shared from then on.
 package sessionkv
 
 import (
@@ -40,9 +42,13 @@ import (
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/session"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 )
+
+// errNotOpen: the bucket is not open yet (NATS unreachable at start).
+var errNotOpen = errors.New("session bucket not open yet")
 
 // BucketName is the bucket's name without the installation prefix.
 const BucketName = "sessions"
@@ -76,10 +82,14 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// attachTimeout bounds one background attempt at opening the bucket and starting its watch.
+const attachTimeout = 10 * time.Second
+
 // Store implements session.Store on a KV bucket.
 type Store struct {
 	conn          *cluster.Conn
-	kv            jetstream.KeyValue
+	kv            atomic.Value // jetstream.KeyValue once the bucket is open
+	bucketCfg     jetstream.KeyValueConfig
 	opts          session.Options
 	tune          Options
 	recent, facts int
@@ -103,7 +113,11 @@ type Store struct {
 	overfull       bool // changes are being dropped (logged once)
 	stop           chan struct{}
 	writers        sync.WaitGroup
+	attacher       sync.WaitGroup // the background opening of the bucket and its watch
+	life           context.Context
+	endLife        context.CancelFunc
 	watch          *cluster.KVWatch
+	readyCh        chan struct{} // closed once the watch delivered the whole bucket
 	changed        chan struct{} // closed at the next change the watch delivers
 	closeOnce      sync.Once
 
@@ -189,58 +203,152 @@ func Open(ctx context.Context, conn *cluster.Conn, opts session.Options, tune ..
 		t.Logger = slog.Default()
 	}
 	recent, facts := opts.Limits()
-	kv, err := conn.KeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:       conn.Bucket(BucketName),
-		Description:  "ahp-server: session memory (sessions and agents' facts)",
-		TTL:          opts.TTL,
-		MaxBytes:     2 * int64(opts.MaxBytes), // sessions and agents, as in memory
-		MaxValueSize: maxRecordBytes,
-		History:      1,
-		Storage:      jetstream.FileStorage,
-		Replicas:     conn.Config().Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: session bucket %s: %w", conn.Bucket(BucketName), err)
-	}
 	// The local copy: entries unused for the bucket's TTL expire with it (a record unused that
 	// long was not written that long either, so the bucket expired it too).
 	known := lru.New[string, *entry](opts.MaxSessions+opts.MaxAgents, opts.TTL, nil)
 	known.SetMaxBytes(2 * opts.MaxBytes)
 	s := &Store{
-		conn: conn, kv: kv, opts: opts, tune: t, recent: recent, facts: facts, maxBytes: opts.MaxBytes,
+		conn: conn, opts: opts, tune: t, recent: recent, facts: facts, maxBytes: opts.MaxBytes,
+		bucketCfg: jetstream.KeyValueConfig{
+			Bucket:       conn.Bucket(BucketName),
+			Description:  "ahp-server: session memory (sessions and agents' facts)",
+			TTL:          opts.TTL,
+			MaxBytes:     2 * int64(opts.MaxBytes), // sessions and agents, as in memory
+			MaxValueSize: maxRecordBytes,
+			History:      1,
+			Storage:      jetstream.FileStorage,
+			Replicas:     conn.Config().Replicas,
+		},
 		fallback: session.NewMemory(opts), log: t.Logger,
 		known: known, dirty: map[string]*entry{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), changed: make(chan struct{}),
+		readyCh: make(chan struct{}),
 	}
-	s.watch, err = cluster.WatchKV(ctx, conn, kv, ">", conn.Bucket(BucketName), s.delivered, t.Logger)
-	if err != nil {
-		if conn.Config().OnStartUnavailable != cluster.Degrade {
-			return nil, fmt.Errorf("cluster: watching session bucket %s: %w", conn.Bucket(BucketName), err)
+	s.life, s.endLife = context.WithCancel(context.Background())
+	degrade := conn.Config().OnStartUnavailable == cluster.Degrade
+	var err error
+	if !degrade || conn.NATS().IsConnected() {
+		if err = s.openBucket(ctx); err == nil {
+			err = s.startWatch(ctx)
 		}
-		s.log.Warn("cluster: watching the session bucket failed; session reads go to NATS", "error", err)
 	} else {
-		go func() {
-			select {
-			case <-s.watch.Ready():
-				s.mu.Lock()
-				s.ready = true
-				// A queued record the watch did not deliver is not in the bucket.
-				for _, e := range s.dirty {
-					if !e.loaded && !s.evicted {
-						e.loaded = true
-						s.rebuildLocked(e)
-					}
-				}
-				s.mu.Unlock()
-			case <-s.stop:
-			}
-		}()
+		err = cluster.ErrNotConnected
+	}
+	if err != nil {
+		if !degrade {
+			s.endLife()
+			return nil, fmt.Errorf("cluster: session bucket %s: %w", conn.Bucket(BucketName), err)
+		}
+		s.log.Warn("cluster: session bucket not available at start; session memory stays local until it is (retrying)",
+			"bucket", conn.Bucket(BucketName), "error", err)
+		s.attacher.Add(1)
+		go s.attach()
 	}
 	for range t.Writers {
 		s.writers.Add(1)
 		go s.write()
 	}
 	return s, nil
+}
+
+// openBucket creates or updates the bucket, once.
+func (s *Store) openBucket(ctx context.Context) error {
+	if s.bucket() != nil {
+		return nil
+	}
+	kv, err := s.conn.KeyValue(ctx, s.bucketCfg)
+	if err != nil {
+		return err
+	}
+	s.kv.Store(kv)
+	return nil
+}
+
+// bucket returns the bucket, or nil while it is not open yet.
+func (s *Store) bucket() jetstream.KeyValue {
+	kv, _ := s.kv.Load().(jetstream.KeyValue)
+	return kv
+}
+
+// startWatch starts the watch that keeps the local copy current (the bucket is open).
+func (s *Store) startWatch(ctx context.Context) error {
+	w, err := cluster.WatchKV(ctx, s.conn, s.bucket(), ">", s.bucketCfg.Bucket, s.delivered, s.log)
+	if err != nil {
+		return fmt.Errorf("watching: %w", err)
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		w.Close()
+		return nil
+	}
+	s.watch = w
+	s.mu.Unlock()
+	go func() {
+		select {
+		case <-w.Ready():
+			s.mu.Lock()
+			s.ready = true
+			// A queued record the watch did not deliver is not in the bucket.
+			for _, e := range s.dirty {
+				if !e.loaded && !s.evicted {
+					e.loaded = true
+					s.rebuildLocked(e)
+				}
+			}
+			s.mu.Unlock()
+			close(s.readyCh)
+		case <-s.stop:
+		}
+	}()
+	return nil
+}
+
+// attach opens the bucket and starts its watch in the background after Open could not: it
+// tries whenever the connection (re)connects, and while connected with a backoff of 100 ms
+// doubling to 5 s, until both work or Close. Until then the calls use the local store (the
+// bucket is not open) or read the bucket (it is open, the watch not started yet).
+func (s *Store) attach() {
+	defer s.attacher.Done()
+	nc := s.conn.NATS()
+	connected := nc.StatusChanged(nats.CONNECTED)
+	defer nc.RemoveStatusListener(connected)
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		if nc.IsConnected() {
+			ctx, cancel := context.WithTimeout(s.life, attachTimeout)
+			err := s.openBucket(ctx)
+			if err == nil {
+				err = s.startWatch(ctx)
+			}
+			cancel()
+			if err == nil {
+				s.log.Info("cluster: session bucket open and watched; session memory shared", "bucket", s.bucketCfg.Bucket, "attempts", attempt)
+				return
+			}
+			if s.life.Err() != nil {
+				return
+			}
+			s.log.Debug("cluster: opening the session bucket failed; retrying", "bucket", s.bucketCfg.Bucket, "error", err, "retry_in", backoff)
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-connected:
+			backoff = 100 * time.Millisecond
+		case <-time.After(backoff):
+			backoff = min(2*backoff, 5*time.Second)
+		}
+	}
+}
+
+// Ready is closed once the watch delivered the whole bucket: from then on views read only the
+// local copy (unless it evicted a record for room).
+func (s *Store) Ready() <-chan struct{} { return s.readyCh }
+
+// usable reports whether the calls should use the bucket now (else the local store).
+func (s *Store) usable() bool {
+	return s.bucket() != nil && s.conn.Usable()
 }
 
 func kvKey(kind byte, id string) string {
@@ -273,24 +381,26 @@ type Stats struct {
 	QueuedBytes int
 	// Cached is how many records the local copy holds.
 	Cached int
+	// Watching reports that the watch delivered the whole bucket: views read the local copy.
+	Watching bool
 }
 
 // Stats returns the counters.
 func (s *Store) Stats() Stats {
 	s.mu.Lock()
-	q, n := s.queuedBytes, s.known.Len()+len(s.dirty)
+	q, n, watching := s.queuedBytes, s.known.Len()+len(s.dirty), s.ready
 	s.mu.Unlock()
 	return Stats{
 		Reads: s.stats.reads.Load(), Writes: s.stats.writes.Load(), Coalesced: s.stats.coalesced.Load(), SyncWrites: s.stats.syncWrites.Load(),
 		Conflicts: s.stats.conflicts.Load(), Failures: s.stats.failures.Load(), TooLarge: s.stats.tooLarge.Load(), Dropped: s.stats.dropped.Load(),
-		LostAtClose: s.stats.lostAtClose.Load(), QueuedBytes: q, Cached: n,
+		LostAtClose: s.stats.lostAtClose.Load(), QueuedBytes: q, Cached: n, Watching: watching,
 	}
 }
 
 // View implements session.Store: from the local copy, without a round trip unless the copy
 // lacks the record.
 func (s *Store) View(sessionID, agentID string) *policy.SessionView {
-	if !s.conn.Usable() {
+	if !s.usable() {
 		return s.fallback.View(sessionID, agentID)
 	}
 	v := &policy.SessionView{SessionID: sessionID, AgentID: agentID}
@@ -340,8 +450,12 @@ func (s *Store) fill(v *policy.SessionView, kind byte, id string) error {
 
 // read gets key from the bucket: revision 0 when absent.
 func (s *Store) read(ctx context.Context, key string) (uint64, []byte, error) {
+	kv := s.bucket()
+	if kv == nil {
+		return 0, nil, errNotOpen
+	}
 	s.stats.reads.Add(1)
-	e, err := s.kv.Get(ctx, key)
+	e, err := kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return 0, nil, nil
 	}
@@ -593,7 +707,7 @@ func (s *Store) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 	if d.GetVerdict() != ahpv1.Verdict_VERDICT_DENY || sid == "" {
 		return
 	}
-	if !s.conn.Usable() {
+	if !s.usable() {
 		s.fallback.RecordDecision(ev, d)
 		return
 	}
@@ -610,7 +724,7 @@ func (s *Store) record(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) {
 	sid := ev.GetSession().GetId()
 	agentID := session.AgentOf(ev)
 	derived := session.DeriveFacts(ev, s.opts.Redactor)
-	if !s.conn.Usable() {
+	if !s.usable() {
 		s.fallback.RecordEvent(ev, at)
 		if d != nil {
 			s.fallback.RecordDecision(ev, d)
@@ -848,10 +962,11 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 		e.writing, e.writeRec = b, rec
 		s.mu.Unlock()
 		var newRev uint64
+		kv := s.bucket() // open: the change was queued for it
 		if rev == 0 {
-			newRev, err = s.kv.Create(ctx, e.key, b)
+			newRev, err = kv.Create(ctx, e.key, b)
 		} else {
-			newRev, err = s.kv.Update(ctx, e.key, b, rev)
+			newRev, err = kv.Update(ctx, e.key, b, rev)
 		}
 		if err == nil {
 			s.done(e, newRev, b, rec)
@@ -992,9 +1107,14 @@ func (s *Store) Close() {
 		}
 		s.mu.Unlock()
 		close(s.stop)
+		s.endLife()
 		s.writers.Wait()
-		if s.watch != nil {
-			s.watch.Close()
+		s.attacher.Wait()
+		s.mu.Lock()
+		w := s.watch
+		s.mu.Unlock()
+		if w != nil {
+			w.Close()
 		}
 		if lost > 0 {
 			s.stats.lostAtClose.Add(uint64(lost))

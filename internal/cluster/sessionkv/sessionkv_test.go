@@ -210,3 +210,51 @@ func TestDecidedEventAndDenialShareOneWrite(t *testing.T) {
 		t.Fatalf("stored view = events %d, denies %d; want 1 and 1", v.EventCount, v.DenyCount)
 	}
 }
+
+// With on_start_unavailable: degrade, a store opened before NATS runs uses the local store, then
+// opens the bucket and starts its watch once NATS comes: views then come from the watched copy
+// (another replica's change arrives without a read of the bucket).
+func TestWatchStartsWhenNATSComesAfterTheStore(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Later(t)
+	conn, err := cluster.Connect(cluster.Config{Servers: []string{srv.URL()}, Name: "late",
+		OnStartUnavailable: cluster.Degrade, LookupBudget: 10 * time.Second}, testkit.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	late, err := sessionkv.Open(context.Background(), conn, session.Options{})
+	if err != nil {
+		t.Fatalf("Open with NATS down in degrade mode: %v", err)
+	}
+	t.Cleanup(late.Close)
+	at := time.Unix(1700000000, 0)
+	late.RecordEvent(testkit.ShellEvent("early", "ls", testkit.Session("s-early")), at)
+	if v := late.View("s-early", ""); v.EventCount != 1 {
+		t.Fatalf("before NATS: local view counts %d events, want 1", v.EventCount)
+	}
+	select {
+	case <-late.Ready():
+		t.Fatal("the watch was ready before NATS ran")
+	default:
+	}
+
+	srv.Run()
+	select {
+	case <-late.Ready():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the store never started its watch after NATS came")
+	}
+	other := open(t, srv.URL(), "other", session.Options{})
+	other.RecordEvent(testkit.ShellEvent("shared", "ls", testkit.Session("s-shared")), at)
+	flush(t, other)
+	reads := late.Stats().Reads
+	waitView(t, late, "s-shared", func(v *policy.SessionView) bool { return v.EventCount == 1 })
+	if n := late.Stats().Reads; n != reads {
+		t.Fatalf("the view read the bucket %d times; want it from the watched copy", n-reads)
+	}
+	// Its own writes now reach the bucket: the other replica sees them.
+	late.RecordEvent(testkit.ShellEvent("back", "ls", testkit.Session("s-back")), at)
+	flush(t, late)
+	waitView(t, other, "s-back", func(v *policy.SessionView) bool { return v.EventCount == 1 })
+}

@@ -1,0 +1,58 @@
+package metrics_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ahp-gateway/ahp/internal/metrics"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// The cluster metrics show what the stats function returns at scrape time, with the session
+// store's counters, and pass Prometheus' own checks.
+func TestClusterMetrics(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(metrics.Options{Version: "v0.0.0-test"})
+	m.ClusterStats(func() metrics.ClusterStats {
+		return metrics.ClusterStats{Connected: true, Failures: 7, Timeouts: 5, Checks: 2,
+			Sessions: metrics.SessionStoreStats{Watching: true, Reads: 3, Writes: 40, SyncWrites: 4, WriteFailures: 1,
+				Dropped: 6, TooLarge: 2, QueueBytes: 1234, Cached: 9}}
+	})
+	want := `
+# HELP ahp_cluster_store_timeouts_total Shared store operations that ran out of the lookup budget (they used the local store).
+# TYPE ahp_cluster_store_timeouts_total counter
+ahp_cluster_store_timeouts_total 5
+# HELP ahp_cluster_session_watching 1 once the session store's watch delivered the whole bucket (views read the local copy).
+# TYPE ahp_cluster_session_watching gauge
+ahp_cluster_session_watching 1
+# HELP ahp_cluster_session_bucket_reads_total Session records read from the bucket because the local copy lacked them.
+# TYPE ahp_cluster_session_bucket_reads_total counter
+ahp_cluster_session_bucket_reads_total 3
+# HELP ahp_cluster_session_sync_writes_total Session calls that wrote the record themselves because the write queue was full.
+# TYPE ahp_cluster_session_sync_writes_total counter
+ahp_cluster_session_sync_writes_total 4
+# HELP ahp_cluster_session_write_failures_total Session writes NATS refused or did not answer (the changes stay queued and are retried).
+# TYPE ahp_cluster_session_write_failures_total counter
+ahp_cluster_session_write_failures_total 1
+# HELP ahp_cluster_session_changes_dropped_total Session changes never stored, by reason (queue_full, too_large, lost_at_close).
+# TYPE ahp_cluster_session_changes_dropped_total counter
+ahp_cluster_session_changes_dropped_total{reason="lost_at_close"} 0
+ahp_cluster_session_changes_dropped_total{reason="queue_full"} 6
+ahp_cluster_session_changes_dropped_total{reason="too_large"} 2
+# HELP ahp_cluster_session_queue_bytes Bytes of session changes queued and not yet stored.
+# TYPE ahp_cluster_session_queue_bytes gauge
+ahp_cluster_session_queue_bytes 1234
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "ahp_cluster_store_timeouts_total",
+		"ahp_cluster_session_watching", "ahp_cluster_session_bucket_reads_total", "ahp_cluster_session_sync_writes_total",
+		"ahp_cluster_session_write_failures_total", "ahp_cluster_session_changes_dropped_total", "ahp_cluster_session_queue_bytes"); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := testutil.GatherAndLint(m.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+}
