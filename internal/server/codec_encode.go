@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
+	"github.com/ahp-gateway/ahp/internal/codec/jsonwire"
 )
 
 // Writing a decision with protojson took about 14 allocations per Intercept (issue 18):
@@ -282,24 +283,7 @@ func appendProtojsonString(b []byte, s string, ok bool) ([]byte, bool) {
 			i++
 			continue
 		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			const hex = "0123456789abcdef"
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
+		b = jsonwire.AppendASCIIEscape(append(b, s[start:i]...), c)
 		i++
 		start = i
 	}

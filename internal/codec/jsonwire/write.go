@@ -147,6 +147,27 @@ func appendNumber(b []byte, f float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// AppendASCIIEscape appends the JSON escape of the ASCII byte c, one of '"', '\\' or a control
+// character: \b \f \n \r \t or \u00XX, as encoding/json and protojson both write them (they
+// differ only outside ASCII, so each quoting function keeps its own handling of the rest).
+func AppendASCIIEscape(b []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(b, '\\', c)
+	case '\b':
+		return append(b, '\\', 'b')
+	case '\f':
+		return append(b, '\\', 'f')
+	case '\n':
+		return append(b, '\\', 'n')
+	case '\r':
+		return append(b, '\\', 'r')
+	case '\t':
+		return append(b, '\\', 't')
+	}
+	return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+}
+
 // AppendString appends s quoted as encoding/json does with HTML escaping off (the audit log's
 // encoder uses it too): '"' and '\\' escaped,
 // control characters as \b \f \n \r \t or \u00XX, invalid UTF-8 as \ufffd, and U+2028 and U+2029
@@ -161,23 +182,7 @@ func AppendString(b []byte, s string) []byte {
 				i++
 				continue
 			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
+			b = AppendASCIIEscape(append(b, s[start:i]...), c)
 			i++
 			start = i
 			continue
