@@ -36,6 +36,7 @@ func (s *services) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		if i := strings.LastIndexByte(p, '/'); i > 0 && r.URL.RawPath == "" {
 			if h, ok := s.prefixes[p[:i+1]]; ok && path.Clean(p) == p {
+				growStack() // one growth here instead of several deep in the call
 				h.ServeHTTP(w, r)
 				return
 			}
