@@ -342,6 +342,9 @@ func (s *Store) attach() {
 	}
 }
 
+// Attached reports whether the bucket is open (session memory is written to it).
+func (s *Store) Attached() bool { return s.bucket() != nil }
+
 // Ready is closed once the watch delivered the whole bucket: from then on views read only the
 // local copy (unless it evicted a record for room).
 func (s *Store) Ready() <-chan struct{} { return s.readyCh }
