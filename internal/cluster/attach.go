@@ -42,8 +42,9 @@ func (c *Conn) Attach(stop <-chan struct{}, what string, open func(ctx context.C
 		connected := nc.StatusChanged(nats.CONNECTED)
 		defer nc.RemoveStatusListener(connected)
 		backoff := 100 * time.Millisecond
-		for attempt := 1; ; attempt++ {
+		for attempt := 0; ; {
 			if nc.IsConnected() {
+				attempt++
 				actx, acancel := context.WithTimeout(ctx, AttachTimeout)
 				err := open(actx)
 				acancel()

@@ -84,6 +84,7 @@ type Store struct {
 	// attached is set once kv is open and the mirror loaded (at Open, or later in the
 	// background after a start degraded); until then every call answers as NATS unavailable.
 	attached atomic.Bool
+	ready    chan struct{} // closed when attached is set
 	closed   bool          // under mu
 	stop     chan struct{} // closed by Close: ends a background attach
 }
@@ -105,7 +106,7 @@ func Open(ctx context.Context, conn *cluster.Conn, opts approval.MemoryOptions, 
 	s := &Store{
 		conn: conn, opts: opts, origin: hex.EncodeToString(o[:]), log: log,
 		mirror: map[string]approval.Approval{}, sizes: map[string]int{}, subs: map[int]func(approval.Change){},
-		stop: make(chan struct{}),
+		stop: make(chan struct{}), ready: make(chan struct{}),
 	}
 	what := "approval bucket " + conn.Bucket(BucketName)
 	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {
@@ -155,6 +156,7 @@ func (s *Store) attach(ctx context.Context) error {
 	}
 	s.watch, s.kv = w, kv
 	s.attached.Store(true)
+	close(s.ready)
 	s.mu.Unlock()
 	return nil
 }
@@ -171,6 +173,9 @@ func (s *Store) usable() bool {
 
 // Attached reports whether the bucket is open and the mirror loaded.
 func (s *Store) Attached() bool { return s.attached.Load() }
+
+// Ready is closed once the store is attached: at Open, or later after a start degraded.
+func (s *Store) Ready() <-chan struct{} { return s.ready }
 
 func withDefaults(o approval.MemoryOptions) approval.MemoryOptions {
 	if o.MaxPending <= 0 {

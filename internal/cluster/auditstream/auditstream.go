@@ -52,8 +52,9 @@ type Publisher struct {
 	subject string
 	opts    Options
 
-	mu    sync.Mutex   // orders Seal and publish, so the stream holds the chain in order
-	chain *audit.Chain // nil until the stream is open
+	mu    sync.Mutex    // orders Seal and publish, so the stream holds the chain in order
+	chain *audit.Chain  // nil until the stream is open
+	ready chan struct{} // closed when chain is set
 
 	published, failed atomic.Uint64
 }
@@ -73,7 +74,8 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Publisher, er
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = 30 * 24 * time.Hour
 	}
-	p := &Publisher{conn: conn, js: conn.JetStream(), subject: conn.Subject(SubjectPrefix + "." + conn.Name()), opts: opts}
+	p := &Publisher{conn: conn, js: conn.JetStream(), subject: conn.Subject(SubjectPrefix + "." + conn.Name()), opts: opts,
+		ready: make(chan struct{})}
 	what := "audit stream " + conn.Bucket(StreamName)
 	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {
 		conn.Attach(nil, what, p.attach)
@@ -122,9 +124,13 @@ func (p *Publisher) attach(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	p.chain = chain
+	close(p.ready)
 	p.mu.Unlock()
 	return nil
 }
+
+// Ready is closed once the stream is open: at Open, or later after a start degraded.
+func (p *Publisher) Ready() <-chan struct{} { return p.ready }
 
 // Attached reports whether the stream is open (records are published).
 func (p *Publisher) Attached() bool {

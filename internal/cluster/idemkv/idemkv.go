@@ -44,6 +44,7 @@ type Options struct {
 type Store struct {
 	conn        *cluster.Conn
 	kv          atomic.Pointer[jetstream.KeyValue] // nil until the bucket is open
+	ready       chan struct{}                      // closed once it is
 	fallback    idempotency.Store
 	lookupFirst bool
 }
@@ -84,13 +85,14 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error)
 		Storage:      storage,
 		Replicas:     conn.Config().Replicas,
 	}
-	s := &Store{conn: conn, fallback: opts.Fallback, lookupFirst: opts.LookupFirst}
+	s := &Store{conn: conn, fallback: opts.Fallback, lookupFirst: opts.LookupFirst, ready: make(chan struct{})}
 	open := func(ctx context.Context) error {
 		kv, err := conn.KeyValue(ctx, cfg)
 		if err != nil {
 			return fmt.Errorf("cluster: idempotency bucket %s: %w", cfg.Bucket, err)
 		}
 		s.kv.Store(&kv)
+		close(s.ready)
 		return nil
 	}
 	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {
@@ -108,6 +110,9 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error)
 
 // Attached reports whether the bucket is open (decisions are shared through it).
 func (s *Store) Attached() bool { return s.kv.Load() != nil }
+
+// Ready is closed once the bucket is open: at Open, or later after a start degraded.
+func (s *Store) Ready() <-chan struct{} { return s.ready }
 
 // bucket returns the bucket when it is open and NATS usable; otherwise it counts the call as a
 // failed store operation and returns nil (the caller uses the local fallback).
