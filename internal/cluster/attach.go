@@ -22,10 +22,11 @@ func (c *Conn) DegradeAtStart() bool { return c.cfg.OnStartUnavailable == Degrad
 // when it started degraded (on_start_unavailable: degrade): it serves from its local fallback
 // until open succeeds, and from the shared bucket or stream after. The returned channel is
 // closed when the goroutine ends (opened, or stopped). what names the store in the log: the
-// start of the wait is logged once (Warn), the attachment once (Info).
-func (c *Conn) Attach(stop <-chan struct{}, what string, open func(ctx context.Context) error) <-chan struct{} {
+// start of the wait is logged once (Warn, with cause: why it is not available now), the
+// attachment once (Info).
+func (c *Conn) Attach(stop <-chan struct{}, what string, cause error, open func(ctx context.Context) error) <-chan struct{} {
 	ended := make(chan struct{})
-	c.log.Warn("cluster: " + what + " not available at start; using the local fallback until it is (retrying in the background)")
+	c.log.Warn("cluster: "+what+" not available at start; using the local fallback until it is (retrying in the background)", "error", cause)
 	go func() {
 		defer close(ended)
 		ctx, cancel := context.WithCancel(context.Background())

@@ -110,14 +110,14 @@ func Open(ctx context.Context, conn *cluster.Conn, opts approval.MemoryOptions, 
 	}
 	what := "approval bucket " + conn.Bucket(BucketName)
 	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {
-		conn.Attach(s.stop, what, s.attach)
+		conn.Attach(s.stop, what, cluster.ErrNotConnected, s.attach)
 		return s, nil
 	}
 	if err := s.attach(ctx); err != nil {
 		if !conn.DegradeAtStart() {
 			return nil, err
 		}
-		conn.Attach(s.stop, what, s.attach)
+		conn.Attach(s.stop, what, err, s.attach)
 	}
 	return s, nil
 }

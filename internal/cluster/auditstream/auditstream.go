@@ -78,14 +78,14 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Publisher, er
 		ready: make(chan struct{})}
 	what := "audit stream " + conn.Bucket(StreamName)
 	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {
-		conn.Attach(nil, what, p.attach)
+		conn.Attach(nil, what, cluster.ErrNotConnected, p.attach)
 		return p, nil
 	}
 	if err := p.attach(ctx); err != nil {
 		if !conn.DegradeAtStart() {
 			return nil, err
 		}
-		conn.Attach(nil, what, p.attach)
+		conn.Attach(nil, what, err, p.attach)
 	}
 	return p, nil
 }

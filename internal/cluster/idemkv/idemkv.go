@@ -96,14 +96,14 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error)
 		return nil
 	}
 	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {
-		conn.Attach(nil, "idempotency bucket "+cfg.Bucket, open)
+		conn.Attach(nil, "idempotency bucket "+cfg.Bucket, cluster.ErrNotConnected, open)
 		return s, nil
 	}
 	if err := open(ctx); err != nil {
 		if !conn.DegradeAtStart() {
 			return nil, err
 		}
-		conn.Attach(nil, "idempotency bucket "+cfg.Bucket, open)
+		conn.Attach(nil, "idempotency bucket "+cfg.Bucket, err, open)
 	}
 	return s, nil
 }

@@ -153,7 +153,7 @@ func Follow(ctx context.Context, conn *cluster.Conn, apply func(*policy.Policy),
 		log = slog.Default()
 	}
 	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {
-		conn.Attach(ctx.Done(), "policy bucket "+conn.Bucket(BucketName), func(actx context.Context) error {
+		conn.Attach(ctx.Done(), "policy bucket "+conn.Bucket(BucketName), cluster.ErrNotConnected, func(actx context.Context) error {
 			return follow(ctx, actx, conn, apply, watch, log)
 		})
 		return nil
@@ -162,7 +162,7 @@ func Follow(ctx context.Context, conn *cluster.Conn, apply func(*policy.Policy),
 	defer cancel()
 	err := follow(ctx, setupCtx, conn, apply, watch, log)
 	if err != nil && conn.DegradeAtStart() && ctx.Err() == nil {
-		conn.Attach(ctx.Done(), "policy bucket "+conn.Bucket(BucketName), func(actx context.Context) error {
+		conn.Attach(ctx.Done(), "policy bucket "+conn.Bucket(BucketName), err, func(actx context.Context) error {
 			return follow(ctx, actx, conn, apply, watch, log)
 		})
 		return nil

@@ -314,8 +314,9 @@ func (s *Store) attach() {
 	connected := nc.StatusChanged(nats.CONNECTED)
 	defer nc.RemoveStatusListener(connected)
 	backoff := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	for attempt := 0; ; {
 		if nc.IsConnected() {
+			attempt++ // attempts made, not waits
 			ctx, cancel := context.WithTimeout(s.life, attachTimeout)
 			err := s.openBucket(ctx)
 			if err == nil {
