@@ -38,7 +38,8 @@ type clusterStores struct {
 }
 
 // openCluster connects to NATS and opens every shared store; servers from -nats replace the
-// config file's. approvals bounds the shared approval store as it bounds the in-process one.
+// config file's. With on_start_unavailable degrade and NATS not reachable, it returns at once:
+// the stores decide with their local fallbacks and attach in the background when NATS comes. approvals bounds the shared approval store as it bounds the in-process one.
 func openCluster(ctx context.Context, ext *extensions, servers []string, approvals approval.MemoryOptions, log *slog.Logger) (*clusterStores, error) {
 	cfg := ext.cluster
 	if len(servers) > 0 {
@@ -118,9 +119,28 @@ func (cs *clusterStores) wire(sc *server.Config, readyRequired bool) {
 	sc.ApprovalStore = cs.approvals
 	sc.Unavailable = cs.conn.Unavailable
 	if readyRequired {
-		sc.Ready = cs.conn.Ready
+		sc.Ready = cs.ready
 	}
 	sc.Metrics.ClusterStats(cs.stats)
+}
+
+// ready is the readiness of cluster mode: NATS reachable and every shared store attached (a
+// server started degraded attaches them in the background when NATS comes).
+func (cs *clusterStores) ready() error {
+	if err := cs.conn.Ready(); err != nil {
+		return err
+	}
+	switch {
+	case !cs.sessions.Attached():
+		return errors.New("cluster: session bucket not attached yet")
+	case !cs.idempotency.Attached():
+		return errors.New("cluster: idempotency bucket not attached yet")
+	case !cs.approvals.Attached():
+		return errors.New("cluster: approval bucket not attached yet")
+	case cs.audit != nil && !cs.audit.Attached():
+		return errors.New("cluster: audit stream not attached yet")
+	}
+	return nil
 }
 
 func (cs *clusterStores) close() {

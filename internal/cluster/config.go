@@ -63,7 +63,9 @@ type Config struct {
 	// existing bucket needs the bucket deleted first (nats kv del <prefix>_idempotency).
 	IdempotencyStorage string `yaml:"idempotency_storage"`
 	// SetupTimeout bounds creating or checking the buckets and streams at start (default 30s:
-	// a replicated stream needs its RAFT group elected).
+	// a replicated stream needs its RAFT group elected). With OnStartUnavailable "degrade" and
+	// NATS not reachable nothing waits for it: the stores start on their local fallbacks and
+	// attach in the background.
 	SetupTimeout time.Duration `yaml:"setup_timeout"`
 }
 

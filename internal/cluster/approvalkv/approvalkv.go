@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/approval"
@@ -78,50 +79,103 @@ type Store struct {
 	nextSub int
 
 	// watch feeds the mirror and the subscribers from the bucket, in the bucket's order, and
-	// resumes after a reconnect from the last revision seen (cluster.WatchKV).
+	// resumes after a reconnect from the last revision seen (cluster.WatchKV). Set under mu.
 	watch *cluster.KVWatch
+	// attached is set once kv is open and the mirror loaded (at Open, or later in the
+	// background after a start degraded); until then every call answers as NATS unavailable.
+	attached atomic.Bool
+	ready    chan struct{} // closed when attached is set
+	closed   bool          // under mu
+	stop     chan struct{} // closed by Close: ends a background attach
 }
 
 var _ approval.Store = (*Store)(nil)
 
 // Open creates or updates the bucket and starts the watcher; it returns once the mirror holds
 // the bucket's current approvals. opts bound it as they bound approval.Memory (same defaults).
+// With on_start_unavailable degrade and the bucket not available (NATS not reachable yet), it
+// returns at once a store that answers as while NATS is down (approval.ErrUnavailable) and opens
+// the bucket in the background when NATS comes.
 func Open(ctx context.Context, conn *cluster.Conn, opts approval.MemoryOptions, log *slog.Logger) (*Store, error) {
 	opts = withDefaults(opts)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	var o [8]byte
+	_, _ = rand.Read(o[:])
+	s := &Store{
+		conn: conn, opts: opts, origin: hex.EncodeToString(o[:]), log: log,
+		mirror: map[string]approval.Approval{}, sizes: map[string]int{}, subs: map[int]func(approval.Change){},
+		stop: make(chan struct{}), ready: make(chan struct{}),
+	}
+	what := "approval bucket " + conn.Bucket(BucketName)
+	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {
+		conn.Attach(s.stop, what, cluster.ErrNotConnected, s.attach)
+		return s, nil
+	}
+	if err := s.attach(ctx); err != nil {
+		if !conn.DegradeAtStart() {
+			return nil, err
+		}
+		conn.Attach(s.stop, what, err, s.attach)
+	}
+	return s, nil
+}
+
+// attach opens the bucket, starts the watcher and waits until the mirror is loaded.
+func (s *Store) attach(ctx context.Context) error {
+	conn := s.conn
 	kv, err := conn.KeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      conn.Bucket(BucketName),
 		Description: "ahp-server: human approvals (records and action-key index)",
 		// Records, index entries and delete markers; the store evicts before the bucket is full.
-		MaxBytes:     2*int64(opts.MaxBytes) + 1<<20,
+		MaxBytes:     2*int64(s.opts.MaxBytes) + 1<<20,
 		MaxValueSize: maxValue,
 		History:      1,
 		Storage:      jetstream.FileStorage,
 		Replicas:     conn.Config().Replicas,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cluster: approval bucket %s: %w", conn.Bucket(BucketName), err)
+		return fmt.Errorf("cluster: approval bucket %s: %w", conn.Bucket(BucketName), err)
 	}
-	var o [8]byte
-	_, _ = rand.Read(o[:])
-	s := &Store{
-		conn: conn, kv: kv, opts: opts, origin: hex.EncodeToString(o[:]), log: log,
-		mirror: map[string]approval.Approval{}, sizes: map[string]int{}, subs: map[int]func(approval.Change){},
-	}
-	s.watch, err = cluster.WatchKV(context.Background(), conn, kv, "a.*", conn.Bucket(BucketName), s.apply, log)
+	w, err := cluster.WatchKV(context.Background(), conn, kv, "a.*", conn.Bucket(BucketName), s.apply, s.log)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: watching approval bucket: %w", err)
+		return fmt.Errorf("cluster: watching approval bucket: %w", err)
 	}
 	select {
-	case <-s.watch.Ready():
+	case <-w.Ready():
 	case <-ctx.Done():
-		s.watch.Close()
-		return nil, fmt.Errorf("cluster: loading approvals: %w", ctx.Err())
+		w.Close()
+		return fmt.Errorf("cluster: loading approvals: %w", ctx.Err())
 	}
-	return s, nil
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		w.Close() // outside mu: the watcher's deliveries take it
+		return errors.New("approval store closed")
+	}
+	s.watch, s.kv = w, kv
+	s.attached.Store(true)
+	close(s.ready)
+	s.mu.Unlock()
+	return nil
 }
+
+// usable reports whether calls should use the bucket now: attached and NATS usable. When not
+// it counts the call as a failed store operation.
+func (s *Store) usable() bool {
+	if !s.attached.Load() {
+		s.conn.Failed(cluster.ErrNotAttached)
+		return false
+	}
+	return s.conn.Usable()
+}
+
+// Attached reports whether the bucket is open and the mirror loaded.
+func (s *Store) Attached() bool { return s.attached.Load() }
+
+// Ready is closed once the store is attached: at Open, or later after a start degraded.
+func (s *Store) Ready() <-chan struct{} { return s.ready }
 
 func withDefaults(o approval.MemoryOptions) approval.MemoryOptions {
 	if o.MaxPending <= 0 {
@@ -142,8 +196,21 @@ func withDefaults(o approval.MemoryOptions) approval.MemoryOptions {
 	return o
 }
 
-// Close stops the watcher.
-func (s *Store) Close() { s.watch.Close() }
+// Close stops the watcher (or the background attach).
+func (s *Store) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	close(s.stop)
+	w := s.watch
+	s.mu.Unlock()
+	if w != nil {
+		w.Close() // outside mu: the watcher's deliveries take it
+	}
+}
 
 func recKey(id string) string    { return "a." + base64.RawURLEncoding.EncodeToString([]byte(id)) }
 func indexKey(key string) string { return "k." + base64.RawURLEncoding.EncodeToString([]byte(key)) }
@@ -286,7 +353,7 @@ func isConflict(err error) bool {
 
 // Open implements approval.Store.
 func (s *Store) Open(a approval.Approval, now time.Time) (approval.Approval, bool, error) {
-	if !s.conn.Usable() {
+	if !s.usable() {
 		return approval.Approval{}, false, approval.ErrUnavailable
 	}
 	ctx, cancel := s.ctx()
@@ -447,7 +514,7 @@ func (s *Store) failed(err error) error {
 
 // Get implements approval.Store.
 func (s *Store) Get(id string, now time.Time) (approval.Approval, error) {
-	if !s.conn.Usable() {
+	if !s.usable() {
 		return approval.Approval{}, approval.ErrUnavailable
 	}
 	ctx, cancel := s.ctx()
@@ -497,7 +564,7 @@ func (s *Store) List(f approval.Filter, now time.Time) []approval.Approval {
 
 // Decide implements approval.Store.
 func (s *Store) Decide(id string, d approval.Decision, now time.Time) (approval.Approval, error) {
-	if !s.conn.Usable() {
+	if !s.usable() {
 		return approval.Approval{}, approval.ErrUnavailable
 	}
 	ctx, cancel := s.ctx()
@@ -538,7 +605,7 @@ func expire(a *approval.Approval, now time.Time) {
 
 // Consume implements approval.Store.
 func (s *Store) Consume(key, eventKey string, now time.Time) (approval.Approval, bool) {
-	if !s.conn.Usable() {
+	if !s.usable() {
 		return approval.Approval{}, false
 	}
 	ctx, cancel := s.ctx()
@@ -592,7 +659,7 @@ func (s *Store) Expire(now time.Time) {
 			old = append(old, a)
 		}
 	}
-	if !s.conn.Usable() {
+	if !s.usable() {
 		s.mu.Unlock()
 		return
 	}
@@ -631,7 +698,7 @@ func (s *Store) Expire(now time.Time) {
 
 // SetAbandoned implements approval.Store.
 func (s *Store) SetAbandoned(id string, abandoned bool) {
-	if !s.conn.Usable() {
+	if !s.usable() {
 		return
 	}
 	ctx, cancel := s.ctx()

@@ -276,7 +276,17 @@ func TestWatcherResumesAfterNATSRestart(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t)
 	a, connA := openConn(t, srv.URL(), "a", approval.MemoryOptions{})
-	b, connB := openConn(t, srv.URL(), "b", approval.MemoryOptions{})
+	logB := &testkit.LogBuffer{}
+	connB, err := cluster.Connect(cluster.Config{Servers: []string{srv.URL()}, Name: "b", LookupBudget: 10 * time.Second}, logB.Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(connB.Close)
+	b, err := approvalkv.Open(context.Background(), connB, approval.MemoryOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
 	onA := changes(t, a)
 	a.Open(pending("1", "k1", "ag"), t0)
 	next(t, onA)
@@ -287,6 +297,8 @@ func TestWatcherResumesAfterNATSRestart(t *testing.T) {
 	testkit.Receive(t, backA, "replica a did not reconnect")
 	testkit.Receive(t, backB, "replica b did not reconnect")
 	natstest.WaitJetStream(t, srv.URL())
+	// b's degraded period ends once its check finds JetStream answering, logged once.
+	logB.WaitFor(t, "NATS available again", 1)
 	if _, err := b.Decide("1", approval.Decision{Approve: true, By: "alice"}, t0); err != nil {
 		t.Fatalf("decide after the restart: %v", err)
 	}

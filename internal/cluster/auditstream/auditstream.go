@@ -52,13 +52,18 @@ type Publisher struct {
 	subject string
 	opts    Options
 
-	mu    sync.Mutex // orders Seal and publish, so the stream holds the chain in order
-	chain *audit.Chain
+	mu    sync.Mutex    // orders Seal and publish, so the stream holds the chain in order
+	chain *audit.Chain  // nil until the stream is open
+	ready chan struct{} // closed when chain is set
 
 	published, failed atomic.Uint64
 }
 
 // Open creates or updates the stream and continues this replica's chain from its last record.
+// With on_start_unavailable degrade and the stream not available (NATS not reachable yet), it
+// returns at once a publisher whose records fail (counted; they are in the replica's own audit
+// log) and opens the stream in the background when NATS comes; the chain continues from the
+// stream's last record then.
 func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Publisher, error) {
 	if opts.AckTimeout <= 0 {
 		opts.AckTimeout = 2 * time.Second
@@ -69,6 +74,25 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Publisher, er
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = 30 * 24 * time.Hour
 	}
+	p := &Publisher{conn: conn, js: conn.JetStream(), subject: conn.Subject(SubjectPrefix + "." + conn.Name()), opts: opts,
+		ready: make(chan struct{})}
+	what := "audit stream " + conn.Bucket(StreamName)
+	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {
+		conn.Attach(nil, what, cluster.ErrNotConnected, p.attach)
+		return p, nil
+	}
+	if err := p.attach(ctx); err != nil {
+		if !conn.DegradeAtStart() {
+			return nil, err
+		}
+		conn.Attach(nil, what, err, p.attach)
+	}
+	return p, nil
+}
+
+// attach creates or updates the stream and continues the chain from its last record.
+func (p *Publisher) attach(ctx context.Context) error {
+	conn, opts := p.conn, p.opts
 	st, err := conn.Stream(ctx, jetstream.StreamConfig{
 		Name:        conn.Bucket(StreamName),
 		Description: "ahp-server: every replica's audit records, one hash chain per replica",
@@ -81,30 +105,50 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Publisher, er
 		Duplicates:  2 * time.Minute,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cluster: audit stream %s: %w", conn.Bucket(StreamName), err)
+		return fmt.Errorf("cluster: audit stream %s: %w", conn.Bucket(StreamName), err)
 	}
-	p := &Publisher{conn: conn, js: conn.JetStream(), subject: conn.Subject(SubjectPrefix + "." + conn.Name()), opts: opts}
 	head := audit.Head{}
 	last, err := st.GetLastMsgForSubject(ctx, p.subject)
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 	case err != nil:
-		return nil, fmt.Errorf("cluster: reading this replica's last audit record: %w", err)
+		return fmt.Errorf("cluster: reading this replica's last audit record: %w", err)
 	default:
 		if head, err = audit.HeadOf(last.Data); err != nil {
-			return nil, fmt.Errorf("cluster: this replica's last audit record in the stream: %w", err)
+			return fmt.Errorf("cluster: this replica's last audit record in the stream: %w", err)
 		}
 	}
-	if p.chain, err = audit.NewChain(head, opts.Redactor); err != nil {
-		return nil, err
+	chain, err := audit.NewChain(head, opts.Redactor)
+	if err != nil {
+		return err
 	}
-	return p, nil
+	p.mu.Lock()
+	p.chain = chain
+	close(p.ready)
+	p.mu.Unlock()
+	return nil
+}
+
+// Ready is closed once the stream is open: at Open, or later after a start degraded.
+func (p *Publisher) Ready() <-chan struct{} { return p.ready }
+
+// Attached reports whether the stream is open (records are published).
+func (p *Publisher) Attached() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.chain != nil
 }
 
 // Publish seals rec into the replica's chain and publishes it. With Required it returns only
 // once the stream acknowledged the record.
 func (p *Publisher) Publish(rec audit.Record) error {
 	p.mu.Lock()
+	if p.chain == nil {
+		p.mu.Unlock()
+		p.failed.Add(1)
+		p.conn.Failed(cluster.ErrNotAttached)
+		return fmt.Errorf("audit stream: %w", cluster.ErrNotAttached)
+	}
 	line, head, err := p.chain.Seal(rec)
 	if err != nil {
 		p.mu.Unlock()

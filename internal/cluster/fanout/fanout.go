@@ -96,9 +96,12 @@ func Start(conn *cluster.Conn, local Local, opts Options) (*Fanout, error) {
 		_ = sub.Unsubscribe()
 		return nil, err
 	}
-	if err := conn.NATS().Flush(); err != nil {
-		// Not connected yet (started degraded): the subscription is made when NATS comes.
-		conn.Failed(err)
+	// Not connected yet (started degraded): the subscription is made when NATS comes, and a
+	// flush would only wait out its timeout.
+	if conn.NATS().IsConnected() {
+		if err := conn.NATS().Flush(); err != nil {
+			conn.Failed(err)
+		}
 	}
 	f.sub = sub
 	f.wg.Add(1)

@@ -14,6 +14,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -42,7 +43,8 @@ type Options struct {
 // Store implements idempotency.Store on a KV bucket.
 type Store struct {
 	conn        *cluster.Conn
-	kv          jetstream.KeyValue
+	kv          atomic.Pointer[jetstream.KeyValue] // nil until the bucket is open
+	ready       chan struct{}                      // closed once it is
 	fallback    idempotency.Store
 	lookupFirst bool
 }
@@ -55,7 +57,10 @@ const BucketName = "idempotency"
 // maxValueBytes bounds a remembered decision; a larger one is kept locally only.
 const maxValueBytes = 256 << 10
 
-// Open creates or updates the bucket and returns the store.
+// Open creates or updates the bucket and returns the store. With on_start_unavailable degrade
+// and the bucket not available (NATS not reachable yet), it returns at once a store that
+// answers from its local fallback (each call counted as a failed store operation) and opens the
+// bucket in the background when NATS comes; the bucket is used from then on.
 func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error) {
 	if opts.TTL <= 0 {
 		opts.TTL = 10 * time.Minute
@@ -70,7 +75,7 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error)
 	if opts.MemoryStorage {
 		storage = jetstream.MemoryStorage
 	}
-	kv, err := conn.KeyValue(ctx, jetstream.KeyValueConfig{
+	cfg := jetstream.KeyValueConfig{
 		Bucket:       conn.Bucket(BucketName),
 		Description:  "ahp-server: remembered decisions and observations (idempotency)",
 		TTL:          opts.TTL,
@@ -79,11 +84,48 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error)
 		History:      1,
 		Storage:      storage,
 		Replicas:     conn.Config().Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: idempotency bucket %s: %w", conn.Bucket(BucketName), err)
 	}
-	return &Store{conn: conn, kv: kv, fallback: opts.Fallback, lookupFirst: opts.LookupFirst}, nil
+	s := &Store{conn: conn, fallback: opts.Fallback, lookupFirst: opts.LookupFirst, ready: make(chan struct{})}
+	open := func(ctx context.Context) error {
+		kv, err := conn.KeyValue(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("cluster: idempotency bucket %s: %w", cfg.Bucket, err)
+		}
+		s.kv.Store(&kv)
+		close(s.ready)
+		return nil
+	}
+	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {
+		conn.Attach(nil, "idempotency bucket "+cfg.Bucket, cluster.ErrNotConnected, open)
+		return s, nil
+	}
+	if err := open(ctx); err != nil {
+		if !conn.DegradeAtStart() {
+			return nil, err
+		}
+		conn.Attach(nil, "idempotency bucket "+cfg.Bucket, err, open)
+	}
+	return s, nil
+}
+
+// Attached reports whether the bucket is open (decisions are shared through it).
+func (s *Store) Attached() bool { return s.kv.Load() != nil }
+
+// Ready is closed once the bucket is open: at Open, or later after a start degraded.
+func (s *Store) Ready() <-chan struct{} { return s.ready }
+
+// bucket returns the bucket when it is open and NATS usable; otherwise it counts the call as a
+// failed store operation and returns nil (the caller uses the local fallback).
+func (s *Store) bucket() jetstream.KeyValue {
+	kv := s.kv.Load()
+	if kv == nil {
+		s.conn.Failed(cluster.ErrNotAttached)
+		return nil
+	}
+	if !s.conn.Usable() {
+		return nil
+	}
+	return *kv
 }
 
 // kvKey turns an opaque idempotency key into a KV key: unpadded URL-safe base64 (the KV key
@@ -109,12 +151,13 @@ func (s *Store) Decision(key string) (*ahpv1.Decision, bool) {
 	if d, ok := s.fallback.Decision(key); ok || !s.lookupFirst {
 		return d, ok
 	}
-	if !s.conn.Usable() {
+	kv := s.bucket()
+	if kv == nil {
 		return nil, false
 	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
-	e, err := s.kv.Get(ctx, kvKey("d", key))
+	e, err := kv.Get(ctx, kvKey("d", key))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		s.conn.Succeeded()
@@ -135,13 +178,17 @@ func (s *Store) Decision(key string) (*ahpv1.Decision, bool) {
 // stands.
 func (s *Store) RememberDecision(key string, d *ahpv1.Decision) (*ahpv1.Decision, bool) {
 	b, err := proto.Marshal(d)
-	if err != nil || len(b) > maxValueBytes || !s.conn.Usable() {
+	if err != nil || len(b) > maxValueBytes {
+		return s.fallback.RememberDecision(key, d)
+	}
+	kv := s.bucket()
+	if kv == nil {
 		return s.fallback.RememberDecision(key, d)
 	}
 	k := kvKey("d", key)
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
-	_, err = s.kv.Create(ctx, k, b)
+	_, err = kv.Create(ctx, k, b)
 	if err == nil {
 		s.conn.Succeeded()
 		return d, true
@@ -151,7 +198,7 @@ func (s *Store) RememberDecision(key string, d *ahpv1.Decision) (*ahpv1.Decision
 		return s.fallback.RememberDecision(key, d)
 	}
 	s.conn.Succeeded()
-	e, err := s.kv.Get(ctx, k)
+	e, err := kv.Get(ctx, k)
 	if err != nil {
 		// Created by someone else and gone (expired, forgotten) or unreadable: ours stands.
 		return d, true
@@ -170,12 +217,13 @@ func (s *Store) ForgetDecision(key string) {
 }
 
 func (s *Store) delete(k string) {
-	if !s.conn.Usable() {
+	kv := s.bucket()
+	if kv == nil {
 		return
 	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
-	if err := s.kv.Purge(ctx, k); err != nil {
+	if err := kv.Purge(ctx, k); err != nil {
 		s.failed(err)
 	}
 }
@@ -185,12 +233,13 @@ var observed = []byte{1}
 
 // FirstObservation implements idempotency.Store.
 func (s *Store) FirstObservation(key string) bool {
-	if !s.conn.Usable() {
+	kv := s.bucket()
+	if kv == nil {
 		return s.fallback.FirstObservation(key)
 	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
-	_, err := s.kv.Create(ctx, kvKey("o", key), observed)
+	_, err := kv.Create(ctx, kvKey("o", key), observed)
 	switch {
 	case err == nil:
 		s.conn.Succeeded()

@@ -144,13 +144,35 @@ func (w *Watcher) handle(e jetstream.KeyValueEntry) {
 // Follow makes the cluster's policy bucket the policy source of a process: the policy pushed
 // last is handed to apply now, if there is one (a bucket that cannot be read at start is logged
 // and the local policy stays), and, with watch, every later push as it comes, until ctx ends.
-// ahp-server replicas and bridges in embedded mode both follow the bucket through it.
+// ahp-server replicas and bridges in embedded mode both follow the bucket through it. With
+// on_start_unavailable degrade and the bucket not available (NATS not reachable yet), it returns
+// at once: the local policy stays in force, and the bucket is opened, read and watched in the
+// background when NATS comes.
 func Follow(ctx context.Context, conn *cluster.Conn, apply func(*policy.Policy), watch bool, log *slog.Logger) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {
+		conn.Attach(ctx.Done(), "policy bucket "+conn.Bucket(BucketName), cluster.ErrNotConnected, func(actx context.Context) error {
+			return follow(ctx, actx, conn, apply, watch, log)
+		})
+		return nil
+	}
 	setupCtx, cancel := context.WithTimeout(ctx, conn.Config().SetupTimeout)
 	defer cancel()
+	err := follow(ctx, setupCtx, conn, apply, watch, log)
+	if err != nil && conn.DegradeAtStart() && ctx.Err() == nil {
+		conn.Attach(ctx.Done(), "policy bucket "+conn.Bucket(BucketName), err, func(actx context.Context) error {
+			return follow(ctx, actx, conn, apply, watch, log)
+		})
+		return nil
+	}
+	return err
+}
+
+// follow opens the bucket and applies its policy within setupCtx and, with watch, watches it
+// until ctx ends.
+func follow(ctx, setupCtx context.Context, conn *cluster.Conn, apply func(*policy.Policy), watch bool, log *slog.Logger) error {
 	kv, err := Open(setupCtx, conn)
 	if err != nil {
 		return err

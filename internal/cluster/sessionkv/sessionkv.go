@@ -314,8 +314,9 @@ func (s *Store) attach() {
 	connected := nc.StatusChanged(nats.CONNECTED)
 	defer nc.RemoveStatusListener(connected)
 	backoff := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	for attempt := 0; ; {
 		if nc.IsConnected() {
+			attempt++ // attempts made, not waits
 			ctx, cancel := context.WithTimeout(s.life, attachTimeout)
 			err := s.openBucket(ctx)
 			if err == nil {
@@ -341,6 +342,9 @@ func (s *Store) attach() {
 		}
 	}
 }
+
+// Attached reports whether the bucket is open (session memory is written to it).
+func (s *Store) Attached() bool { return s.bucket() != nil }
 
 // Ready is closed once the watch delivered the whole bucket: from then on views read only the
 // local copy (unless it evicted a record for room).
