@@ -621,7 +621,7 @@ func TestClusterDegradeAtStartAttachesWhenNATSComes(t *testing.T) {
 	// effect: then the replica is ready.
 	for i, r := range rs {
 		for _, want := range []string{"NATS available again", "idempotency bucket ahp_idempotency attached", "approval bucket ahp_approvals attached",
-			"session bucket open and watched", "policy bucket ahp_policy attached"} {
+			"session bucket ahp_sessions attached", "policy bucket ahp_policy attached"} {
 			r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, want) })
 		}
 		if s := health(t, r); !serving(s) {

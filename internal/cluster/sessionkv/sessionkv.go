@@ -42,7 +42,6 @@ import (
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/session"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 )
@@ -82,9 +81,6 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// attachTimeout bounds one background attempt at opening the bucket and starting its watch.
-const attachTimeout = 10 * time.Second
-
 // Store implements session.Store on a KV bucket.
 type Store struct {
 	conn          *cluster.Conn
@@ -113,7 +109,7 @@ type Store struct {
 	overfull       bool // changes are being dropped (logged once)
 	stop           chan struct{}
 	writers        sync.WaitGroup
-	attacher       sync.WaitGroup // the background opening of the bucket and its watch
+	attached       <-chan struct{} // closed when the background opening (Conn.Attach) ended; nil without one
 	life           context.Context
 	endLife        context.CancelFunc
 	watch          *cluster.KVWatch
@@ -239,10 +235,7 @@ func Open(ctx context.Context, conn *cluster.Conn, opts session.Options, tune ..
 			s.endLife()
 			return nil, fmt.Errorf("cluster: session bucket %s: %w", conn.Bucket(BucketName), err)
 		}
-		s.log.Warn("cluster: session bucket not available at start; session memory stays local until it is (retrying)",
-			"bucket", conn.Bucket(BucketName), "error", err)
-		s.attacher.Add(1)
-		go s.attach()
+		s.attached = conn.Attach(s.stop, "session bucket "+conn.Bucket(BucketName), err, s.attach)
 	}
 	for range t.Writers {
 		s.writers.Add(1)
@@ -304,43 +297,14 @@ func (s *Store) startWatch(ctx context.Context) error {
 	return nil
 }
 
-// attach opens the bucket and starts its watch in the background after Open could not: it
-// tries whenever the connection (re)connects, and while connected with a backoff of 100 ms
-// doubling to 5 s, until both work or Close. Until then the calls use the local store (the
-// bucket is not open) or read the bucket (it is open, the watch not started yet).
-func (s *Store) attach() {
-	defer s.attacher.Done()
-	nc := s.conn.NATS()
-	connected := nc.StatusChanged(nats.CONNECTED)
-	defer nc.RemoveStatusListener(connected)
-	backoff := 100 * time.Millisecond
-	for attempt := 0; ; {
-		if nc.IsConnected() {
-			attempt++ // attempts made, not waits
-			ctx, cancel := context.WithTimeout(s.life, attachTimeout)
-			err := s.openBucket(ctx)
-			if err == nil {
-				err = s.startWatch(ctx)
-			}
-			cancel()
-			if err == nil {
-				s.log.Info("cluster: session bucket open and watched; session memory shared", "bucket", s.bucketCfg.Bucket, "attempts", attempt)
-				return
-			}
-			if s.life.Err() != nil {
-				return
-			}
-			s.log.Debug("cluster: opening the session bucket failed; retrying", "bucket", s.bucketCfg.Bucket, "error", err, "retry_in", backoff)
-		}
-		select {
-		case <-s.stop:
-			return
-		case <-connected:
-			backoff = 100 * time.Millisecond
-		case <-time.After(backoff):
-			backoff = min(2*backoff, 5*time.Second)
-		}
+// attach opens the bucket and starts its watch, for Conn.Attach after Open could not: until it
+// succeeds the calls use the local store (the bucket is not open) or read the bucket (it is open,
+// the watch not started yet).
+func (s *Store) attach(ctx context.Context) error {
+	if err := s.openBucket(ctx); err != nil {
+		return err
 	}
+	return s.startWatch(ctx)
 }
 
 // Attached reports whether the bucket is open (session memory is written to it).
@@ -1113,7 +1077,9 @@ func (s *Store) Close() {
 		close(s.stop)
 		s.endLife()
 		s.writers.Wait()
-		s.attacher.Wait()
+		if s.attached != nil {
+			<-s.attached
+		}
 		s.mu.Lock()
 		w := s.watch
 		s.mu.Unlock()
