@@ -122,6 +122,7 @@ func (cs *clusterStores) wire(sc *server.Config, readyRequired bool) {
 		sc.Ready = cs.ready
 	}
 	sc.Metrics.ClusterStats(cs.stats)
+	cs.conn.ObserveLatency(sc.Metrics.ClusterLatency())
 }
 
 // ready is the readiness of cluster mode: NATS reachable and every shared store attached (a

@@ -44,8 +44,9 @@ type Conn struct {
 	recheck       bool       // a connect (or, during a connect's check, a failure) came while it ran: it checks once more
 	mu            sync.Mutex // orders the start/end log lines
 	closed        atomic.Bool
-	jsSet         chan struct{} // closed once Connect set nc and js (or failed)
-	done          chan struct{} // closed by Close
+	latency       atomic.Pointer[func(store, op string, d time.Duration)] // see ObserveLatency
+	jsSet         chan struct{}                                           // closed once Connect set nc and js (or failed)
+	done          chan struct{}                                           // closed by Close
 }
 
 // checkTimeout bounds one check that JetStream answers (off the decision path).
@@ -175,6 +176,22 @@ func redactURLs(servers []string) string {
 
 // Config returns the settings in force (defaults filled in).
 func (c *Conn) Config() Config { return c.cfg }
+
+// ObserveLatency makes Took report each timed store operation to f (a metrics histogram); f must
+// be cheap and safe for concurrent use.
+func (c *Conn) ObserveLatency(f func(store, op string, d time.Duration)) {
+	if f != nil {
+		c.latency.Store(&f)
+	}
+}
+
+// Took reports a store operation of store (idempotency, sessions, audit) and op that started at
+// start, answered or not, to the function given to ObserveLatency, if any.
+func (c *Conn) Took(store, op string, start time.Time) {
+	if f := c.latency.Load(); f != nil {
+		(*f)(store, op, time.Since(start))
+	}
+}
 
 // NATS returns the core NATS connection (pub/sub).
 func (c *Conn) NATS() *nats.Conn { return c.nc }

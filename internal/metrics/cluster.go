@@ -1,6 +1,11 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // ClusterStats are cluster mode's counters, read at scrape time (cmd/ahp-server gathers them
 // from the NATS connection and the shared stores).
@@ -125,4 +130,34 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(sessionDropDesc, prometheus.CounterValue, float64(ss.LostAtClose), "lost_at_close")
 	ch <- prometheus.MustNewConstMetric(sessionQueueDesc, prometheus.GaugeValue, float64(ss.QueueBytes))
 	ch <- prometheus.MustNewConstMetric(sessionCachedDesc, prometheus.GaugeValue, float64(ss.Cached))
+}
+
+// ClusterStoreBuckets are the shared store latency histogram's upper bounds in seconds, 50 µs to
+// 1 s: a loopback JetStream round trip takes about a hundred microseconds, the lookup budget
+// ends a decision's wait after a few milliseconds, background writes may take longer.
+var ClusterStoreBuckets = []float64{50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1}
+
+// ClusterLatency registers ahp_cluster_store_duration_seconds and returns the function that
+// observes one shared store operation (for cluster.Conn.ObserveLatency): store is idempotency,
+// sessions or audit, op what was done (claim, lookup, observe, read, write, publish). Both come
+// from the code, never from requests, so the label set is small and fixed. Call it once.
+func (m *Metrics) ClusterLatency() func(store, op string, d time.Duration) {
+	if m == nil {
+		return nil
+	}
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "ahp_cluster_store_duration_seconds",
+		Help:    "Time a shared store operation took against NATS (answered or not), by store and operation.",
+		Buckets: ClusterStoreBuckets,
+	}, []string{"store", "op"})
+	m.reg.MustRegister(h)
+	var cache sync.Map // store+"\x00"+op → prometheus.Observer: no label lookup per operation
+	return func(store, op string, d time.Duration) {
+		k := store + "\x00" + op
+		o, ok := cache.Load(k)
+		if !ok {
+			o, _ = cache.LoadOrStore(k, h.WithLabelValues(store, op))
+		}
+		o.(prometheus.Observer).Observe(d.Seconds())
+	}
 }

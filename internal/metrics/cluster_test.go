@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ahp-gateway/ahp/internal/metrics"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -54,5 +55,55 @@ ahp_cluster_session_queue_bytes 1234
 	}
 	for _, p := range problems {
 		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+}
+
+// Each timed store operation lands in the bucket of its duration, under its store and operation.
+func TestClusterLatency(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(metrics.Options{Version: "v0.0.0-test", NoRuntimeMetrics: true})
+	observe := m.ClusterLatency()
+	// 2⁻⁹ s, a binary fraction and a whole number of nanoseconds, so that the sum is exact.
+	observe("idempotency", "claim", 1953125*time.Nanosecond)
+	observe("idempotency", "claim", 1953125*time.Nanosecond)
+	observe("sessions", "write", 2*time.Second)
+	want := `
+# HELP ahp_cluster_store_duration_seconds Time a shared store operation took against NATS (answered or not), by store and operation.
+# TYPE ahp_cluster_store_duration_seconds histogram
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="5e-05"} 0
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="0.0001"} 0
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="0.00025"} 0
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="0.0005"} 0
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="0.001"} 0
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="0.0025"} 2
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="0.005"} 2
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="0.01"} 2
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="0.025"} 2
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="0.05"} 2
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="0.1"} 2
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="0.25"} 2
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="1"} 2
+ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="+Inf"} 2
+ahp_cluster_store_duration_seconds_sum{op="claim",store="idempotency"} 0.00390625
+ahp_cluster_store_duration_seconds_count{op="claim",store="idempotency"} 2
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="5e-05"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="0.0001"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="0.00025"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="0.0005"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="0.001"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="0.0025"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="0.005"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="0.01"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="0.025"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="0.05"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="0.1"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="0.25"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="1"} 0
+ahp_cluster_store_duration_seconds_bucket{op="write",store="sessions",le="+Inf"} 1
+ahp_cluster_store_duration_seconds_sum{op="write",store="sessions"} 2
+ahp_cluster_store_duration_seconds_count{op="write",store="sessions"} 1
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "ahp_cluster_store_duration_seconds"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -168,10 +168,12 @@ func (p *Publisher) Publish(rec audit.Record) error {
 		p.published.Add(1)
 		return nil
 	}
+	start := time.Now()
 	timer := time.NewTimer(p.opts.AckTimeout)
 	defer timer.Stop()
 	select {
 	case <-ack.Ok():
+		p.conn.Took("audit", "publish", start)
 		p.published.Add(1)
 		p.conn.Succeeded()
 		return nil

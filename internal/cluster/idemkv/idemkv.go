@@ -157,7 +157,9 @@ func (s *Store) Decision(key string) (*ahpv1.Decision, bool) {
 	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
+	start := time.Now()
 	e, err := kv.Get(ctx, kvKey("d", key))
+	s.conn.Took("idempotency", "lookup", start)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		s.conn.Succeeded()
@@ -188,7 +190,9 @@ func (s *Store) RememberDecision(key string, d *ahpv1.Decision) (*ahpv1.Decision
 	k := kvKey("d", key)
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
+	start := time.Now()
 	_, err = kv.Create(ctx, k, b)
+	s.conn.Took("idempotency", "claim", start)
 	if err == nil {
 		s.conn.Succeeded()
 		return d, true
@@ -239,7 +243,9 @@ func (s *Store) FirstObservation(key string) bool {
 	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
+	start := time.Now()
 	_, err := kv.Create(ctx, kvKey("o", key), observed)
+	s.conn.Took("idempotency", "observe", start)
 	switch {
 	case err == nil:
 		s.conn.Succeeded()

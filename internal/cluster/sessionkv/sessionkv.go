@@ -423,7 +423,9 @@ func (s *Store) read(ctx context.Context, key string) (uint64, []byte, error) {
 		return 0, nil, errNotOpen
 	}
 	s.stats.reads.Add(1)
+	start := time.Now()
 	e, err := kv.Get(ctx, key)
+	s.conn.Took("sessions", "read", start)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return 0, nil, nil
 	}
@@ -931,11 +933,13 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 		s.mu.Unlock()
 		var newRev uint64
 		kv := s.bucket() // open: the change was queued for it
+		start := time.Now()
 		if rev == 0 {
 			newRev, err = kv.Create(ctx, e.key, b)
 		} else {
 			newRev, err = kv.Update(ctx, e.key, b, rev)
 		}
+		s.conn.Took("sessions", "write", start)
 		if err == nil {
 			s.done(e, newRev, b, rec)
 			return nil
