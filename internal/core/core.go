@@ -31,6 +31,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/session"
+	"github.com/google/uuid"
 )
 
 // Policy is a compiled policy snapshot; *policy.Policy implements it.
@@ -536,3 +537,12 @@ var (
 		ahpv1.EffectKind_EFFECT_KIND_MESSAGE,
 	}}
 )
+
+// newUUIDv7 returns a fresh version 7 UUID (time-ordered, increasing within the process) as text.
+func newUUIDv7() string {
+	id, err := uuid.NewV7()
+	if err != nil { // only when the system's random source fails
+		return uuid.NewString()
+	}
+	return id.String()
+}
