@@ -13,13 +13,16 @@
 # in-memory replicas; with it: three replicas sharing state), each driven by its own ahp-bench
 # -target at the same time; decisions/s is their sum, the latencies are each run's. Settings
 # (environment): DURATION (per run, 5s), CONCURRENCY (workers per ahp-bench, 4), PORT (first
-# ahp-server port of the three-process runs, 18480), NATS_PORT (14380).
+# ahp-server port of the three-process runs, 18480), NATS_PORT (14380), ROUNDS (1: repeat the
+# four runs, alternating, and print the median round's ratios with their range: this machine's
+# speed drifts, and a ratio of runs made seconds apart is what to compare).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 duration="${DURATION:-5s}"
 concurrency="${CONCURRENCY:-4}"
 port="${PORT:-18480}"
 nats_port="${NATS_PORT:-14380}"
+rounds="${ROUNDS:-1}"
 nats_url="nats://127.0.0.1:$nats_port"
 
 tmp="$(mktemp -d)"
@@ -100,15 +103,31 @@ p50() { # largest p50 µs of the lines of label
 	awk -v l="$1" '$1 ~ "^"l"(/|$)" && $6 > m {m = $6} END {print m + 0}' "$tmp/results"
 }
 
-{
-	echo "label            mode       count  errors  throughput/s  p50 µs  p90 µs  p99 µs  p99.9 µs  max µs"
-	one memory-1 -server-process -server-bin "$tmp/ahp-server"
-	one nats-1 -server-bin "$tmp/ahp-server" -nats "$nats_url"
-	three memory-3 ""
-	three nats-3 "--nats $nats_url"
-} | tee "$tmp/results"
-for n in 1 3; do
-	m=$(sum "memory-$n") c=$(sum "nats-$n")
-	echo "$n process(es): in memory $m decisions/s, NATS $c ($(awk -v a="$c" -v b="$m" 'BEGIN {printf "%.0f", 100 * a / b}') %); p50 (slowest process) in memory $(p50 "memory-$n") µs, NATS $(p50 "nats-$n") µs"
+header="label            mode       count  errors  throughput/s  p50 µs  p90 µs  p99 µs  p99.9 µs  max µs"
+: >"$tmp/ratios"
+for round in $(seq "$rounds"); do
+	[[ "$rounds" -gt 1 ]] && echo "round $round of $rounds" >&2
+	{
+		echo "$header"
+		one memory-1 -server-process -server-bin "$tmp/ahp-server"
+		one nats-1 -server-bin "$tmp/ahp-server" -nats "$nats_url"
+		three memory-3 ""
+		three nats-3 "--nats $nats_url"
+	} | tee "$tmp/results"
+	for n in 1 3; do
+		m=$(sum "memory-$n") c=$(sum "nats-$n")
+		echo "$n process(es): in memory $m decisions/s, NATS $c ($(awk -v a="$c" -v b="$m" 'BEGIN {printf "%.0f", 100 * a / b}') %); p50 (slowest process) in memory $(p50 "memory-$n") µs, NATS $(p50 "nats-$n") µs"
+		echo "$n $(awk -v a="$c" -v b="$m" 'BEGIN {printf "%.1f", 100 * a / b}') $(( $(p50 "nats-$n") - $(p50 "memory-$n") ))" >>"$tmp/ratios"
+	done
 done
+if [[ "$rounds" -gt 1 ]]; then
+	for n in 1 3; do
+		# The median round's ratio (and p50 difference), with the range over the rounds.
+		r=($(awk -v n="$n" '$1 == n {print $2}' "$tmp/ratios" | sort -n))
+		d=($(awk -v n="$n" '$1 == n {print $3}' "$tmp/ratios" | sort -n))
+		k=${#r[@]} m=$(( (${#r[@]} - 1) / 2 ))
+		printf '%d process(es), %d rounds: NATS / in memory median %.0f %% (%.0f–%.0f %%); p50 difference median %+d µs (%+d…%+d µs)\n' \
+			"$n" "$k" "${r[$m]}" "${r[0]}" "${r[$((k - 1))]}" "${d[$m]}" "${d[0]}" "${d[$((k - 1))]}"
+	done
+fi
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
