@@ -15,7 +15,13 @@
 # (environment): DURATION (per run, 5s), CONCURRENCY (workers per ahp-bench, 4), PORT (first
 # ahp-server port of the three-process runs, 18480), NATS_PORT (14380), ROUNDS (1: repeat the
 # four runs, alternating, and print the median round's ratios with their range: this machine's
-# speed drifts, and a ratio of runs made seconds apart is what to compare).
+# speed drifts, and a ratio of runs made seconds apart is what to compare), RATE (1000: the
+# arrival rate of the open-loop latency runs; 0 skips them).
+#
+# The closed-loop runs (each worker sends its next request when the answer comes) measure
+# throughput; they keep the two CPUs busy, so their latencies are mostly queueing. The
+# open-loop runs (one process, RATE requests/s, as ahp-bench -rate) measure what the shared
+# stores add to a decision's latency on a machine that is not saturated.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 duration="${DURATION:-5s}"
@@ -23,6 +29,7 @@ concurrency="${CONCURRENCY:-4}"
 port="${PORT:-18480}"
 nats_port="${NATS_PORT:-14380}"
 rounds="${ROUNDS:-1}"
+rate="${RATE:-1000}"
 nats_url="nats://127.0.0.1:$nats_port"
 
 tmp="$(mktemp -d)"
@@ -113,14 +120,29 @@ for round in $(seq "$rounds"); do
 		one nats-1 -server-bin "$tmp/ahp-server" -nats "$nats_url"
 		three memory-3 ""
 		three nats-3 "--nats $nats_url"
+		if [[ "$rate" != 0 ]]; then
+			one memory-rate -server-process -server-bin "$tmp/ahp-server" -rate "$rate" -concurrency 16
+			one nats-rate -server-bin "$tmp/ahp-server" -nats "$nats_url" -rate "$rate" -concurrency 16
+		fi
 	} | tee "$tmp/results"
 	for n in 1 3; do
 		m=$(sum "memory-$n") c=$(sum "nats-$n")
 		echo "$n process(es): in memory $m decisions/s, NATS $c ($(awk -v a="$c" -v b="$m" 'BEGIN {printf "%.0f", 100 * a / b}') %); p50 (slowest process) in memory $(p50 "memory-$n") µs, NATS $(p50 "nats-$n") µs"
 		echo "$n $(awk -v a="$c" -v b="$m" 'BEGIN {printf "%.1f", 100 * a / b}') $(( $(p50 "nats-$n") - $(p50 "memory-$n") ))" >>"$tmp/ratios"
 	done
+	if [[ "$rate" != 0 ]]; then
+		pm=$(p50 memory-rate) pn=$(p50 nats-rate)
+		qm=$(awk '$1 == "memory-rate" {print $8}' "$tmp/results") qn=$(awk '$1 == "nats-rate" {print $8}' "$tmp/results")
+		echo "open loop at $rate/s: p50 in memory $pm µs, NATS $pn µs ($(( pn - pm )) µs more); p99 in memory $qm µs, NATS $qn µs"
+		echo "r 0 $(( pn - pm ))" >>"$tmp/ratios"
+	fi
 done
 if [[ "$rounds" -gt 1 ]]; then
+	if [[ "$rate" != 0 ]]; then
+		d=($(awk '$1 == "r" {print $3}' "$tmp/ratios" | sort -n))
+		k=${#d[@]} m=$(( (k - 1) / 2 ))
+		printf 'open loop at %s/s, %d rounds: p50 difference median %+d µs (%+d…%+d µs)\n' "$rate" "$k" "${d[$m]}" "${d[0]}" "${d[$((k - 1))]}"
+	fi
 	for n in 1 3; do
 		# The median round's ratio (and p50 difference), with the range over the rounds.
 		r=($(awk -v n="$n" '$1 == n {print $2}' "$tmp/ratios" | sort -n))
