@@ -13,7 +13,10 @@
 # in-memory replicas; with it: three replicas sharing state), each driven by its own ahp-bench
 # -target at the same time; decisions/s is their sum, the latencies are each run's. Settings
 # (environment): DURATION (per run, 5s), CONCURRENCY (workers per ahp-bench, 4), PORT (first
-# ahp-server port of the three-process runs, 18480), NATS_PORT (14380).
+# ahp-server port of the three-process runs, 18480), NATS_PORT (14380), NATS_MONITOR_PORT
+# (nats-server's HTTP monitoring, 14381), WATCHERS (Watch streams the first replica's ahp-bench
+# holds in the three-process runs, --watchers; 0). After each NATS run it prints nats-server's CPU
+# and the messages it took in and sent out (/varz in_msgs, out_msgs) per decision.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 duration="${DURATION:-5s}"
@@ -21,6 +24,8 @@ concurrency="${CONCURRENCY:-4}"
 port="${PORT:-18480}"
 nats_port="${NATS_PORT:-14380}"
 nats_url="nats://127.0.0.1:$nats_port"
+nats_monitor="${NATS_MONITOR_PORT:-14381}"
+watchers="${WATCHERS:-0}"
 
 tmp="$(mktemp -d)"
 pids=()
@@ -32,15 +37,23 @@ cleanup() {
 trap cleanup EXIT
 echo "building ahp-bench and ahp-server at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" >&2
 go -C "$root" build -o "$tmp/" ./cmd/ahp-bench ./cmd/ahp-server
-"$root/scripts/nats-server" -js -sd "$tmp/nats" -a 127.0.0.1 -p "$nats_port" >"$tmp/nats.log" 2>&1 &
+"$root/scripts/nats-server" -js -sd "$tmp/nats" -a 127.0.0.1 -p "$nats_port" -m "$nats_monitor" >"$tmp/nats.log" 2>&1 &
 nats_pid=$!
 pids+=("$nats_pid")
 # nats_cpu prints the CPU time nats-server used so far, in clock ticks.
 nats_cpu() { awk '{print $14 + $15}' "/proc/$nats_pid/stat" 2>/dev/null || echo 0; }
-# note prints nats-server's CPU per decision since the tick count $1, for the $2 decisions made.
+# nats_msgs prints nats-server's in_msgs and out_msgs so far (/varz).
+nats_msgs() {
+	curl -fsS "http://127.0.0.1:$nats_monitor/varz" 2>/dev/null |
+		awk -F'[:,]' '$1 ~ /"in_msgs"/ {i = $2} $1 ~ /"out_msgs"/ {o = $2} END {printf "%d %d", i, o}'
+}
+# note prints nats-server's CPU and messages per decision since the tick count $1 and the message
+# counts $3 (in_msgs out_msgs), for the $2 decisions made.
 note() {
-	awk -v t="$(( $(nats_cpu) - $1 ))" -v hz="$(getconf CLK_TCK)" -v n="$2" \
-		'BEGIN { if (n > 0 && t > 0) printf "  (nats-server CPU: %.0f µs per decision)\n", 1e6 * t / hz / n }' >&2
+	read -r in1 out1 <<<"$(nats_msgs)"
+	read -r in0 out0 <<<"$3"
+	awk -v t="$(( $(nats_cpu) - $1 ))" -v hz="$(getconf CLK_TCK)" -v n="$2" -v i="$((in1 - in0))" -v o="$((out1 - out0))" \
+		'BEGIN { if (n > 0 && t > 0) printf "  (nats-server CPU: %.0f µs per decision; messages per decision: %.2f in, %.2f out)\n", 1e6 * t / hz / n, i / n, o / n }' >&2
 }
 wait_port() {
 	for _ in $(seq 100); do
@@ -60,11 +73,11 @@ one() { # $1 label, rest: ahp-bench flags
 	local label="$1"
 	shift
 	echo "+ ahp-bench ${*}" >&2
-	local t0
-	t0=$(nats_cpu)
+	local t0 m0
+	t0=$(nats_cpu) m0=$(nats_msgs)
 	"${bench[@]}" "$@" >"$tmp/$label.out" 2>&1
 	printf '%-16s %s\n' "$label" "$(line "$tmp/$label.out")"
-	note "$t0" "$(line "$tmp/$label.out" | awk '{print $2}')"
+	note "$t0" "$(line "$tmp/$label.out" | awk '{print $2}')" "$m0"
 }
 
 three() { # $1 label, $2 extra ahp-server flags
@@ -80,15 +93,17 @@ three() { # $1 label, $2 extra ahp-server flags
 	done
 	for i in 0 1 2; do wait_port $((port + i)); done
 	echo "+ 3 × ahp-bench -target http://127.0.0.1:$port..$((port + 2)) (servers: ${extra:-in memory})" >&2
-	local runs=() t0
-	t0=$(nats_cpu)
+	local runs=() t0 m0 w
+	t0=$(nats_cpu) m0=$(nats_msgs)
 	for i in 0 1 2; do
-		"${bench[@]}" -target "http://127.0.0.1:$((port + i))" >"$tmp/$label-$i.out" 2>&1 &
+		w=0
+		[[ $i == 0 ]] && w="$watchers"
+		"${bench[@]}" -watchers "$w" -target "http://127.0.0.1:$((port + i))" >"$tmp/$label-$i.out" 2>&1 &
 		runs+=($!)
 	done
 	wait "${runs[@]}"
 	for i in 0 1 2; do printf '%-16s %s\n' "$label/r$i" "$(line "$tmp/$label-$i.out")"; done
-	note "$t0" "$(for i in 0 1 2; do line "$tmp/$label-$i.out"; done | awk '{s += $2} END {print s}')"
+	note "$t0" "$(for i in 0 1 2; do line "$tmp/$label-$i.out"; done | awk '{s += $2} END {print s}')" "$m0"
 	kill "${servers[@]}" 2>/dev/null || true
 	wait "${servers[@]}" 2>/dev/null || true
 }
