@@ -67,7 +67,8 @@ wait_port "$nats_port"
 
 bench=("$tmp/ahp-bench" -mode intercept -concurrency "$concurrency" -duration "$duration")
 # line prints the result row of an ahp-bench output: count errors throughput p50 p90 p99 ...
-line() { awk '$1 == "intercept" && $2 ~ /^[0-9]+$/ {print; exit}' "$1"; }
+# (a run with Watch streams labels it "intercept --watchers N").
+line() { awk '{sub(/ --watchers [0-9]+/, "")} $1 == "intercept" && $2 ~ /^[0-9]+$/ {print; exit}' "$1"; }
 
 one() { # $1 label, rest: ahp-bench flags
 	local label="$1"
