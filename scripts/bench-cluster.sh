@@ -16,7 +16,9 @@
 # ahp-server port of the three-process runs, 18480), NATS_PORT (14380), NATS_MONITOR_PORT
 # (nats-server's HTTP monitoring, 14381), WATCHERS (Watch streams the first replica's ahp-bench
 # holds in the three-process runs, --watchers; 0). After each NATS run it prints nats-server's CPU
-# and the messages it took in and sent out (/varz in_msgs, out_msgs) per decision.
+# and the messages it took in and sent out (/varz in_msgs, out_msgs) per decision counted (the
+# warm-up's decisions add to the messages), and after each three-process NATS run the Watch
+# fan-out's messages from the replicas' metrics.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 duration="${DURATION:-5s}"
@@ -81,21 +83,34 @@ one() { # $1 label, rest: ahp-bench flags
 	note "$t0" "$(line "$tmp/$label.out" | awk '{print $2}')" "$m0"
 }
 
+# fanout_counts prints the Watch fan-out's items sent, messages sent and messages received, summed
+# over the ahp-servers whose metrics ports are $@ (a server without the messages counter sent
+# each item as its own message).
+fanout_counts() {
+	local p
+	for p in "$@"; do curl -fsS "http://127.0.0.1:$p/metrics" 2>/dev/null || true; done | awk '
+		/^ahp_cluster_fanout_items_total\{direction="sent"\}/ {is += $2}
+		/^ahp_cluster_fanout_items_total\{direction="received"\}/ {ir += $2}
+		/^ahp_cluster_fanout_messages_total\{direction="sent"\}/ {ms += $2; m = 1}
+		/^ahp_cluster_fanout_messages_total\{direction="received"\}/ {mr += $2}
+		END {if (!m) {ms = is; mr = ir}; printf "%d %d %d", is, ms, mr}'
+}
+
 three() { # $1 label, $2 extra ahp-server flags
 	local label="$1" extra="$2" servers=() i
 	for i in 0 1 2; do
 		local cfg="$tmp/$label-$i.yaml"
 		printf 'cluster:\n  name: r%s\n' "$i" >"$cfg"
 		# shellcheck disable=SC2086 # $extra is a list of flags
-		"$tmp/ahp-server" --addr "127.0.0.1:$((port + i))" --log-level warn $extra \
+		"$tmp/ahp-server" --addr "127.0.0.1:$((port + i))" --metrics-addr "127.0.0.1:$((port + 10 + i))" --log-level warn $extra \
 			$([[ -n "$extra" ]] && echo --config "$cfg") >"$tmp/$label-server-$i.log" 2>&1 &
 		servers+=($!)
 		pids+=($!)
 	done
 	for i in 0 1 2; do wait_port $((port + i)); done
 	echo "+ 3 × ahp-bench -target http://127.0.0.1:$port..$((port + 2)) (servers: ${extra:-in memory})" >&2
-	local runs=() t0 m0 w
-	t0=$(nats_cpu) m0=$(nats_msgs)
+	local runs=() t0 m0 w f0 mports=($((port + 10)) $((port + 11)) $((port + 12)))
+	t0=$(nats_cpu) m0=$(nats_msgs) f0=$(fanout_counts "${mports[@]}")
 	for i in 0 1 2; do
 		w=0
 		[[ $i == 0 ]] && w="$watchers"
@@ -104,7 +119,16 @@ three() { # $1 label, $2 extra ahp-server flags
 	done
 	wait "${runs[@]}"
 	for i in 0 1 2; do printf '%-16s %s\n' "$label/r$i" "$(line "$tmp/$label-$i.out")"; done
-	note "$t0" "$(for i in 0 1 2; do line "$tmp/$label-$i.out"; done | awk '{s += $2} END {print s}')" "$m0"
+	local decided
+	decided=$(for i in 0 1 2; do line "$tmp/$label-$i.out"; done | awk '{s += $2} END {print s}')
+	note "$t0" "$decided" "$m0"
+	if [[ -n "$extra" ]]; then
+		read -r is0 ms0 mr0 <<<"$f0"
+		read -r is1 ms1 mr1 <<<"$(fanout_counts "${mports[@]}")"
+		# Every decision (the warm-up's too) is one item sent: count per item.
+		awk -v is="$((is1 - is0))" -v ms="$((ms1 - ms0))" -v mr="$((mr1 - mr0))" 'BEGIN { if (is > 0 && ms > 0)
+			printf "  (Watch fan-out, all replicas: %d decisions published in %d messages (%.1f a message); messages received per decision: %.3f)\n", is, ms, is / ms, mr / is }' >&2
+	fi
 	kill "${servers[@]}" 2>/dev/null || true
 	wait "${servers[@]}" 2>/dev/null || true
 }
