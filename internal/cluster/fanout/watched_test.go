@@ -25,14 +25,14 @@ type replica struct {
 	timers *manualTimers
 }
 
-func startReplica(t *testing.T, cfg cluster.Config, opts fanout.Options) *replica {
+func startReplica(t testing.TB, cfg cluster.Config, opts fanout.Options) *replica {
 	t.Helper()
 	conn, err := cluster.Connect(cfg, testkit.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(conn.Close)
-	r := &replica{name: cfg.Name, conn: conn, hub: hub.New(4096, hub.WithBatchWindow(0)), timers: &manualTimers{}}
+	r := &replica{name: cfg.Name, conn: conn, hub: hub.New(1<<16, hub.WithBatchWindow(0)), timers: &manualTimers{}}
 	t.Cleanup(r.hub.Close)
 	if opts.AfterFunc == nil {
 		opts.AfterFunc = r.timers.AfterFunc
@@ -45,7 +45,7 @@ func startReplica(t *testing.T, cfg cluster.Config, opts fanout.Options) *replic
 	return r
 }
 
-func onServer(t *testing.T, url, name string, opts fanout.Options) *replica {
+func onServer(t testing.TB, url, name string, opts fanout.Options) *replica {
 	t.Helper()
 	return startReplica(t, cluster.Config{Servers: []string{url}, Name: name}, opts)
 }
@@ -448,7 +448,7 @@ func TestWatchOnAReplicaStartedDegraded(t *testing.T) {
 }
 
 // waitFor waits until cond holds, up to ten seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	tick := time.NewTicker(time.Millisecond)
