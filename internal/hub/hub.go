@@ -18,6 +18,10 @@
 // the same as for single items; each item is transformed once, and values derived from it can be
 // shared by all its subscribers (Item.Shared). A subscriber that lets items gather before it
 // reads them learns from Subscription.Filling when its buffer is half full.
+//
+// OnSubscribers lets a publisher that feeds the hub from elsewhere (the cluster's Watch fan-out)
+// do that only while someone watches: it hears of every Subscribe before it returns and of the
+// last subscriber going.
 package hub
 
 import (
