@@ -461,3 +461,35 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		}
 	}
 }
+
+// An item larger than a batch may be goes alone, in its place; one over MaxItemBytes is dropped
+// and counted; the order of the others holds.
+func TestLargeItemsGoAloneInOrder(t *testing.T) {
+	t.Parallel()
+	srv := natstest.StartMonitored(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	a := onServer(t, srv.URL(), "a", fanout.Options{BatchBytes: 4096, MaxItemBytes: 16 << 10, Transform: func(it hub.Item) hub.Item {
+		once.Do(func() { close(entered); <-release })
+		return it
+	}})
+	b := onServer(t, srv.URL(), "b", fanout.Options{})
+	w := b.hub.Subscribe(hub.Filter{}, 64)
+	big := func(id string, n int) hub.Item {
+		return hub.Item{Event: testkit.ShellEvent(id, strings.Repeat("x", n)), Time: time.Now()}
+	}
+	a.f.Publish(item("l-0"))
+	<-entered
+	a.f.Publish(item("l-1"))
+	a.f.Publish(big("l-2", 6000))      // over BatchBytes: alone, after l-0 and l-1
+	a.f.Publish(item("l-3"))           // a new batch
+	a.f.Publish(big("dropped", 20000)) // over MaxItemBytes
+	a.f.Publish(item("l-4"))
+	a.f.Publish(item("l-end"))
+	close(release)
+	wantIDs(t, "large items", receiveUntil(t, w, "l-end"), "l", 5)
+	waitFor(t, "a to count what it sent", func() bool { return a.f.Stats().Sent == 6 })
+	if st := a.f.Stats(); st.Dropped != 1 || st.SentMessages != 3 {
+		t.Fatalf("a: %+v, want 1 dropped and 3 messages (l-0 l-1 | l-2 | l-3 l-4 l-end)", st)
+	}
+}
