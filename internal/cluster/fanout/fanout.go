@@ -348,8 +348,8 @@ func (b *batcher) add(it hub.Item, limit int) {
 			b.body, b.n = body[:len(batchMarker)+4+size], 0
 		}
 		if len(b.body) > limit { // too large for any batch: alone
-			b.sendBody(b.body, 1)
-			b.body = b.body[:len(batchMarker)]
+			b.n = 1
+			b.flush()
 			return
 		}
 	}
@@ -363,6 +363,9 @@ func (b *batcher) add(it hub.Item, limit int) {
 func (b *batcher) flush() {
 	if b.n > 0 {
 		b.sendBody(b.body, b.n)
+	}
+	if cap(b.body) > 2*max(b.f.opts.BatchBytes, 64<<10) { // grown for a large item: not kept
+		b.body = append(make([]byte, 0, 64<<10), batchMarker...)
 	}
 	b.body, b.n = b.body[:len(batchMarker)], 0
 }
