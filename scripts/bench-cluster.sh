@@ -16,7 +16,12 @@
 # ahp-server port of the three-process runs, 18480), NATS_PORT (14380), ROUNDS (1: repeat the
 # four runs, alternating, and print the median round's ratios with their range: this machine's
 # speed drifts, and a ratio of runs made seconds apart is what to compare), RATE (1000: the
-# arrival rate of the open-loop latency runs; 0 skips them).
+# arrival rate of the open-loop latency runs; 0 skips them), NATS_MONITOR_PORT (nats-server's
+# HTTP monitoring, 14381), WATCHERS (Watch streams the first replica's ahp-bench
+# holds in the three-process runs, --watchers; 0). After each NATS run it prints nats-server's CPU
+# and the messages it took in and sent out (/varz in_msgs, out_msgs) per decision counted (the
+# warm-up's decisions add to the messages), and after each three-process NATS run the Watch
+# fan-out's messages from the replicas' metrics.
 #
 # The closed-loop runs (each worker sends its next request when the answer comes) measure
 # throughput; they keep the two CPUs busy, so their latencies are mostly queueing. The
@@ -31,6 +36,8 @@ nats_port="${NATS_PORT:-14380}"
 rounds="${ROUNDS:-1}"
 rate="${RATE:-1000}"
 nats_url="nats://127.0.0.1:$nats_port"
+nats_monitor="${NATS_MONITOR_PORT:-14381}"
+watchers="${WATCHERS:-0}"
 
 tmp="$(mktemp -d)"
 pids=()
@@ -42,15 +49,33 @@ cleanup() {
 trap cleanup EXIT
 echo "building ahp-bench and ahp-server at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" >&2
 go -C "$root" build -o "$tmp/" ./cmd/ahp-bench ./cmd/ahp-server
-"$root/scripts/nats-server" -js -sd "$tmp/nats" -a 127.0.0.1 -p "$nats_port" >"$tmp/nats.log" 2>&1 &
+"$root/scripts/nats-server" -js -sd "$tmp/nats" -a 127.0.0.1 -p "$nats_port" -m "$nats_monitor" >"$tmp/nats.log" 2>&1 &
 nats_pid=$!
 pids+=("$nats_pid")
 # nats_cpu prints the CPU time nats-server used so far, in clock ticks.
 nats_cpu() { awk '{print $14 + $15}' "/proc/$nats_pid/stat" 2>/dev/null || echo 0; }
-# note prints nats-server's CPU per decision since the tick count $1, for the $2 decisions made.
+# nats_msgs prints nats-server's in_msgs and out_msgs so far (/varz).
+nats_msgs() {
+	curl -fsS "http://127.0.0.1:$nats_monitor/varz" 2>/dev/null |
+		awk -F'[:,]' '$1 ~ /"in_msgs"/ {i = $2} $1 ~ /"out_msgs"/ {o = $2} END {printf "%d %d", i, o}'
+}
+# note prints nats-server's CPU and messages per decision since the tick count $1 and the message
+# counts $3 (in_msgs out_msgs), for the $2 decisions made.
 note() {
-	awk -v t="$(( $(nats_cpu) - $1 ))" -v hz="$(getconf CLK_TCK)" -v n="$2" \
-		'BEGIN { if (n > 0 && t > 0) printf "  (nats-server CPU: %.0f µs per decision)\n", 1e6 * t / hz / n }' >&2
+	read -r in1 out1 <<<"$(nats_msgs)"
+	read -r in0 out0 <<<"$3"
+	awk -v t="$(( $(nats_cpu) - $1 ))" -v hz="$(getconf CLK_TCK)" -v n="$2" -v i="$((in1 - in0))" -v o="$((out1 - out0))" \
+		'BEGIN { if (n > 0 && t > 0) printf "  (nats-server CPU: %.0f µs per decision; messages per decision: %.2f in, %.2f out)\n", 1e6 * t / hz / n, i / n, o / n }' >&2
+}
+# busy prints the CPU time every process of the machine used so far, in clock ticks (/proc/stat:
+# user, nice, system, irq, softirq, steal).
+busy() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat; }
+# cpu_note prints the machine's CPU per decision since the tick count $1, for the $2 decisions:
+# ahp-server, ahp-bench and nats-server together, what docs/performance.md sets beside
+# BenchmarkNATSFloor.
+cpu_note() {
+	awk -v t="$(( $(busy) - $1 ))" -v hz="$(getconf CLK_TCK)" -v n="$2" \
+		'BEGIN { if (n > 0) printf "  (machine CPU, all processes: %.0f µs per decision)\n", 1e6 * t / hz / n }' >&2
 }
 wait_port() {
 	for _ in $(seq 100); do
@@ -64,17 +89,32 @@ wait_port "$nats_port"
 
 bench=("$tmp/ahp-bench" -mode intercept -concurrency "$concurrency" -duration "$duration")
 # line prints the result row of an ahp-bench output: count errors throughput p50 p90 p99 ...
-line() { awk '$1 == "intercept" && $2 ~ /^[0-9]+$/ {print; exit}' "$1"; }
+# (a run with Watch streams labels it "intercept --watchers N").
+line() { awk '{sub(/ --watchers [0-9]+/, "")} $1 == "intercept" && $2 ~ /^[0-9]+$/ {print; exit}' "$1"; }
 
 one() { # $1 label, rest: ahp-bench flags
 	local label="$1"
 	shift
 	echo "+ ahp-bench ${*}" >&2
-	local t0
-	t0=$(nats_cpu)
+	local t0 m0 b0
+	t0=$(nats_cpu) m0=$(nats_msgs) b0=$(busy)
 	"${bench[@]}" "$@" >"$tmp/$label.out" 2>&1
 	printf '%-16s %s\n' "$label" "$(line "$tmp/$label.out")"
-	note "$t0" "$(line "$tmp/$label.out" | awk '{print $2}')"
+	cpu_note "$b0" "$(line "$tmp/$label.out" | awk '{print $2}')"
+	note "$t0" "$(line "$tmp/$label.out" | awk '{print $2}')" "$m0"
+}
+
+# fanout_counts prints the Watch fan-out's items sent, messages sent and messages received, summed
+# over the ahp-servers whose metrics ports are $@ (a server without the messages counter sent
+# each item as its own message).
+fanout_counts() {
+	local p
+	for p in "$@"; do curl -fsS "http://127.0.0.1:$p/metrics" 2>/dev/null || true; done | awk '
+		/^ahp_cluster_fanout_items_total\{direction="sent"\}/ {is += $2}
+		/^ahp_cluster_fanout_items_total\{direction="received"\}/ {ir += $2}
+		/^ahp_cluster_fanout_messages_total\{direction="sent"\}/ {ms += $2; m = 1}
+		/^ahp_cluster_fanout_messages_total\{direction="received"\}/ {mr += $2}
+		END {if (!m) {ms = is; mr = ir}; printf "%d %d %d", is, ms, mr}'
 }
 
 three() { # $1 label, $2 extra ahp-server flags
@@ -83,22 +123,34 @@ three() { # $1 label, $2 extra ahp-server flags
 		local cfg="$tmp/$label-$i.yaml"
 		printf 'cluster:\n  name: r%s\n' "$i" >"$cfg"
 		# shellcheck disable=SC2086 # $extra is a list of flags
-		"$tmp/ahp-server" --addr "127.0.0.1:$((port + i))" --log-level warn $extra \
+		"$tmp/ahp-server" --addr "127.0.0.1:$((port + i))" --metrics-addr "127.0.0.1:$((port + 10 + i))" --log-level warn $extra \
 			$([[ -n "$extra" ]] && echo --config "$cfg") >"$tmp/$label-server-$i.log" 2>&1 &
 		servers+=($!)
 		pids+=($!)
 	done
 	for i in 0 1 2; do wait_port $((port + i)); done
 	echo "+ 3 × ahp-bench -target http://127.0.0.1:$port..$((port + 2)) (servers: ${extra:-in memory})" >&2
-	local runs=() t0
-	t0=$(nats_cpu)
+	local runs=() t0 m0 w f0 b0 mports=($((port + 10)) $((port + 11)) $((port + 12)))
+	t0=$(nats_cpu) m0=$(nats_msgs) f0=$(fanout_counts "${mports[@]}") b0=$(busy)
 	for i in 0 1 2; do
-		"${bench[@]}" -target "http://127.0.0.1:$((port + i))" >"$tmp/$label-$i.out" 2>&1 &
+		w=0
+		[[ $i == 0 ]] && w="$watchers"
+		"${bench[@]}" -watchers "$w" -target "http://127.0.0.1:$((port + i))" >"$tmp/$label-$i.out" 2>&1 &
 		runs+=($!)
 	done
 	wait "${runs[@]}"
 	for i in 0 1 2; do printf '%-16s %s\n' "$label/r$i" "$(line "$tmp/$label-$i.out")"; done
-	note "$t0" "$(for i in 0 1 2; do line "$tmp/$label-$i.out"; done | awk '{s += $2} END {print s}')"
+	local decided
+	decided=$(for i in 0 1 2; do line "$tmp/$label-$i.out"; done | awk '{s += $2} END {print s}')
+	cpu_note "$b0" "$decided"
+	note "$t0" "$decided" "$m0"
+	if [[ -n "$extra" ]]; then
+		read -r is0 ms0 mr0 <<<"$f0"
+		read -r is1 ms1 mr1 <<<"$(fanout_counts "${mports[@]}")"
+		# Every decision (the warm-up's too) is one item sent: count per item.
+		awk -v is="$((is1 - is0))" -v ms="$((ms1 - ms0))" -v mr="$((mr1 - mr0))" 'BEGIN { if (is > 0 && ms > 0)
+			printf "  (Watch fan-out, all replicas: %d decisions published in %d messages (%.1f a message); messages received per decision: %.3f)\n", is, ms, is / ms, mr / is }' >&2
+	fi
 	kill "${servers[@]}" 2>/dev/null || true
 	wait "${servers[@]}" 2>/dev/null || true
 }

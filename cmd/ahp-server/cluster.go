@@ -318,6 +318,8 @@ func (cs *clusterStores) stats() metrics.ClusterStats {
 	if cs.fanout != nil {
 		f := cs.fanout.Stats()
 		out.FanoutSent, out.FanoutReceived, out.FanoutDropped = f.Sent, f.Received, f.Dropped+f.Undecodable
+		out.FanoutSentMessages, out.FanoutReceivedMessages = f.SentMessages, f.ReceivedMessages
+		out.FanoutSubscribed, out.FanoutUnconfirmed = f.Subscribed, f.Unconfirmed
 	}
 	if cs.audit != nil {
 		a := cs.audit.Stats()

@@ -95,6 +95,10 @@ func TestClusterRetryOnAnotherReplicaIsReplayed(t *testing.T) {
 	for _, want := range []string{"ahp_cluster_connected 1", "ahp_cluster_degraded 0", `ahp_cluster_bucket_entries{bucket="idempotency"} 1`,
 		"ahp_cluster_session_watching 1", "\nahp_cluster_session_queue_bytes ", `ahp_cluster_session_changes_dropped_total{reason="queue_full"} 0`,
 		"\nahp_cluster_store_timeouts_total ", "ahp_cluster_session_sync_writes_total 0", "\nahp_cluster_session_writes_total ",
+		// Nobody watches B: it does not receive A's Watch items at all (A's decision went to NATS
+		// and nowhere else).
+		"ahp_cluster_fanout_subscribed 0", `ahp_cluster_fanout_messages_total{direction="received"} 0`,
+		`ahp_cluster_fanout_items_total{direction="received"} 0`, `ahp_cluster_fanout_messages_total{direction="sent"} `,
 		// The retry's claim on B found A's decision: one timed idempotency claim at least.
 		`ahp_cluster_store_duration_seconds_bucket{op="claim",store="idempotency",le="+Inf"} `} {
 		if !strings.Contains(string(body), want) {

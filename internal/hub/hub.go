@@ -18,6 +18,10 @@
 // the same as for single items; each item is transformed once, and values derived from it can be
 // shared by all its subscribers (Item.Shared). A subscriber that lets items gather before it
 // reads them learns from Subscription.Filling when its buffer is half full.
+//
+// OnSubscribers lets a publisher that feeds the hub from elsewhere (the cluster's Watch fan-out)
+// do that only while someone watches: it hears of every Subscribe before it returns and of the
+// last subscriber going.
 package hub
 
 import (
@@ -195,6 +199,8 @@ type Hub struct {
 	subs map[*Subscription]struct{}
 	// active mirrors len(subs) so Publish can skip all work when nobody watches.
 	active atomic.Int64
+	// onSubscribers is told of subscribers coming and the last one going (OnSubscribers).
+	onSubscribers atomic.Pointer[func(int)]
 	// prepared[i] is batch item i as subscribers get it (transformed, with its shared values),
 	// made when the first subscriber wants it; dispatcher-only, guarded by mu.
 	prepared   []Item
@@ -325,7 +331,16 @@ func (h *Hub) deliver(batch []Item) {
 		return
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	emptied := h.deliverLocked(batch)
+	h.mu.Unlock()
+	h.batches.Add(1) // after the items are in place, so a caller of Stats can rely on them
+	if emptied {
+		h.notify(0)
+	}
+}
+
+// deliverLocked is deliver under h.mu; it reports whether it cut off the last subscriber.
+func (h *Hub) deliverLocked(batch []Item) (emptied bool) {
 	prepared, isPrepared := h.prepared[:len(batch)], h.isPrepared[:len(batch)]
 	defer func() {
 		clear(prepared)
@@ -343,7 +358,7 @@ subscribers:
 			}
 			if s.sizes != nil && !s.fits(prepared[i].size, h.maxBytes) {
 				h.cutOff.Add(1)
-				h.removeLocked(s, ErrSlowSubscriber)
+				emptied = h.removeLocked(s, ErrSlowSubscriber) || emptied
 				continue subscribers
 			}
 			select {
@@ -355,7 +370,7 @@ subscribers:
 			default:
 				// The rest of the batch is not offered; removeLocked drops what was buffered.
 				h.cutOff.Add(1)
-				h.removeLocked(s, ErrSlowSubscriber)
+				emptied = h.removeLocked(s, ErrSlowSubscriber) || emptied
 				continue subscribers
 			}
 		}
@@ -367,7 +382,7 @@ subscribers:
 			s.signal()
 		}
 	}
-	h.batches.Add(1) // after the items are in place, so a caller of Stats can rely on them
+	return emptied
 }
 
 // prepare makes the item every subscriber gets.
@@ -393,37 +408,73 @@ func (h *Hub) Subscribe(f Filter, bufferSize int) *Subscription {
 		s.sizes = &sizeRing{sizes: make([]int, bufferSize+1)}
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	select {
 	case <-h.done:
+		h.mu.Unlock()
 		s.end(ErrClosed)
 		return s
 	default:
 	}
 	h.subs[s] = struct{}{}
-	h.active.Add(1)
+	n := h.active.Add(1)
+	h.mu.Unlock()
+	h.notify(int(n))
 	return s
 }
 
-func (h *Hub) removeLocked(s *Subscription, err error) {
-	if _, ok := h.subs[s]; !ok {
+// OnSubscribers makes the hub call fn when subscribers come and when the last one goes: Subscribe
+// calls fn(n), n ≥ 1 being the number of subscribers right after it added its own, on the
+// subscribing goroutine and before it returns, so whatever fn does (a cluster fan-out starts
+// receiving the other replicas' items) is done before the watcher gets its subscription; a
+// removal that leaves no subscriber calls fn(0) on the goroutine that removed it (the
+// subscriber's, the dispatcher's for a cut-off, a publisher's for an overflow, Close's). fn runs
+// outside the hub's lock, so it may call the hub; fn(0) should return quickly, as it may run on
+// the dispatcher or the decision path. Calls can overlap and, with subscribers coming and going
+// at once, arrive out of order: n is a hint, Subscribers says how many there are now. A second
+// call replaces fn; nil stops the calls.
+func (h *Hub) OnSubscribers(fn func(n int)) {
+	if fn == nil {
+		h.onSubscribers.Store(nil)
 		return
 	}
+	h.onSubscribers.Store(&fn)
+}
+
+func (h *Hub) notify(n int) {
+	if fn := h.onSubscribers.Load(); fn != nil {
+		(*fn)(n)
+	}
+}
+
+// Subscribers returns the number of live subscriptions (one atomic load).
+func (h *Hub) Subscribers() int { return int(h.active.Load()) }
+
+// removeLocked ends s unless it ended already; it reports whether that left no subscriber (the
+// caller then calls notify(0) once it released the lock).
+func (h *Hub) removeLocked(s *Subscription, err error) (emptied bool) {
+	if _, ok := h.subs[s]; !ok {
+		return false
+	}
 	delete(h.subs, s)
-	h.active.Add(-1)
+	n := h.active.Add(-1)
 	if errors.Is(err, ErrSlowSubscriber) {
 		// A watcher that stopped reading must not pin what it was sent: drop it now, not when
 		// its reader goes away (which may be never, or only when its connection closes).
 		s.drop()
 	}
 	s.end(err)
+	return n == 0
 }
 
 func (h *Hub) endAll(err error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	emptied := false
 	for s := range h.subs {
-		h.removeLocked(s, err)
+		emptied = h.removeLocked(s, err) || emptied
+	}
+	h.mu.Unlock()
+	if emptied {
+		h.notify(0)
 	}
 }
 
@@ -564,8 +615,11 @@ func (s *Subscription) Err() error {
 // Close unsubscribes; it is safe to call more than once.
 func (s *Subscription) Close() {
 	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	s.hub.removeLocked(s, nil)
+	emptied := s.hub.removeLocked(s, nil)
+	s.hub.mu.Unlock()
+	if emptied {
+		s.hub.notify(0)
+	}
 }
 
 func (s *Subscription) end(err error) {

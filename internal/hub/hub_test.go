@@ -556,3 +556,70 @@ func TestFillingFiresWhenTheBufferIsHalfFullInBytes(t *testing.T) {
 		t.Fatalf("subscription ended: %v", err)
 	}
 }
+
+// OnSubscribers hears of every Subscribe before it returns, and of the last subscriber going,
+// however it goes: closed, cut off by the dispatcher, or ended by Close.
+func TestOnSubscribersHearsArrivalsAndTheLastDeparture(t *testing.T) {
+	t.Parallel()
+	h := hub.New(64, hub.WithBatchWindow(0))
+	calls := make(chan int, 16)
+	h.OnSubscribers(func(n int) { calls <- n })
+	expect := func(want int) {
+		t.Helper()
+		if got := testkit.Receive(t, calls, "no OnSubscribers call"); got != want {
+			t.Fatalf("OnSubscribers(%d), want %d", got, want)
+		}
+	}
+	noCall := func(what string) {
+		t.Helper()
+		select {
+		case n := <-calls:
+			t.Fatalf("%s: OnSubscribers(%d), want no call", what, n)
+		default:
+		}
+	}
+	a := h.Subscribe(hub.Filter{}, 4)
+	// Subscribe has returned: its call was made, on this goroutine, before it returned.
+	noWait := func(want int) {
+		t.Helper()
+		select {
+		case n := <-calls:
+			if n != want {
+				t.Fatalf("OnSubscribers(%d), want %d", n, want)
+			}
+		default:
+			t.Fatalf("Subscribe returned before OnSubscribers(%d) was called", want)
+		}
+	}
+	noWait(1)
+	b := h.Subscribe(hub.Filter{}, 4)
+	noWait(2)
+	if h.Subscribers() != 2 {
+		t.Fatalf("Subscribers() = %d, want 2", h.Subscribers())
+	}
+	a.Close()
+	noCall("one of two closed")
+	b.Close()
+	expect(0)
+	b.Close()
+	noCall("closed twice")
+
+	// A cut-off of the last subscriber, by the dispatcher.
+	slow := h.Subscribe(hub.Filter{}, 1)
+	noWait(1)
+	for range 4 {
+		h.Publish(hub.Item{Event: testkit.ShellEvent("e", "ls")})
+	}
+	wantCutOff(t, slow)
+	expect(0)
+
+	// Close ends the last one.
+	h.Subscribe(hub.Filter{}, 4)
+	noWait(1)
+	h.OnSubscribers(nil)
+	h.OnSubscribers(func(n int) { calls <- n })
+	h.Close()
+	expect(0)
+	h.Subscribe(hub.Filter{}, 4) // after Close: ended at once, no subscriber, no call
+	noCall("subscribed after Close")
+}

@@ -18,8 +18,15 @@ type ClusterStats struct {
 	Failures, Timeouts, Checks, Reconnects uint64
 	// DegradedSeconds is the time spent degraded.
 	DegradedSeconds float64
-	// FanoutSent, FanoutReceived and FanoutDropped count Watch items to and from other replicas.
-	FanoutSent, FanoutReceived, FanoutDropped uint64
+	// FanoutSent, FanoutReceived and FanoutDropped count Watch items to and from other replicas;
+	// FanoutSentMessages and FanoutReceivedMessages the NATS messages (a message carries a batch
+	// of items); FanoutSubscribed is whether the replica receives the others' items now (only
+	// while someone watches it); FanoutUnconfirmed counts subscriptions NATS did not confirm in
+	// time.
+	FanoutSent, FanoutReceived, FanoutDropped  uint64
+	FanoutSentMessages, FanoutReceivedMessages uint64
+	FanoutSubscribed                           bool
+	FanoutUnconfirmed                          uint64
 	// AuditPublished and AuditFailed count records for the audit stream.
 	AuditPublished, AuditFailed uint64
 	// BucketEntries and BucketBytes are the sizes of the shared KV buckets, by bucket.
@@ -54,6 +61,9 @@ var (
 	clusterReconnectDesc = prometheus.NewDesc("ahp_cluster_reconnects_total", "Reconnections to NATS.", nil, nil)
 	clusterDegradedSecs  = prometheus.NewDesc("ahp_cluster_degraded_seconds_total", "Time spent degraded.", nil, nil)
 	clusterFanoutDesc    = prometheus.NewDesc("ahp_cluster_fanout_items_total", "Watch items exchanged with the other replicas, by direction (sent, received, dropped).", []string{"direction"}, nil)
+	clusterFanoutMsgDesc = prometheus.NewDesc("ahp_cluster_fanout_messages_total", "NATS messages of Watch items exchanged with the other replicas, by direction (sent, received); a message carries one item or a batch.", []string{"direction"}, nil)
+	clusterFanoutSubDesc = prometheus.NewDesc("ahp_cluster_fanout_subscribed", "1 while this replica receives the other replicas' Watch items (someone watches it, or did within the linger).", nil, nil)
+	clusterFanoutUncDesc = prometheus.NewDesc("ahp_cluster_fanout_unconfirmed_total", "Watch fan-out subscriptions NATS did not confirm before the Watch started (timeout, or not connected).", nil, nil)
 	clusterAuditDesc     = prometheus.NewDesc("ahp_cluster_audit_records_total", "Audit records for the replicated audit stream, by outcome (published, failed).", []string{"outcome"}, nil)
 	clusterEntriesDesc   = prometheus.NewDesc("ahp_cluster_bucket_entries", "Entries in a shared KV bucket.", []string{"bucket"}, nil)
 	clusterBytesDesc     = prometheus.NewDesc("ahp_cluster_bucket_bytes", "Bytes in a shared KV bucket.", []string{"bucket"}, nil)
@@ -84,7 +94,7 @@ type clusterCollector struct{ stats func() ClusterStats }
 
 func (clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{clusterConnectedDesc, clusterDegradedDesc, clusterFailuresDesc, clusterReconnectDesc,
-		clusterDegradedSecs, clusterFanoutDesc, clusterAuditDesc, clusterEntriesDesc, clusterBytesDesc, clusterTimeoutsDesc, clusterChecksDesc,
+		clusterDegradedSecs, clusterFanoutDesc, clusterFanoutMsgDesc, clusterFanoutSubDesc, clusterFanoutUncDesc, clusterAuditDesc, clusterEntriesDesc, clusterBytesDesc, clusterTimeoutsDesc, clusterChecksDesc,
 		sessionWatchingDesc, sessionReadsDesc, sessionWritesDesc, sessionSyncDesc, sessionCoalDesc, sessionConflDesc, sessionFailDesc, sessionDropDesc,
 		sessionQueueDesc, sessionCachedDesc} {
 		ch <- d
@@ -107,6 +117,10 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(clusterFanoutDesc, prometheus.CounterValue, float64(s.FanoutSent), "sent")
 	ch <- prometheus.MustNewConstMetric(clusterFanoutDesc, prometheus.CounterValue, float64(s.FanoutReceived), "received")
 	ch <- prometheus.MustNewConstMetric(clusterFanoutDesc, prometheus.CounterValue, float64(s.FanoutDropped), "dropped")
+	ch <- prometheus.MustNewConstMetric(clusterFanoutMsgDesc, prometheus.CounterValue, float64(s.FanoutSentMessages), "sent")
+	ch <- prometheus.MustNewConstMetric(clusterFanoutMsgDesc, prometheus.CounterValue, float64(s.FanoutReceivedMessages), "received")
+	ch <- prometheus.MustNewConstMetric(clusterFanoutSubDesc, prometheus.GaugeValue, b(s.FanoutSubscribed))
+	ch <- prometheus.MustNewConstMetric(clusterFanoutUncDesc, prometheus.CounterValue, float64(s.FanoutUnconfirmed))
 	ch <- prometheus.MustNewConstMetric(clusterAuditDesc, prometheus.CounterValue, float64(s.AuditPublished), "published")
 	ch <- prometheus.MustNewConstMetric(clusterAuditDesc, prometheus.CounterValue, float64(s.AuditFailed), "failed")
 	for bucket, n := range s.BucketEntries {

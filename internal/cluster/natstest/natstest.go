@@ -7,9 +7,11 @@ package natstest
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,6 +82,7 @@ type Server struct {
 	t         testing.TB
 	name      string
 	port      int
+	monitor   int // HTTP monitoring port (StartMonitored), or 0
 	args      []string
 	mu        sync.Mutex
 	cmd       *exec.Cmd
@@ -270,4 +273,51 @@ func freePort(t testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// StartMonitored is Start with nats-server's HTTP monitoring endpoint on a loopback port, so a
+// test can ask the server what it delivered (Connections).
+func StartMonitored(t testing.TB) *Server {
+	t.Helper()
+	port, monitor := freePort(t), freePort(t)
+	s := &Server{t: t, name: "n1", port: port, monitor: monitor, args: []string{
+		"-a", "127.0.0.1", "-p", fmt.Sprint(port), "-m", fmt.Sprint(monitor), "-js", "-sd", t.TempDir(), "-n", "n1",
+	}}
+	s.start()
+	t.Cleanup(s.Stop)
+	WaitJetStream(t, s.URL())
+	return s
+}
+
+// Connection is a client connection as the server's /connz reports it.
+type Connection struct {
+	Name string `json:"name"`
+	// OutMsgs counts the messages the server sent the client (including replies).
+	OutMsgs uint64 `json:"out_msgs"`
+	// Subscriptions are the client's subscriptions, each with the messages delivered to it.
+	Subscriptions []struct {
+		Subject string `json:"subject"`
+		Msgs    uint64 `json:"msgs"`
+	} `json:"subscriptions_list_detail"`
+}
+
+// Connections returns the server's client connections with their subscriptions (/connz?subs=detail);
+// the server must have been started by StartMonitored.
+func (s *Server) Connections(t testing.TB) []Connection {
+	t.Helper()
+	if s.monitor == 0 {
+		t.Fatal("natstest: Connections needs a server started by StartMonitored")
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/connz?subs=detail&limit=1024", s.monitor))
+	if err != nil {
+		t.Fatalf("natstest: /connz: %v", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Connections []Connection `json:"connections"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&out); err != nil {
+		t.Fatalf("natstest: /connz: %v", err)
+	}
+	return out.Connections
 }
