@@ -125,6 +125,18 @@ func (c CompactEvent) ToolName() string {
 	return c.toolName.Value()
 }
 
+// Type is the event's type (possibly a number this build does not name).
+func (c CompactEvent) Type() ahpv1.EventType { return ahpv1.EventType(c.typ) }
+
+// Kind is the tool's kind: unspecified for none, -1 for a number that was not a defined kind.
+func (c CompactEvent) Kind() ahpv1.ToolKind { return ahpv1.ToolKind(c.kind) }
+
+// UnixNano is the instant recorded, in nanoseconds since the Unix epoch.
+func (c CompactEvent) UnixNano() int64 { return c.unixNano }
+
+// UTC reports whether the time recorded was in UTC (else it reads back as local time).
+func (c CompactEvent) UTC() bool { return c.utc }
+
 // Summary is c as an EventSummary.
 func (c CompactEvent) Summary() EventSummary {
 	at := time.Unix(0, c.unixNano)

@@ -27,11 +27,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,7 +88,7 @@ type Store struct {
 	tune          Options
 	recent, facts int
 	maxBytes      int
-	fallback      session.Store
+	fallback      *session.Memory
 	log           *slog.Logger
 
 	mu sync.Mutex
@@ -118,7 +116,7 @@ type Store struct {
 	closeOnce      sync.Once
 
 	stats struct {
-		reads, writes, coalesced, syncWrites, conflicts, failures, tooLarge, dropped, lostAtClose atomic.Uint64
+		reads, writes, coalesced, syncWrites, conflicts, failures, tooLarge, dropped, lostAtClose, undecodable atomic.Uint64
 	}
 }
 
@@ -131,7 +129,8 @@ type entry struct {
 	rev      uint64 // 0: absent
 	base     []byte
 	baseRec  any    // base decoded (*session.Record or *session.AgentRecord), never changed; nil: not decoded yet
-	local    any    // baseRec with the queued changes applied, changed in place; nil: baseRec as it is
+	local    any    // baseRec with the queued changes applied, changed in place unless shared; nil: baseRec as it is
+	shared   bool   // local is also a write's value (writeRec, then baseRec): copy it before changing it
 	writing  []byte // the value being written, to know its echo from the watch
 	writeRec any    // writing decoded
 	echoed   bool   // the watch delivered writing: it is stored, whatever the reply says
@@ -153,8 +152,9 @@ type op struct {
 	deny    bool // a denial (RecordDecision); else an event (RecordEvent)
 	ev      *ahpv1.Event
 	at      time.Time
-	derived []session.RecordFact
+	derived []*ahpv1.Fact
 	size    int
+	changed bool // applying it changed the local record (see apply)
 }
 
 var _ session.Store = (*Store)(nil)
@@ -345,6 +345,9 @@ type Stats struct {
 	Dropped uint64
 	// LostAtClose counts changes still queued when Close gave up.
 	LostAtClose uint64
+	// Undecodable counts stored values read in neither record form (each is replaced by an
+	// empty record at its next write).
+	Undecodable uint64
 	// QueuedBytes is the size of the changes queued now.
 	QueuedBytes int
 	// Cached is how many records the local copy holds.
@@ -361,27 +364,40 @@ func (s *Store) Stats() Stats {
 	return Stats{
 		Reads: s.stats.reads.Load(), Writes: s.stats.writes.Load(), Coalesced: s.stats.coalesced.Load(), SyncWrites: s.stats.syncWrites.Load(),
 		Conflicts: s.stats.conflicts.Load(), Failures: s.stats.failures.Load(), TooLarge: s.stats.tooLarge.Load(), Dropped: s.stats.dropped.Load(),
-		LostAtClose: s.stats.lostAtClose.Load(), QueuedBytes: q, Cached: n, Watching: watching,
+		LostAtClose: s.stats.lostAtClose.Load(), Undecodable: s.stats.undecodable.Load(), QueuedBytes: q, Cached: n, Watching: watching,
 	}
 }
 
 // View implements session.Store: from the local copy, without a round trip unless the copy
-// lacks the record.
+// lacks the record. Its recent events are converted (LazyView leaves them compact).
 func (s *Store) View(sessionID, agentID string) *policy.SessionView {
+	v := s.LazyView(sessionID, agentID)
+	if v.RecentEvents() == nil {
+		v.Recent = []policy.EventSummary{}
+	}
+	return v
+}
+
+var _ session.LazyViewer = (*Store)(nil)
+
+// LazyView implements session.LazyViewer: View with the recent events left in the compact form
+// the record keeps, shared with it (issue 15: converting 64 of them was ~4.6 KB per decision);
+// the view's events, facts and agent facts never change when the record does.
+func (s *Store) LazyView(sessionID, agentID string) *policy.SessionView {
 	if !s.usable() {
-		return s.fallback.View(sessionID, agentID)
+		return s.fallback.LazyView(sessionID, agentID)
 	}
 	v := &policy.SessionView{SessionID: sessionID, AgentID: agentID}
 	if sessionID != "" {
 		if err := s.fill(v, 's', sessionID); err != nil {
 			s.conn.Failed(err)
-			return s.fallback.View(sessionID, agentID)
+			return s.fallback.LazyView(sessionID, agentID)
 		}
 	}
 	if v.AgentID != "" {
 		if err := s.fill(v, 'a', v.AgentID); err != nil {
 			s.conn.Failed(err)
-			return s.fallback.View(sessionID, agentID)
+			return s.fallback.LazyView(sessionID, agentID)
 		}
 	}
 	return v
@@ -498,14 +514,17 @@ func (s *Store) setBaseLocked(e *entry, rev uint64, value []byte, rec any) {
 	case len(e.pending) > 0:
 		s.rebuildLocked(e)
 	default:
-		e.local = nil
+		setLocal(e, nil)
 	}
 }
+
+// setLocal gives e a local record that only e holds (or none).
+func setLocal(e *entry, rec any) { e.local, e.shared = rec, false }
 
 // baseLocked returns e's base decoded.
 func (s *Store) baseLocked(e *entry) any {
 	if e.baseRec == nil {
-		e.baseRec = decode(e.kind, e.base)
+		e.baseRec = s.decode(e.kind, e.base)
 	}
 	return e.baseRec
 }
@@ -520,48 +539,66 @@ func (s *Store) viewLocked(e *entry) any {
 
 // localLocked returns e's local record for changing.
 func (s *Store) localLocked(e *entry) any {
-	if e.local == nil {
-		e.local = clone(s.baseLocked(e))
+	switch {
+	case e.local == nil:
+		setLocal(e, clone(s.baseLocked(e)))
+	case e.shared:
+		setLocal(e, clone(e.local))
 	}
 	return e.local
 }
 
-// clone copies a record deeply enough for Apply to change the copy only.
+// clone copies a record for Apply to change the copy only: the windows are shared, and pushing
+// to the copy's leaves the original's as they were (session.Window).
 func clone(rec any) any {
 	switch r := rec.(type) {
 	case *session.Record:
 		c := *r
-		c.Recent, c.Facts = slices.Clone(r.Recent), slices.Clone(r.Facts)
 		return &c
 	case *session.AgentRecord:
-		return &session.AgentRecord{Facts: slices.Clone(r.Facts)}
+		c := *r
+		return &c
 	}
 	return rec
 }
 
-func decode(kind byte, b []byte) any {
+// decode reads a stored value (nil: absent); a value that does not decode is replaced by an
+// empty record at the next write (counted).
+func (s *Store) decode(kind byte, b []byte) any {
 	if kind == 'a' {
-		a := new(session.AgentRecord)
-		if b != nil && json.Unmarshal(b, a) != nil {
-			*a = session.AgentRecord{} // a record that does not decode is replaced
+		a, err := decodeAgent(b, s.facts)
+		if b != nil && err != nil {
+			s.stats.undecodable.Add(1)
 		}
 		return a
 	}
-	r := new(session.Record)
-	if b != nil && json.Unmarshal(b, r) != nil {
-		*r = session.Record{}
+	r, err := decodeRecord(b, s.recent, s.facts)
+	if b != nil && err != nil {
+		s.stats.undecodable.Add(1)
 	}
 	return r
 }
 
+// encode returns rec's stored form.
+func encode(rec any) []byte {
+	switch r := rec.(type) {
+	case *session.Record:
+		return encodeRecord(make([]byte, 0, encodedSize(r)), r)
+	case *session.AgentRecord:
+		return encodeAgent(make([]byte, 0, 8+factsSize(r.Facts.NewestFirst())), r)
+	}
+	return nil
+}
+
 // rebuildLocked recomputes e's local record from its base and its queued changes.
 func (s *Store) rebuildLocked(e *entry) {
-	e.local = clone(s.baseLocked(e))
+	local := clone(s.baseLocked(e))
+	setLocal(e, local)
 	for _, o := range e.inflight {
-		s.apply(e, e.local, o)
+		o.changed = s.apply(e, local, o)
 	}
 	for _, o := range e.pending {
-		s.apply(e, e.local, o)
+		o.changed = s.apply(e, local, o)
 	}
 }
 
@@ -637,9 +674,10 @@ func (s *Store) delivered(kve jetstream.KeyValueEntry, _ bool) {
 		// has its changes already.
 		e.rev, e.base, e.baseRec, e.echoed = rev, value, e.writeRec, true
 		if e.local == nil && len(e.pending) > 0 {
-			e.local = clone(e.writeRec)
+			local := clone(e.writeRec)
+			setLocal(e, local)
 			for _, o := range e.pending {
-				s.apply(e, e.local, o)
+				o.changed = s.apply(e, local, o)
 			}
 		}
 		return
@@ -747,7 +785,7 @@ func (s *Store) enqueue(kind byte, id string, ops ...*op) {
 	e.pending = append(e.pending, ops...)
 	for _, o := range ops {
 		if e.loaded {
-			s.apply(e, s.localLocked(e), o)
+			o.changed = s.apply(e, s.localLocked(e), o)
 		}
 		s.queuedBytes += o.size
 	}
@@ -883,9 +921,18 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 	}
 	e.inflight, e.pending = e.pending, nil
 	loaded, rev := e.loaded, e.rev
-	var base any
+	var base, ready any
+	readyChanged := false
 	if loaded {
 		base = s.baseLocked(e)
+		if e.local != nil {
+			// The local record is the base with exactly these changes (nothing else is queued):
+			// it is the value to write, shared until the next change copies it.
+			ready, e.shared = e.local, true
+			for _, o := range e.inflight {
+				readyChanged = readyChanged || o.changed
+			}
+		}
 	}
 	s.mu.Unlock()
 	var err error
@@ -897,17 +944,19 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 			}
 			s.mu.Lock()
 			s.loadedLocked(e.key, e.kind, e.id, rev, value)
-			loaded, rev, base = true, e.rev, s.baseLocked(e)
+			loaded, rev, base, ready = true, e.rev, s.baseLocked(e), nil
 			s.mu.Unlock()
 		}
 		if attempt == casAttempts {
 			err = fmt.Errorf("session update: %d compare-and-set conflicts in a row", casAttempts)
 			break
 		}
-		rec := clone(base)
-		changed := false
-		for _, o := range e.inflight {
-			changed = s.apply(e, rec, o) || changed
+		rec, changed := ready, readyChanged
+		if rec == nil {
+			rec = clone(base)
+			for _, o := range e.inflight {
+				changed = s.apply(e, rec, o) || changed
+			}
 		}
 		if !changed {
 			s.done(e, 0, nil, nil)
@@ -923,11 +972,7 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 			s.mu.Unlock()
 			return nil
 		}
-		b, merr := json.Marshal(rec)
-		if merr != nil {
-			err = merr
-			break
-		}
+		b := encode(rec)
 		s.mu.Lock()
 		e.writing, e.writeRec = b, rec
 		s.mu.Unlock()
@@ -1015,7 +1060,7 @@ func (s *Store) settleLocked(e *entry) {
 	delete(s.dirty, e.key)
 	if e.loaded {
 		if len(e.pending) == 0 && e.local != nil && e.baseRec != nil {
-			e.local = nil // the base is the record: no second copy
+			setLocal(e, nil) // the base is the record: no second copy
 		}
 		s.keepLocked(e)
 	}
