@@ -47,12 +47,12 @@ const formatBinary = 0x01
 
 // Field numbers (see above).
 const (
-	fAgent, fEvents, fToolCalls, fErrors, fDenies           = 1, 2, 3, 4, 5
-	fFirstSeen, fLastSeen, fUTC, fLastType                  = 6, 7, 8, 9
-	fRunStatus, fVerification, fRecent, fFact               = 10, 11, 12, 13
-	feType, feKind, feToolName, feTime, feUTC               = 1, 2, 3, 4, 5
-	ffContent, ffSource, ffConfidence                       = 1, 2, 3
-	utcFirstSeen, utcLastSeen                         uint64 = 1, 2
+	fAgent, fEvents, fToolCalls, fErrors, fDenies        = 1, 2, 3, 4, 5
+	fFirstSeen, fLastSeen, fUTC, fLastType               = 6, 7, 8, 9
+	fRunStatus, fVerification, fRecent, fFact            = 10, 11, 12, 13
+	feType, feKind, feToolName, feTime, feUTC            = 1, 2, 3, 4, 5
+	ffContent, ffSource, ffConfidence                    = 1, 2, 3
+	utcFirstSeen, utcLastSeen                     uint64 = 1, 2
 )
 
 // encodeRecord appends r's stored form to b.
