@@ -18,7 +18,8 @@ import (
 // The stored form of a record (issue 15: the JSON form was ~7 KB for a full session, written
 // to NATS and delivered to every replica at every decision, and encoding/json cost ~8 µs and
 // ~2 KB of garbage per write). A value is one format byte, then protobuf wire format written
-// with protowire (no schema file: this comment is the schema). Enums are their numbers, times
+// with protowire (no schema file: this comment is the schema), preceded by its length as a
+// varint so that a value cut short is an error rather than a shorter record. Enums are their numbers, times
 // Unix nanoseconds (zigzag varint) with whether they were in UTC (a time in any other location
 // reads back as local time, as session memory's compact events do), strings as they are; lists
 // are oldest first. A field that is absent has its zero value; unknown field numbers are skipped,
@@ -35,7 +36,7 @@ import (
 //	 4 errors           varint      1 type       varint (ahp.v1.EventType)
 //	 5 denies           varint      2 tool kind  varint (ahp.v1.ToolKind; -1: not a defined kind)
 //	 6 first seen       sint64 ns   3 tool name  string
-//	 7 last seen        sint64 ns   4 time       sint64 ns
+//	 7 last seen        sint64 ns   4 time       sint64 ns after the previous event's (the first's: ns)
 //	 8 times in UTC     varint      5 in UTC     varint (1: yes)
 //	   (bit 1 first seen, bit 2 last seen)
 //	 9 last type        varint     fact
@@ -55,9 +56,9 @@ const (
 	utcFirstSeen, utcLastSeen                     uint64 = 1, 2
 )
 
-// encodeRecord appends r's stored form to b.
+// encodeRecord returns r's stored form, written in the capacity of b (empty).
 func encodeRecord(b []byte, r *session.Record) []byte {
-	b = append(b, formatBinary)
+	b, start := begin(b)
 	b = appendString(b, fAgent, r.AgentID)
 	b = appendVarint(b, fEvents, r.Events)
 	b = appendVarint(b, fToolCalls, r.ToolCalls)
@@ -81,15 +82,44 @@ func encodeRecord(b []byte, r *session.Record) []byte {
 	b = appendString(b, fRunStatus, r.RunStatus)
 	b = appendString(b, fVerification, r.VerificationStatus)
 	recent := r.Recent.NewestFirst()
+	var prev int64
 	for i := len(recent) - 1; i >= 0; i-- {
-		b = appendEvent(b, recent[i])
+		b = appendEvent(b, recent[i], prev)
+		prev = recent[i].UnixNano()
 	}
-	return appendFacts(b, r.Facts.NewestFirst())
+	return end(appendFacts(b, r.Facts.NewestFirst()), start)
 }
 
-// encodeAgent appends a's stored form to b.
+// encodeAgent returns a's stored form, written in the capacity of b (empty).
 func encodeAgent(b []byte, a *session.AgentRecord) []byte {
-	return appendFacts(append(b, formatBinary), a.Facts.NewestFirst())
+	b, start := begin(b)
+	return end(appendFacts(b, a.Facts.NewestFirst()), start)
+}
+
+// lengthRoom is the room begin leaves for the length: a varint of up to 3 bytes, 2 MiB, above
+// the bucket's largest value (maxRecordBytes); a longer record moves to make room.
+const lengthRoom = 3
+
+// begin appends the format byte and room for the length; end writes the length of what follows
+// and returns the value from its format byte on.
+func begin(b []byte) ([]byte, int) {
+	b = append(b, formatBinary, 0, 0, 0)
+	return b, len(b)
+}
+
+func end(b []byte, start int) []byte {
+	n := uint64(len(b) - start)
+	size := protowire.SizeVarint(n)
+	if size > lengthRoom {
+		b = append(b, make([]byte, size-lengthRoom)...)
+		copy(b[start+size-lengthRoom:], b[start:len(b)-(size-lengthRoom)])
+		start += size - lengthRoom
+	}
+	// The varint ends right before the message: shift the format byte up to it.
+	at := start - size
+	protowire.AppendVarint(b[at:at], n)
+	b[at-1] = formatBinary
+	return b[at-1:]
 }
 
 // encodedSize is a capacity for encoding r in one allocation (a little above its size).
@@ -109,8 +139,10 @@ func factsSize(fs []*ahpv1.Fact) int {
 	return n
 }
 
-func appendEvent(b []byte, e policy.CompactEvent) []byte {
-	t, kind, name, ns := uint64(int64(e.Type())), uint64(int64(e.Kind())), e.ToolName(), protowire.EncodeZigZag(e.UnixNano())
+// appendEvent appends e, whose time follows prev's (in nanoseconds; wrapping around, so any two
+// instants have a difference).
+func appendEvent(b []byte, e policy.CompactEvent, prev int64) []byte {
+	t, kind, name, ns := uint64(int64(e.Type())), uint64(int64(e.Kind())), e.ToolName(), protowire.EncodeZigZag(e.UnixNano()-prev)
 	size := 1 + protowire.SizeVarint(ns)
 	if t != 0 {
 		size += 1 + protowire.SizeVarint(t)
@@ -192,15 +224,17 @@ func decodeRecord(b []byte, recent, facts int) (*session.Record, error) {
 	if isJSON(b) {
 		return r, decodeJSONRecord(b, r, recent, facts)
 	}
-	if len(b) == 0 || b[0] != formatBinary {
-		return r, errFormat
+	b, err := body(b)
+	if err != nil {
+		return r, err
 	}
 	var firstNS, lastNS int64
 	var hasFirst, hasLast bool
 	var utc uint64
 	var lastName []byte // the previous event's tool name, whose string the next may reuse
 	var lastString string
-	err := fields(b[1:], func(num protowire.Number, typ protowire.Type, v uint64, s []byte) error {
+	var prevNS int64 // the previous event's time
+	err = fields(b, func(num protowire.Number, typ protowire.Type, v uint64, s []byte) error {
 		switch num {
 		case fAgent:
 			r.AgentID = string(s)
@@ -248,10 +282,8 @@ func decodeRecord(b []byte, recent, facts int) (*session.Record, error) {
 			if !bytes.Equal(name, lastName) {
 				lastName, lastString = name, string(name)
 			}
-			at := time.Unix(0, protowire.DecodeZigZag(ns))
-			if isUTC {
-				at = at.UTC()
-			}
+			prevNS += protowire.DecodeZigZag(ns)
+			at := timeOf(prevNS, isUTC)
 			r.PushRecent(policy.NewCompactEvent(ahpv1.EventType(int32(int64(t))), ahpv1.ToolKind(int32(int64(kind))), lastString, at), recent)
 		case fFact:
 			f, err := decodeFact(s)
@@ -287,10 +319,11 @@ func decodeAgent(b []byte, facts int) (*session.AgentRecord, error) {
 		}
 		return a, nil
 	}
-	if len(b) == 0 || b[0] != formatBinary {
-		return a, errFormat
+	b, err := body(b)
+	if err != nil {
+		return a, err
 	}
-	err := fields(b[1:], func(num protowire.Number, _ protowire.Type, _ uint64, s []byte) error {
+	err = fields(b, func(num protowire.Number, _ protowire.Type, _ uint64, s []byte) error {
 		if num == fFact {
 			f, err := decodeFact(s)
 			if err != nil {
@@ -394,6 +427,21 @@ func fields(b []byte, field func(num protowire.Number, typ protowire.Type, v uin
 		}
 	}
 	return nil
+}
+
+// body returns the message of a value in the binary form, checking its length.
+func body(b []byte) ([]byte, error) {
+	if len(b) == 0 || b[0] != formatBinary {
+		return nil, errFormat
+	}
+	n, size := protowire.ConsumeVarint(b[1:])
+	if size < 0 {
+		return nil, fmt.Errorf("length: %w", protowire.ParseError(size))
+	}
+	if b = b[1+size:]; uint64(len(b)) != n {
+		return nil, fmt.Errorf("%d bytes where the length says %d", len(b), n)
+	}
+	return b, nil
 }
 
 // isJSON reports whether b is in the JSON form of earlier versions.
