@@ -3,6 +3,7 @@ package sessionkv_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -257,4 +258,121 @@ func TestWatchStartsWhenNATSComesAfterTheStore(t *testing.T) {
 	late.RecordEvent(testkit.ShellEvent("back", "ls", testkit.Session("s-back")), at)
 	flush(t, late)
 	waitView(t, other, "s-back", func(v *policy.SessionView) bool { return v.EventCount == 1 })
+}
+
+// failedRead is a tool error: it adds a fact to its session and its agent.
+func failedRead(id, sessionID, agentID, msg string) *ahpv1.Event {
+	return &ahpv1.Event{Id: id, Type: ahpv1.EventType_EVENT_TYPE_TOOL_ERROR,
+		Session: &ahpv1.Session{Id: sessionID, Agent: &ahpv1.Agent{Id: agentID}},
+		Tool:    &ahpv1.Tool{Name: "Read", Kind: ahpv1.ToolKind_TOOL_KIND_FILE_READ, Error: &ahpv1.ToolError{Message: msg}}}
+}
+
+// summary is what a test compares of a view: counters, recent events and facts as text.
+func summary(v *policy.SessionView) string {
+	out := fmt.Sprintf("events %d tools %d errors %d denies %d last %q agent %q first %v last %v\n",
+		v.EventCount, v.ToolCallCount, v.ErrorCount, v.DenyCount, v.LastEventType, v.AgentID, v.FirstSeen.UnixNano(), v.LastSeen.UnixNano())
+	for _, e := range v.RecentEvents() {
+		out += fmt.Sprintf("  recent %s %s %s %d %v\n", e.Type, e.ToolName, e.ToolKind, e.Time.UnixNano(), e.Time.Location() == time.UTC)
+	}
+	for _, f := range v.Facts {
+		out += fmt.Sprintf("  fact %s | %s | %v\n", f.GetContent(), f.GetSource(), f.GetConfidence())
+	}
+	for _, f := range v.AgentFacts {
+		out += fmt.Sprintf("  agent fact %s | %s | %v\n", f.GetContent(), f.GetSource(), f.GetConfidence())
+	}
+	return out
+}
+
+// A view holds what the record held when it was taken: later changes — this replica's own,
+// queued or stored, and another replica's arriving through the watch — never reach it, whether
+// its recent events were converted yet or not.
+func TestViewsDoNotSeeLaterChanges(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	opts := session.Options{RecentEvents: 4, Facts: 3}
+	a, b := open(t, srv.URL(), "a", opts), open(t, srv.URL(), "b", opts)
+	at := time.Unix(1700000000, 0).UTC()
+	var lazy, full []*policy.SessionView
+	var want []string
+	take := func() {
+		t.Helper()
+		l, f := a.LazyView("v1", "ag"), a.View("v1", "ag")
+		lazy, full = append(lazy, l), append(full, f)
+		want = append(want, summary(f))
+	}
+	for i := range 12 {
+		ev := failedRead(fmt.Sprintf("r%d", i), "v1", "ag", fmt.Sprintf("no file %d", i))
+		if i%2 == 0 {
+			ev = testkit.ShellEvent(fmt.Sprintf("r%d", i), "ls", testkit.Session("v1"), testkit.Agent("ag"))
+		}
+		a.RecordDecided(ev, at.Add(time.Duration(i)*time.Second), &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_DENY})
+		take()
+		if i%3 == 0 {
+			flush(t, a)
+			take()
+		}
+		if i%4 == 0 { // another replica's change, arriving through the watch
+			b.RecordEvent(failedRead(fmt.Sprintf("b%d", i), "v1", "ag", "from b"), at.Add(time.Duration(i)*time.Second+time.Millisecond))
+			flush(t, b)
+			waitView(t, a, "v1", func(v *policy.SessionView) bool { return v.EventCount > full[len(full)-1].EventCount })
+			take()
+		}
+	}
+	for i := range want {
+		if got := summary(lazy[i]); got != want[i] {
+			t.Fatalf("lazy view %d changed, or reads unlike the full view taken with it:\n%s\nwant\n%s", i, got, want[i])
+		}
+		if got := summary(full[i]); got != want[i] {
+			t.Fatalf("full view %d changed:\n%s\nwant\n%s", i, got, want[i])
+		}
+	}
+	if first, last := want[0], want[len(want)-1]; first == last || !strings.Contains(last, "from b") {
+		t.Fatalf("the views did not follow the changes: first\n%s\nlast\n%s", first, last)
+	}
+}
+
+// A lazy view reads as the full view of the same record, and as the in-memory store's view of
+// the same events.
+func TestLazyViewReadsAsTheFullView(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	opts := session.Options{RecentEvents: 8, Facts: 4}
+	a := open(t, srv.URL(), "a", opts)
+	mem := session.NewMemory(opts)
+	at := time.Unix(1700000000, 0)
+	for i := range 20 {
+		ev := testkit.ShellEvent(fmt.Sprintf("l%d", i), "ls", testkit.Session("lz"), testkit.Agent("ag"))
+		if i%3 == 1 {
+			ev = failedRead(fmt.Sprintf("l%d", i), "lz", "ag", fmt.Sprintf("missing %d", i))
+		}
+		when := at.Add(time.Duration(i) * time.Millisecond)
+		if i%2 == 0 {
+			when = when.UTC()
+		}
+		d := &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_ALLOW}
+		if i%5 == 0 {
+			d.Verdict = ahpv1.Verdict_VERDICT_DENY
+		}
+		a.RecordDecided(ev, when, d)
+		mem.RecordEvent(ev, when)
+		mem.RecordDecision(ev, d)
+	}
+	check := func(stage string) {
+		t.Helper()
+		lazy, full, inMemory := a.LazyView("lz", ""), a.View("lz", ""), mem.View("lz", "")
+		if lazy.Recent != nil {
+			t.Fatalf("%s: the lazy view converted its recent events already", stage)
+		}
+		if l, f, m := summary(lazy), summary(full), summary(inMemory); l != f || f != m {
+			t.Fatalf("%s: lazy view\n%s\nfull view\n%s\nin-memory view\n%s", stage, l, f, m)
+		}
+	}
+	check("queued")
+	flush(t, a)
+	check("stored")
+	// A replica that reads the stored record decodes the same.
+	b := open(t, srv.URL(), "b", opts)
+	if l, m := summary(b.LazyView("lz", "")), summary(mem.View("lz", "")); l != m {
+		t.Fatalf("another replica's lazy view\n%s\nin-memory view\n%s", l, m)
+	}
 }
