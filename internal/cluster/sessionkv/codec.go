@@ -444,6 +444,14 @@ func body(b []byte) ([]byte, error) {
 	return b, nil
 }
 
+// Times are stored as Unix nanoseconds, which hold the years 1678 to 2262; the server records
+// only times of its clock, so a JSON value with another is not one it wrote.
+var minTime, maxTime = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+
+func inRange(t time.Time) bool {
+	return t.IsZero() || !t.Before(minTime) && !t.After(maxTime)
+}
+
 // isJSON reports whether b is in the JSON form of earlier versions.
 func isJSON(b []byte) bool { return len(b) > 0 && b[0] == '{' }
 
@@ -489,6 +497,9 @@ func decodeJSONRecord(b []byte, r *session.Record, recent, facts int) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
+	if !inRange(j.FirstSeen) || !inRange(j.LastSeen) {
+		return errors.New("a time outside the years 1678 to 2262")
+	}
 	lastType, _ := names.ParseEventType(j.LastType) // a name this version does not know: none
 	*r = session.Record{
 		AgentID: j.AgentID, Events: j.Events, ToolCalls: j.ToolCalls, Errors: j.Errors, Denies: j.Denies,
@@ -496,6 +507,9 @@ func decodeJSONRecord(b []byte, r *session.Record, recent, facts int) error {
 		RunStatus: j.RunStatus, VerificationStatus: j.VerificationStatus,
 	}
 	for _, e := range j.Recent {
+		if !inRange(e.Time) || e.Time.IsZero() {
+			return errors.New("a recent event's time outside the years 1678 to 2262")
+		}
 		t, _ := names.ParseEventType(e.Type)
 		kind, _ := names.ParseToolKind(e.ToolKind)
 		r.PushRecent(policy.NewCompactEvent(t, kind, e.ToolName, e.Time), recent)

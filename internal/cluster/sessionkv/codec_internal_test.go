@@ -1,6 +1,8 @@
 package sessionkv
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -265,5 +267,23 @@ func TestFullRecordSizes(t *testing.T) {
 	t.Logf("a session record of %d recent events: %d bytes as JSON, %d in the binary form", testRecent, len(legacy), len(bin))
 	if len(bin)*3 > len(legacy) {
 		t.Fatalf("binary form %d bytes, not under a third of the JSON form's %d", len(bin), len(legacy))
+	}
+}
+
+// Keys are the kind, a dot and the id in unpadded base64url, the id hashed past 96 bytes; one
+// allocation each (two for a hashed one).
+func TestKeys(t *testing.T) {
+	for _, id := range []string{"", "s", "principal\x00session-0123456789-abcdefghijklmnopqrstuvwxyz", string(make([]byte, 96)), string(make([]byte, 97))} {
+		want := id
+		if len(id) > 96 {
+			sum := sha256.Sum256([]byte(id))
+			want = string(sum[:])
+		}
+		if got, want := kvKey('s', id), "s."+base64.RawURLEncoding.EncodeToString([]byte(want)); got != want {
+			t.Fatalf("key of %q = %q, want %q", id, got, want)
+		}
+		if n := testing.AllocsPerRun(100, func() { kvKey('a', id) }); n > 1 && len(id) <= 96 {
+			t.Fatalf("key of a %d-byte id: %v allocations, want at most 1", len(id), n)
+		}
 	}
 }

@@ -319,13 +319,25 @@ func (s *Store) usable() bool {
 	return s.bucket() != nil && s.conn.Usable()
 }
 
+// kvKey is the key of a session ('s') or agent ('a') id: the id in base64 (hashed when longer
+// than 96 bytes), built in one allocation since every view and change asks for it.
 func kvKey(kind byte, id string) string {
-	if len(id) > 96 {
+	var buf [2 + (maxKeyID*8+5)/6]byte // base64 without padding of maxKeyID bytes
+	buf[0], buf[1] = kind, '.'
+	var n int
+	if len(id) > maxKeyID {
 		sum := sha256.Sum256([]byte(id))
-		id = string(sum[:])
+		n = base64.RawURLEncoding.EncodedLen(len(sum))
+		base64.RawURLEncoding.Encode(buf[2:2+n], sum[:])
+	} else {
+		n = base64.RawURLEncoding.EncodedLen(len(id))
+		base64.RawURLEncoding.Encode(buf[2:2+n], []byte(id)) // read only: the compiler copies nothing
 	}
-	return string(kind) + "." + base64.RawURLEncoding.EncodeToString([]byte(id))
+	return string(buf[:2+n])
 }
+
+// maxKeyID is the longest id a key holds as it is.
+const maxKeyID = 96
 
 // Stats are counters for metrics and tests.
 type Stats struct {
