@@ -122,28 +122,32 @@ func end(b []byte, start int) []byte {
 	return b[at-1:]
 }
 
-// encodedSize is a capacity for encoding r in one allocation (a little above its size).
+// encodedSize is a capacity for encoding r in one allocation: its size, or a few bytes more.
 func encodedSize(r *session.Record) int {
-	n := 96 + len(r.AgentID) + len(r.RunStatus) + len(r.VerificationStatus) + 32*r.Recent.Len()
-	for _, e := range r.Recent.NewestFirst() {
-		n += len(e.ToolName())
+	n := 1 + lengthRoom + 6*11 + 5*10 + len(r.AgentID) + len(r.RunStatus) + len(r.VerificationStatus)
+	recent := r.Recent.NewestFirst()
+	var prev int64
+	for i := len(recent) - 1; i >= 0; i-- {
+		size := eventSize(recent[i], prev)
+		n += 1 + protowire.SizeVarint(uint64(size)) + size
+		prev = recent[i].UnixNano()
 	}
 	return n + factsSize(r.Facts.NewestFirst())
 }
 
+// factsSize is the size of fs encoded, or a few bytes more.
 func factsSize(fs []*ahpv1.Fact) int {
 	n := 0
 	for _, f := range fs {
-		n += 16 + len(f.GetContent()) + len(f.GetSource())
+		n += 3 + 3 + len(f.GetContent()) + 3 + len(f.GetSource()) + 5
 	}
 	return n
 }
 
-// appendEvent appends e, whose time follows prev's (in nanoseconds; wrapping around, so any two
-// instants have a difference).
-func appendEvent(b []byte, e policy.CompactEvent, prev int64) []byte {
-	t, kind, name, ns := uint64(int64(e.Type())), uint64(int64(e.Kind())), e.ToolName(), protowire.EncodeZigZag(e.UnixNano()-prev)
-	size := 1 + protowire.SizeVarint(ns)
+// eventSize is the size of e's message, its time a step from prev.
+func eventSize(e policy.CompactEvent, prev int64) int {
+	t, kind, name := uint64(int64(e.Type())), uint64(int64(e.Kind())), e.ToolName()
+	size := 1 + protowire.SizeVarint(protowire.EncodeZigZag(e.UnixNano()-prev))
 	if t != 0 {
 		size += 1 + protowire.SizeVarint(t)
 	}
@@ -156,8 +160,15 @@ func appendEvent(b []byte, e policy.CompactEvent, prev int64) []byte {
 	if e.UTC() {
 		size += 2
 	}
+	return size
+}
+
+// appendEvent appends e, whose time follows prev's (in nanoseconds; wrapping around, so any two
+// instants have a difference).
+func appendEvent(b []byte, e policy.CompactEvent, prev int64) []byte {
+	t, kind, name, ns := uint64(int64(e.Type())), uint64(int64(e.Kind())), e.ToolName(), protowire.EncodeZigZag(e.UnixNano()-prev)
 	b = protowire.AppendTag(b, fRecent, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(size))
+	b = protowire.AppendVarint(b, uint64(eventSize(e, prev)))
 	b = appendVarint(b, feType, t)
 	b = appendVarint(b, feKind, kind)
 	b = appendString(b, feToolName, name)

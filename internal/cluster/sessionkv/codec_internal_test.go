@@ -287,3 +287,17 @@ func TestKeys(t *testing.T) {
 		}
 	}
 }
+
+// A record is encoded in one allocation.
+func TestEncodingAllocatesOnce(t *testing.T) {
+	evs, times := legacyEvents()
+	full, agent := applied(t, evs, times, 3)
+	for range 70 {
+		full.Apply(testkit.ShellEvent("x", "ls", testkit.Session("s1")), times[0], nil, testRecent, testFacts)
+	}
+	for name, rec := range map[string]any{"session": full, "agent": agent, "empty": &session.Record{}} {
+		if n := testing.AllocsPerRun(50, func() { encode(rec) }); n != 1 {
+			t.Errorf("encoding the %s record: %v allocations, want 1", name, n)
+		}
+	}
+}

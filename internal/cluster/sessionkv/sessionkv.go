@@ -664,8 +664,7 @@ func (s *Store) delivered(kve jetstream.KeyValueEntry, _ bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.notifyLocked()
 	e, ok := s.lookupLocked(key)
 	if ok && e.loaded && kve.Revision() <= e.rev {
 		return // this replica's own write, or older
@@ -708,12 +707,20 @@ func (s *Store) delivered(kve jetstream.KeyValueEntry, _ bool) {
 }
 
 // Changed returns a channel closed when the watch next delivers a change (another replica's
-// write, or this one's coming back), for a caller waiting until a view shows it: take the
-// channel, check the view, and wait on the channel only if the view does not show it yet.
+// write, or this one's coming back), or when another replica's value that arrived during a write
+// of this one reaches the views (at the write's end), for a caller waiting until a view shows
+// it: take the channel, check the view, and wait on the channel only if the view does not show
+// it yet.
 func (s *Store) Changed() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.changed
+}
+
+// notifyLocked closes the channel Changed returned.
+func (s *Store) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
 
 // RecordEvent implements session.Store.
@@ -977,7 +984,10 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 		if !s.fits(e, rec) {
 			s.stats.tooLarge.Add(uint64(len(e.inflight)))
 			s.mu.Lock()
-			e.foreign = false
+			if e.foreign {
+				e.foreign = false
+				s.notifyLocked()
+			}
 			s.dropInflightLocked(e)
 			s.rebuildLocked(e)
 			s.settleLocked(e)
@@ -1025,6 +1035,7 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 	if e.foreign {
 		e.foreign = false
 		s.rebuildLocked(e)
+		s.notifyLocked()
 	}
 	s.mu.Unlock()
 	return err
@@ -1046,6 +1057,7 @@ func (s *Store) done(e *entry, rev uint64, value []byte, rec any) {
 		// with what is still queued.
 		e.foreign = false
 		s.rebuildLocked(e)
+		s.notifyLocked() // views change now, not at the value's delivery
 	}
 	s.settleLocked(e)
 }
