@@ -503,6 +503,37 @@ func (f jsonFact) fact() *ahpv1.Fact {
 	return &ahpv1.Fact{Content: f.Content, Source: f.Source, Confidence: f.Confidence}
 }
 
+// encodeJSON returns rec in the JSON form (cluster.session_format: json).
+func encodeJSON(rec any) ([]byte, error) {
+	switch r := rec.(type) {
+	case *session.Record:
+		j := jsonRecord{
+			AgentID: r.AgentID, Events: r.Events, ToolCalls: r.ToolCalls, Errors: r.Errors, Denies: r.Denies,
+			FirstSeen: r.FirstSeen, LastSeen: r.LastSeen, LastType: names.EventTypeName(r.LastType),
+			RunStatus: r.RunStatus, VerificationStatus: r.VerificationStatus, Facts: jsonFacts(r.Facts.NewestFirst()),
+		}
+		recent := r.Recent.NewestFirst()
+		j.Recent = make([]jsonEvent, len(recent))
+		for i, e := range recent {
+			s := e.Summary()
+			j.Recent[len(recent)-1-i] = jsonEvent{Type: s.Type, ToolName: s.ToolName, ToolKind: s.ToolKind, Time: s.Time}
+		}
+		return json.Marshal(j)
+	case *session.AgentRecord:
+		return json.Marshal(jsonAgent{Facts: jsonFacts(r.Facts.NewestFirst())})
+	}
+	return nil, fmt.Errorf("no stored form for %T", rec)
+}
+
+// jsonFacts are fs (newest first) oldest first.
+func jsonFacts(fs []*ahpv1.Fact) []jsonFact {
+	out := make([]jsonFact, len(fs))
+	for i, f := range fs {
+		out[len(fs)-1-i] = jsonFact{Content: f.GetContent(), Source: f.GetSource(), Confidence: f.GetConfidence()}
+	}
+	return out
+}
+
 func decodeJSONRecord(b []byte, r *session.Record, recent, facts int) error {
 	var j jsonRecord
 	if err := json.Unmarshal(b, &j); err != nil {

@@ -301,3 +301,33 @@ func TestEncodingAllocatesOnce(t *testing.T) {
 		}
 	}
 }
+
+// The JSON form written for a rolling upgrade (session_format: json) reads back as the record,
+// by this version and as the earlier version's JSON.
+func TestJSONFormRoundTrips(t *testing.T) {
+	evs, times := legacyEvents()
+	times[2] = times[2].UTC() // JSON writes a time at offset 0 as UTC: keep the test's times in UTC
+	rec, agent := applied(t, evs, times, 4)
+	b, err := encodeJSON(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j jsonRecord // the earlier version's struct
+	if err := json.Unmarshal(b, &j); err != nil || j.Events != 3 || j.Denies != 4 || len(j.Recent) != 3 || j.Recent[0].Type != "tool.before" || j.Recent[1].ToolKind != "file_read" || j.LastType != "run.lifecycle" {
+		t.Fatalf("JSON form %s: %v", b, err)
+	}
+	got, err := decodeRecord(b, testRecent, testFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRecord(t, "JSON form", got, rec)
+	ab, err := encodeJSON(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := decodeAgent(ab, testFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFacts(t, "JSON agent form", a.Facts.NewestFirst(), agent.Facts.NewestFirst())
+}

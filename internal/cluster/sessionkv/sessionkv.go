@@ -71,6 +71,10 @@ type Options struct {
 	// one write with them (default 0: none; cluster.session_write_delay). Another replica sees
 	// a change up to Delay later; this replica sees its own at once.
 	Delay time.Duration
+	// JSON writes records in the JSON form of earlier versions, which they read, instead of the
+	// compact binary one (cluster.session_format: json): for a rolling upgrade from such a
+	// version, until none of its replicas runs. Both forms are always read.
+	JSON bool
 	// Writers is how many goroutines store queued changes (default 4).
 	Writers int
 	// CloseTimeout bounds storing what is queued at Close (default 5s).
@@ -592,6 +596,14 @@ func (s *Store) decode(kind byte, b []byte) any {
 }
 
 // encode returns rec's stored form.
+func (s *Store) encode(rec any) ([]byte, error) {
+	if s.tune.JSON {
+		return encodeJSON(rec)
+	}
+	return encode(rec), nil
+}
+
+// encode returns rec's binary form.
 func encode(rec any) []byte {
 	switch r := rec.(type) {
 	case *session.Record:
@@ -994,7 +1006,11 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 			s.mu.Unlock()
 			return nil
 		}
-		b := encode(rec)
+		b, merr := s.encode(rec)
+		if merr != nil {
+			err = merr
+			break
+		}
 		s.mu.Lock()
 		e.writing, e.writeRec = b, rec
 		s.mu.Unlock()

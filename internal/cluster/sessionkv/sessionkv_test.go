@@ -2,6 +2,7 @@ package sessionkv_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/ahp-gateway/ahp/internal/testkit"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func open(t *testing.T, url, name string, opts session.Options, tune ...sessionkv.Options) *sessionkv.Store {
@@ -378,5 +380,95 @@ func TestLazyViewReadsAsTheFullView(t *testing.T) {
 	b := open(t, srv.URL(), "b", opts)
 	if l, m := summary(b.LazyView("lz", "")), summary(mem.View("lz", "")); l != m {
 		t.Fatalf("another replica's lazy view\n%s\nin-memory view\n%s", l, m)
+	}
+}
+
+// During a rolling upgrade a replica writing the JSON form (session_format: json, which earlier
+// versions read) and one writing the binary form share sessions: each reads the other's records
+// and adds to them, and the stored value is in the writer's form.
+func TestReplicasWritingEitherFormShareSessions(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	opts := session.Options{}
+	old := open(t, srv.URL(), "json", opts, sessionkv.Options{JSON: true})
+	cur := open(t, srv.URL(), "binary", opts)
+	conn, err := cluster.Connect(cluster.Config{Servers: []string{srv.URL()}, Name: "raw"}, testkit.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	js, err := jetstream.New(conn.NATS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), conn.Bucket(sessionkv.BucketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := func() byte {
+		t.Helper()
+		e, err := kv.Get(context.Background(), "s."+base64.RawURLEncoding.EncodeToString([]byte("up")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Value()[0]
+	}
+	at := time.Unix(1700000000, 0).UTC()
+	deny := &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_DENY}
+	old.RecordDecided(testkit.ShellEvent("u1", "rm x", testkit.Session("up")), at, deny)
+	flush(t, old)
+	if b := stored(); b != '{' {
+		t.Fatalf("the JSON-writing replica stored a value starting with %q, want JSON", b)
+	}
+	waitView(t, cur, "up", func(v *policy.SessionView) bool { return v.DenyCount == 1 })
+	cur.RecordDecided(failedRead("u2", "up", "", "gone"), at.Add(time.Second), deny)
+	flush(t, cur)
+	if b := stored(); b == '{' {
+		t.Fatal("the binary-writing replica stored JSON")
+	}
+	v := waitView(t, old, "up", func(v *policy.SessionView) bool { return v.DenyCount == 2 })
+	if v.EventCount != 2 || v.ErrorCount != 1 || len(v.Facts) != 1 || len(v.Recent) != 2 || v.Recent[0].ToolKind != "file_read" {
+		t.Fatalf("the JSON-writing replica's view of the binary record: %s", summary(v))
+	}
+	if st := old.Stats(); st.Undecodable != 0 {
+		t.Fatalf("%d values undecodable", st.Undecodable)
+	}
+}
+
+// A stored value in neither form is counted, read as an empty record and replaced at the
+// session's next change.
+func TestUndecodableValueIsReplaced(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	a := open(t, srv.URL(), "a", session.Options{})
+	conn, err := cluster.Connect(cluster.Config{Servers: []string{srv.URL()}, Name: "raw"}, testkit.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	js, err := jetstream.New(conn.NATS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), conn.Bucket(sessionkv.BucketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "s." + base64.RawURLEncoding.EncodeToString([]byte("bad"))
+	if _, err := kv.Put(context.Background(), key, []byte{0x01, 0x09, 0x10}); err != nil { // a binary value cut short
+		t.Fatal(err)
+	}
+	b := open(t, srv.URL(), "b", session.Options{})
+	if v := b.View("bad", ""); v.EventCount != 0 || len(v.Recent) != 0 {
+		t.Fatalf("view of an undecodable record: %s", summary(v))
+	}
+	if n := b.Stats().Undecodable; n != 1 {
+		t.Fatalf("undecodable values counted: %d, want 1", n)
+	}
+	b.RecordEvent(testkit.ShellEvent("x", "ls", testkit.Session("bad")), time.Unix(1700000000, 0))
+	flush(t, b)
+	waitView(t, a, "bad", func(v *policy.SessionView) bool { return v.EventCount == 1 })
+	if e, err := kv.Get(context.Background(), key); err != nil || e.Value()[0] != 0x01 || len(e.Value()) < 10 {
+		t.Fatalf("the value after the next change: %v, %v; want a binary record", e, err)
 	}
 }
