@@ -52,29 +52,61 @@ func DeriveFacts(ev *ahpv1.Event, r *redact.Redactor) []*ahpv1.Fact { return der
 // AgentOf is the agent an event belongs to.
 func AgentOf(ev *ahpv1.Event) string { return agentOf(ev) }
 
+// Change is what an event changes in its session's record, taken from the event so that a change
+// waiting to be applied does not hold the whole event.
+type Change struct {
+	Type     ahpv1.EventType
+	AgentID  string // "" for none
+	ToolName string
+	ToolKind ahpv1.ToolKind
+	// Status is the run status of a run_lifecycle event, the verification status of a
+	// verification event.
+	Status string
+}
+
+// ChangeOf is ev's change.
+func ChangeOf(ev *ahpv1.Event) Change {
+	c := Change{Type: ev.GetType(), AgentID: agentOf(ev), ToolName: ev.GetTool().GetName(), ToolKind: ev.GetTool().GetKind()}
+	switch c.Type {
+	case ahpv1.EventType_EVENT_TYPE_RUN_LIFECYCLE:
+		c.Status = wireName(ev.GetRunLifecycle().GetStatus().String(), "RUN_STATUS_")
+	case ahpv1.EventType_EVENT_TYPE_VERIFICATION:
+		c.Status = wireName(ev.GetVerification().GetStatus().String(), "VERIFICATION_STATUS_")
+	}
+	return c
+}
+
+// Bytes estimates what c holds.
+func (c Change) Bytes() int { return 64 + len(c.AgentID) + len(c.ToolName) + len(c.Status) }
+
 // Apply adds an observed or decided event to r, with the rules of Memory.RecordEvent; derived is
 // DeriveFacts(ev).
 func (r *Record) Apply(ev *ahpv1.Event, at time.Time, derived []*ahpv1.Fact, recentEvents, facts int) {
+	r.ApplyChange(ChangeOf(ev), at, derived, recentEvents, facts)
+}
+
+// ApplyChange is Apply of the event c was taken from.
+func (r *Record) ApplyChange(c Change, at time.Time, derived []*ahpv1.Fact, recentEvents, facts int) {
 	if r.FirstSeen.IsZero() {
 		r.FirstSeen = at
 	}
 	r.LastSeen = at
-	if a := agentOf(ev); a != "" {
-		r.AgentID = a
+	if c.AgentID != "" {
+		r.AgentID = c.AgentID
 	}
 	r.Events++
-	r.LastType = ev.GetType()
-	switch ev.GetType() {
+	r.LastType = c.Type
+	switch c.Type {
 	case ahpv1.EventType_EVENT_TYPE_TOOL_BEFORE:
 		r.ToolCalls++
 	case ahpv1.EventType_EVENT_TYPE_TOOL_ERROR, ahpv1.EventType_EVENT_TYPE_ERROR:
 		r.Errors++
 	case ahpv1.EventType_EVENT_TYPE_RUN_LIFECYCLE:
-		r.RunStatus = wireName(ev.GetRunLifecycle().GetStatus().String(), "RUN_STATUS_")
+		r.RunStatus = c.Status
 	case ahpv1.EventType_EVENT_TYPE_VERIFICATION:
-		r.VerificationStatus = wireName(ev.GetVerification().GetStatus().String(), "VERIFICATION_STATUS_")
+		r.VerificationStatus = c.Status
 	}
-	r.PushRecent(policy.NewCompactEvent(ev.GetType(), ev.GetTool().GetKind(), ev.GetTool().GetName(), at), recentEvents)
+	r.PushRecent(policy.NewCompactEvent(c.Type, c.ToolKind, c.ToolName, at), recentEvents)
 	for _, f := range derived {
 		r.PushFact(f, facts)
 	}

@@ -41,7 +41,6 @@ import (
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/protobuf/proto"
 )
 
 // errNotOpen: the bucket is not open yet (NATS unreachable at start).
@@ -154,7 +153,7 @@ type queued struct {
 // op is one queued change.
 type op struct {
 	deny    bool // a denial (RecordDecision); else an event (RecordEvent)
-	ev      *ahpv1.Event
+	change  session.Change
 	at      time.Time
 	derived []*ahpv1.Fact
 	size    int
@@ -638,7 +637,7 @@ func (s *Store) apply(e *entry, rec any, o *op) bool {
 			r.Denies++
 			return true
 		}
-		r.Apply(o.ev, o.at, o.derived, s.recent, s.facts)
+		r.ApplyChange(o.change, o.at, o.derived, s.recent, s.facts)
 		return true
 	case *session.AgentRecord:
 		r.Apply(o.derived, s.facts)
@@ -760,9 +759,6 @@ func (s *Store) RecordDecided(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) 
 }
 
 func (s *Store) record(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) {
-	sid := ev.GetSession().GetId()
-	agentID := session.AgentOf(ev)
-	derived := session.DeriveFacts(ev, s.opts.Redactor)
 	if !s.usable() {
 		s.fallback.RecordEvent(ev, at)
 		if d != nil {
@@ -770,12 +766,18 @@ func (s *Store) record(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) {
 		}
 		return
 	}
-	size := proto.Size(ev) + 128
+	sid := ev.GetSession().GetId()
+	derived := session.DeriveFacts(ev, s.opts.Redactor)
+	// A queued change holds what it changes (not the event) and the derived facts: size is
+	// what the queue's byte bound counts.
+	change := session.ChangeOf(ev)
+	size := change.Bytes() + 64
 	for _, f := range derived {
 		size += len(f.Content) + len(f.Source) + 48
 	}
+	agentID := change.AgentID
 	if sid != "" {
-		ops := []*op{{ev: ev, at: at, derived: derived, size: size}}
+		ops := []*op{{change: change, at: at, derived: derived, size: size}}
 		if d.GetVerdict() == ahpv1.Verdict_VERDICT_DENY {
 			ops = append(ops, &op{deny: true, size: 64})
 		}

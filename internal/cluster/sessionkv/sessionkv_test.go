@@ -271,8 +271,9 @@ func failedRead(id, sessionID, agentID, msg string) *ahpv1.Event {
 
 // summary is what a test compares of a view: counters, recent events and facts as text.
 func summary(v *policy.SessionView) string {
-	out := fmt.Sprintf("events %d tools %d errors %d denies %d last %q agent %q first %v last %v\n",
-		v.EventCount, v.ToolCallCount, v.ErrorCount, v.DenyCount, v.LastEventType, v.AgentID, v.FirstSeen.UnixNano(), v.LastSeen.UnixNano())
+	out := fmt.Sprintf("events %d tools %d errors %d denies %d last %q agent %q first %v last %v run %q verification %q\n",
+		v.EventCount, v.ToolCallCount, v.ErrorCount, v.DenyCount, v.LastEventType, v.AgentID, v.FirstSeen.UnixNano(), v.LastSeen.UnixNano(),
+		v.RunStatus, v.VerificationStatus)
 	for _, e := range v.RecentEvents() {
 		out += fmt.Sprintf("  recent %s %s %s %d %v\n", e.Type, e.ToolName, e.ToolKind, e.Time.UnixNano(), e.Time.Location() == time.UTC)
 	}
@@ -348,8 +349,15 @@ func TestLazyViewReadsAsTheFullView(t *testing.T) {
 	at := time.Unix(1700000000, 0)
 	for i := range 20 {
 		ev := testkit.ShellEvent(fmt.Sprintf("l%d", i), "ls", testkit.Session("lz"), testkit.Agent("ag"))
-		if i%3 == 1 {
+		switch i % 6 {
+		case 1, 4:
 			ev = failedRead(fmt.Sprintf("l%d", i), "lz", "ag", fmt.Sprintf("missing %d", i))
+		case 3:
+			ev = &ahpv1.Event{Id: fmt.Sprintf("l%d", i), Type: ahpv1.EventType_EVENT_TYPE_RUN_LIFECYCLE, Session: &ahpv1.Session{Id: "lz"},
+				Body: &ahpv1.Event_RunLifecycle{RunLifecycle: &ahpv1.RunLifecycle{RunId: "r", Status: ahpv1.RunStatus_RUN_STATUS_COMPLETED}}}
+		case 5:
+			ev = &ahpv1.Event{Id: fmt.Sprintf("l%d", i), Type: ahpv1.EventType_EVENT_TYPE_VERIFICATION, Session: &ahpv1.Session{Id: "lz"},
+				Body: &ahpv1.Event_Verification{Verification: &ahpv1.Verification{RunId: "r", Status: ahpv1.VerificationStatus_VERIFICATION_STATUS_PASSED}}}
 		}
 		when := at.Add(time.Duration(i) * time.Millisecond)
 		if i%2 == 0 {
