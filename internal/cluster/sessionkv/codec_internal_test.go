@@ -165,6 +165,22 @@ func TestLegacyJSONRecordsStillRead(t *testing.T) {
 	}
 	// JSON kept the +02:00 offset, which reads back as a fixed zone: the same instant, not UTC.
 	sameRecord(t, "legacy session", got, want)
+	// The byte estimate is the earlier version's (session's stateSize 256, summarySize 64,
+	// factSize 96, slotSize 8, over the JSON record's text).
+	var j jsonRecord
+	if err := json.Unmarshal([]byte(legacySession), &j); err != nil {
+		t.Fatal(err)
+	}
+	old := 256 + len("s1") + len(j.AgentID) + 8*(testRecent+testFacts)
+	for _, e := range j.Recent {
+		old += 64 + len(e.Type) + len(e.ToolName) + len(e.ToolKind)
+	}
+	for _, f := range j.Facts {
+		old += 96 + len(f.Content) + len(f.Source)
+	}
+	if n := got.Bytes("s1", testRecent, testFacts); n != old {
+		t.Fatalf("byte estimate %d, want the earlier version's %d", n, old)
+	}
 	a, err := decodeAgent([]byte(legacyAgent), testFacts)
 	if err != nil {
 		t.Fatal(err)
