@@ -17,17 +17,18 @@ import (
 
 // The stored form of a record (issue 15: the JSON form was ~7 KB for a full session, written
 // to NATS and delivered to every replica at every decision, and encoding/json cost ~8 µs and
-// ~2 KB of garbage per write). A value is one format byte, then protobuf wire format written
-// with protowire (no schema file: this comment is the schema), preceded by its length as a
-// varint so that a value cut short is an error rather than a shorter record. Enums are their numbers, times
-// Unix nanoseconds (zigzag varint) with whether they were in UTC (a time in any other location
-// reads back as local time, as session memory's compact events do), strings as they are; lists
-// are oldest first. A field that is absent has its zero value; unknown field numbers are skipped,
-// so a later layout may add fields.
+// ~2 KB of garbage per write). A value is one format byte (0x01), the length of the rest as a
+// varint (so that a value cut short is an error, not a shorter record), then protobuf wire format
+// written with protowire; there is no schema file: the table below is the schema. Enums are their
+// numbers, times Unix nanoseconds (zigzag varints) with whether they were in UTC (a time in any
+// other location reads back as local time, as session memory's compact events do), strings as
+// they are; lists are oldest first. An absent field has its zero value; unknown field numbers are
+// skipped, so a later layout may add fields.
 //
 // A value that starts with '{' is the JSON an earlier version wrote (session.Record's fields
 // with RFC 3339 times and type names, see jsonRecord): it is still read, so replicas can be
-// upgraded one at a time; it is written back in the binary form at the record's next change.
+// upgraded one at a time, and written back in the binary form at the record's next change
+// (in the JSON form with Options.JSON, while replicas of that version still run).
 //
 //	session record ('s.' keys)     agent record ('a.' keys)
 //	 1 agent id         string      13 fact  message, repeated
