@@ -153,6 +153,7 @@ type queued struct {
 // op is one queued change.
 type op struct {
 	deny    bool // a denial (RecordDecision); else an event (RecordEvent)
+	denied  bool // an event with its denial (RecordDecided)
 	change  session.Change
 	at      time.Time
 	derived []*ahpv1.Fact
@@ -640,6 +641,9 @@ func (s *Store) apply(e *entry, rec any, o *op) bool {
 			return true
 		}
 		r.ApplyChange(o.change, o.at, o.derived, s.recent, s.facts)
+		if o.denied {
+			r.Denies++
+		}
 		return true
 	case *session.AgentRecord:
 		r.Apply(o.derived, s.facts)
@@ -755,7 +759,7 @@ func (s *Store) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 }
 
 // RecordDecided is RecordEvent and RecordDecision in one call (the decision core uses it): the
-// event and a denial are queued together, so they reach the bucket in one write.
+// event and its denial are one queued change, so they reach the bucket in one write.
 func (s *Store) RecordDecided(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) {
 	s.record(ev, at, d)
 }
@@ -779,11 +783,7 @@ func (s *Store) record(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) {
 	}
 	agentID := change.AgentID
 	if sid != "" {
-		ops := []*op{{change: change, at: at, derived: derived, size: size}}
-		if d.GetVerdict() == ahpv1.Verdict_VERDICT_DENY {
-			ops = append(ops, &op{deny: true, size: 64})
-		}
-		s.enqueue('s', sid, ops...)
+		s.enqueue('s', sid, &op{change: change, at: at, derived: derived, size: size, denied: d.GetVerdict() == ahpv1.Verdict_VERDICT_DENY})
 	}
 	if agentID != "" && len(derived) > 0 {
 		s.enqueue('a', agentID, &op{derived: derived, size: size})
