@@ -347,3 +347,55 @@ func TestJSONFormRoundTrips(t *testing.T) {
 	}
 	sameFacts(t, "JSON agent form", a.Facts.NewestFirst(), agent.Facts.NewestFirst())
 }
+
+// fullRecord is a session with 64 recent tool.before events and a few facts.
+func fullRecord(tb testing.TB) *session.Record {
+	r := new(session.Record)
+	at := time.Now()
+	red := redactor(tb)
+	for i := range testRecent {
+		ev := testkit.ShellEvent(fmt.Sprintf("e%d", i), "ls -la", testkit.Session("s"), testkit.Agent("agent-1"))
+		if i%16 == 0 {
+			ev = &ahpv1.Event{Type: ahpv1.EventType_EVENT_TYPE_TOOL_ERROR, Session: &ahpv1.Session{Id: "s"},
+				Tool: &ahpv1.Tool{Name: "Read", Kind: ahpv1.ToolKind_TOOL_KIND_FILE_READ, Error: &ahpv1.ToolError{Message: "no such file"}}}
+		}
+		r.Apply(ev, at.Add(time.Duration(i)*1500*time.Microsecond), session.DeriveFacts(ev, red), testRecent, testFacts)
+	}
+	return r
+}
+
+// The stored forms' cost per write (encode) and per read of another replica's write (decode).
+func BenchmarkRecordForms(b *testing.B) {
+	r := fullRecord(b)
+	js, err := encodeJSON(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin := encode(r)
+	b.Run("encode/binary", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			encode(r)
+		}
+		b.ReportMetric(float64(len(bin)), "bytes/record")
+	})
+	b.Run("encode/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := encodeJSON(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(js)), "bytes/record")
+	})
+	for name, v := range map[string][]byte{"binary": bin, "json": js} {
+		b.Run("decode/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := decodeRecord(v, testRecent, testFacts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
