@@ -117,6 +117,14 @@ func NewCompactEvent(t ahpv1.EventType, kind ahpv1.ToolKind, toolName string, at
 	return c
 }
 
+// NewCompactEventLike is NewCompactEvent for an event whose tool name is like's: it shares like's
+// interned name instead of looking it up again (a decoder of many events of a few tools).
+func NewCompactEventLike(like CompactEvent, t ahpv1.EventType, kind ahpv1.ToolKind, at time.Time) CompactEvent {
+	c := NewCompactEvent(t, kind, "", at)
+	c.toolName = like.toolName
+	return c
+}
+
 // ToolName is the tool's name ("" for none).
 func (c CompactEvent) ToolName() string {
 	if c.toolName == (unique.Handle[string]{}) {

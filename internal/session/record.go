@@ -1,6 +1,7 @@
 package session
 
 import (
+	"sync"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -156,8 +157,42 @@ func pushFactText(w *Window[*ahpv1.Fact], text *int, f *ahpv1.Fact, n int) {
 
 // compactText is the text of a recent event the byte estimate counts (as Memory's compactSize).
 func compactText(e policy.CompactEvent) int {
-	return len(names.EventTypeName(e.Type())) + len(e.ToolName()) + len(names.ToolKindName(e.Kind()))
+	lens := nameLens()
+	typeLen, kindLen := 0, 0
+	if t := int(e.Type()); t >= 0 && t < len(lens.types) {
+		typeLen = lens.types[t]
+	} else {
+		typeLen = len(names.EventTypeName(e.Type()))
+	}
+	if k := int(e.Kind()); k >= 0 && k < len(lens.kinds) {
+		kindLen = lens.kinds[k]
+	} else {
+		kindLen = len(names.ToolKindName(e.Kind()))
+	}
+	return typeLen + len(e.ToolName()) + kindLen
 }
+
+// nameLens are the lengths of the event type and tool kind names by number, up to the largest
+// defined (compactText runs at every push of a record's window).
+var nameLens = sync.OnceValue(func() (l struct{ types, kinds []int }) {
+	for i, values := 0, ahpv1.EventType(0).Descriptor().Values(); i < values.Len(); i++ {
+		n := int(values.Get(i).Number())
+		if n >= 0 && n < 4096 {
+			for len(l.types) <= n {
+				l.types = append(l.types, len(names.EventTypeName(ahpv1.EventType(len(l.types)))))
+			}
+		}
+	}
+	for i, values := 0, ahpv1.ToolKind(0).Descriptor().Values(); i < values.Len(); i++ {
+		n := int(values.Get(i).Number())
+		if n >= 0 && n < 4096 {
+			for len(l.kinds) <= n {
+				l.kinds = append(l.kinds, len(names.ToolKindName(ahpv1.ToolKind(len(l.kinds)))))
+			}
+		}
+	}
+	return l
+})
 
 func factText(f *ahpv1.Fact) int { return len(f.GetContent()) + len(f.GetSource()) }
 

@@ -1,11 +1,11 @@
 package sessionkv
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -243,9 +243,8 @@ func decodeRecord(b []byte, recent, facts int) (*session.Record, error) {
 	var firstNS, lastNS int64
 	var hasFirst, hasLast bool
 	var utc uint64
-	var lastName []byte // the previous event's tool name, whose string the next may reuse
-	var lastString string
-	var prevNS int64 // the previous event's time
+	var tools []policy.CompactEvent // an event of each tool name seen (a few), whose name the next share
+	var prevNS int64                // the previous event's time
 	err = fields(b, func(num protowire.Number, typ protowire.Type, v uint64, s []byte) error {
 		switch num {
 		case fAgent:
@@ -291,12 +290,23 @@ func decodeRecord(b []byte, recent, facts int) (*session.Record, error) {
 			}, eventTypes); err != nil {
 				return fmt.Errorf("recent event: %w", err)
 			}
-			if !bytes.Equal(name, lastName) {
-				lastName, lastString = name, string(name)
-			}
 			prevNS += protowire.DecodeZigZag(ns)
 			at := timeOf(prevNS, isUTC)
-			r.PushRecent(policy.NewCompactEvent(ahpv1.EventType(int32(int64(t))), ahpv1.ToolKind(int32(int64(kind))), lastString, at), recent)
+			et, ek := ahpv1.EventType(int32(int64(t))), ahpv1.ToolKind(int32(int64(kind)))
+			var c policy.CompactEvent
+			i := slices.IndexFunc(tools, func(c policy.CompactEvent) bool { return c.ToolName() == string(name) })
+			switch {
+			case len(name) == 0:
+				c = policy.NewCompactEvent(et, ek, "", at)
+			case i >= 0:
+				c = policy.NewCompactEventLike(tools[i], et, ek, at)
+			default:
+				c = policy.NewCompactEvent(et, ek, string(name), at)
+				if len(tools) < 8 {
+					tools = append(tools, c)
+				}
+			}
+			r.PushRecent(c, recent)
 		case fFact:
 			f, err := decodeFact(s)
 			if err != nil {
@@ -378,36 +388,54 @@ func timeOf(ns int64, utc bool) time.Time {
 	return t
 }
 
-// The wire type of each known field of a message; other numbers are skipped.
+// wireTypes are the wire types of a message's known fields, by number (other numbers are skipped).
+type wireTypes [16]int8 // the wire type, or -1 for an unknown number
+
+func typesOf(m map[protowire.Number]protowire.Type) *wireTypes {
+	var t wireTypes
+	for i := range t {
+		t[i] = -1
+	}
+	for num, typ := range m {
+		t[num] = int8(typ)
+	}
+	return &t
+}
+
+// The wire type of each known field of a message.
 var (
-	recordTypes = map[protowire.Number]protowire.Type{
+	recordTypes = typesOf(map[protowire.Number]protowire.Type{
 		fAgent: protowire.BytesType, fEvents: protowire.VarintType, fToolCalls: protowire.VarintType,
 		fErrors: protowire.VarintType, fDenies: protowire.VarintType, fFirstSeen: protowire.VarintType,
 		fLastSeen: protowire.VarintType, fUTC: protowire.VarintType, fLastType: protowire.VarintType,
 		fRunStatus: protowire.BytesType, fVerification: protowire.BytesType, fRecent: protowire.BytesType,
 		fFact: protowire.BytesType,
-	}
-	agentTypes = map[protowire.Number]protowire.Type{fFact: protowire.BytesType}
-	eventTypes = map[protowire.Number]protowire.Type{
+	})
+	agentTypes = typesOf(map[protowire.Number]protowire.Type{fFact: protowire.BytesType})
+	eventTypes = typesOf(map[protowire.Number]protowire.Type{
 		feType: protowire.VarintType, feKind: protowire.VarintType, feToolName: protowire.BytesType,
 		feTime: protowire.VarintType, feUTC: protowire.VarintType,
-	}
-	factTypes = map[protowire.Number]protowire.Type{
+	})
+	factTypes = typesOf(map[protowire.Number]protowire.Type{
 		ffContent: protowire.BytesType, ffSource: protowire.BytesType, ffConfidence: protowire.Fixed32Type,
-	}
+	})
 )
 
 // fields calls field for each field of the message b whose number types lists (v: a varint's or
 // fixed32's value, s: a length-delimited field's bytes, sharing b), skipping the others. A
 // malformed message, or a known field with another wire type, is an error.
-func fields(b []byte, field func(num protowire.Number, typ protowire.Type, v uint64, s []byte) error, types map[protowire.Number]protowire.Type) error {
+func fields(b []byte, field func(num protowire.Number, typ protowire.Type, v uint64, s []byte) error, types *wireTypes) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
 			return protowire.ParseError(n)
 		}
 		b = b[n:]
-		want, known := types[num]
+		want := protowire.Type(0)
+		known := num >= 0 && int(num) < len(types) && types[num] >= 0
+		if known {
+			want = protowire.Type(types[num])
+		}
 		if !known {
 			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
 				return fmt.Errorf("field %d: %w", num, protowire.ParseError(n))
