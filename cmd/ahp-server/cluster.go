@@ -66,7 +66,7 @@ func openCluster(ctx context.Context, ext *extensions, servers []string, approva
 		conn.Close()
 		return nil, err
 	}
-	writes := sessionkv.Options{Sync: cfg.SessionWrites == cluster.Sync, Delay: cfg.SessionWriteDelay, Logger: log}
+	writes := sessionkv.Options{Sync: cfg.SessionWrites == cluster.Sync, Delay: cfg.SessionWriteDelay, JSON: cfg.SessionFormat == cluster.JSON, Logger: log}
 	if cs.sessions, err = sessionkv.Open(setupCtx, conn, session.Options{Redactor: ext.redactor}, writes); err != nil {
 		conn.Close()
 		return nil, err
@@ -312,7 +312,7 @@ func (cs *clusterStores) stats() metrics.ClusterStats {
 		out.Sessions = metrics.SessionStoreStats{
 			Watching: s.Watching, Reads: s.Reads, Writes: s.Writes, Coalesced: s.Coalesced, SyncWrites: s.SyncWrites,
 			Conflicts: s.Conflicts, WriteFailures: s.Failures, Dropped: s.Dropped, TooLarge: s.TooLarge,
-			LostAtClose: s.LostAtClose, QueueBytes: s.QueuedBytes, Cached: s.Cached,
+			LostAtClose: s.LostAtClose, Undecodable: s.Undecodable, QueueBytes: s.QueuedBytes, Cached: s.Cached,
 		}
 	}
 	if cs.fanout != nil {

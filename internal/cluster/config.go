@@ -57,6 +57,11 @@ type Config struct {
 	// session, to be written together (default 0: written as soon as a writer is free). Larger
 	// means fewer writes under load, and other replicas seeing a change that much later.
 	SessionWriteDelay time.Duration `yaml:"session_write_delay"`
+	// SessionFormat is the form session records are written in: "binary" (default: compact
+	// protobuf wire format) or "json" (the form versions before it wrote and can read, for a
+	// rolling upgrade from one: set it until no replica of such a version runs, then drop it).
+	// Records in either form are always read.
+	SessionFormat string `yaml:"session_format"`
 	// IdempotencyStorage is the idempotency bucket's JetStream storage: "file" (default:
 	// survives a restart of every NATS node) or "memory" (faster writes; with replicas > 1 still
 	// held by several nodes, but lost when all of them restart at once). Changing it for an
@@ -84,6 +89,8 @@ const (
 	Sync   = "sync"
 	File   = "file"
 	Memory = "memory"
+	Binary = "binary"
+	JSON   = "json"
 )
 
 // Unavailable modes.
@@ -130,6 +137,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.IdempotencyStorage == "" {
 		c.IdempotencyStorage = File
+	}
+	if c.SessionFormat == "" {
+		c.SessionFormat = Binary
 	}
 	if c.LookupBudget <= 0 {
 		c.LookupBudget = 10 * time.Millisecond
@@ -200,6 +210,11 @@ func (c Config) Validate() error {
 	case "", File, Memory:
 	default:
 		bad("idempotency_storage", "must be %q or %q", File, Memory)
+	}
+	switch c.SessionFormat {
+	case "", Binary, JSON:
+	default:
+		bad("session_format", "must be %q or %q", Binary, JSON)
 	}
 	if c.SessionWriteDelay < 0 || c.SessionWriteDelay > time.Second {
 		bad("session_write_delay", "must be between 0 and 1s")

@@ -12,14 +12,15 @@ import (
 func TestSpeedSettingsDefaultAndValidate(t *testing.T) {
 	t.Parallel()
 	c := cluster.Config{Servers: []string{"nats://127.0.0.1:4222"}}.WithDefaults()
-	if c.SessionWrites != cluster.Async || c.IdempotencyStorage != cluster.File || c.SessionWriteDelay != 0 {
-		t.Fatalf("defaults: session_writes %q, idempotency_storage %q, session_write_delay %v; want async, file, 0",
-			c.SessionWrites, c.IdempotencyStorage, c.SessionWriteDelay)
+	if c.SessionWrites != cluster.Async || c.IdempotencyStorage != cluster.File || c.SessionWriteDelay != 0 || c.SessionFormat != cluster.Binary {
+		t.Fatalf("defaults: session_writes %q, idempotency_storage %q, session_write_delay %v, session_format %q; want async, file, 0, binary",
+			c.SessionWrites, c.IdempotencyStorage, c.SessionWriteDelay, c.SessionFormat)
 	}
 	for field, bad := range map[string]cluster.Config{
 		"cluster.session_writes":      {SessionWrites: "later"},
 		"cluster.idempotency_storage": {IdempotencyStorage: "disk"},
 		"cluster.session_write_delay": {SessionWriteDelay: 2 * time.Second},
+		"cluster.session_format":      {SessionFormat: "yaml"},
 	} {
 		bad.Servers = []string{"nats://127.0.0.1:4222"}
 		err := bad.Validate()
@@ -27,7 +28,7 @@ func TestSpeedSettingsDefaultAndValidate(t *testing.T) {
 			t.Errorf("%s: error %v, want one naming the field", field, err)
 		}
 	}
-	ok := cluster.Config{Servers: []string{"nats://127.0.0.1:4222"}, SessionWrites: cluster.Sync, IdempotencyStorage: cluster.Memory, SessionWriteDelay: 10 * time.Millisecond}
+	ok := cluster.Config{Servers: []string{"nats://127.0.0.1:4222"}, SessionWrites: cluster.Sync, IdempotencyStorage: cluster.Memory, SessionWriteDelay: 10 * time.Millisecond, SessionFormat: cluster.JSON}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid settings refused: %v", err)
 	}

@@ -50,6 +50,8 @@ type SessionStoreStats struct {
 	// that would have made a record exceed its byte bound; LostAtClose changes still queued when
 	// the store closed.
 	Dropped, TooLarge, LostAtClose uint64
+	// Undecodable counts stored records read in neither form (replaced at their next change).
+	Undecodable uint64
 	// QueueBytes is the size of the changes queued now; Cached the records the local copy holds.
 	QueueBytes, Cached int
 }
@@ -78,6 +80,7 @@ var (
 	sessionConflDesc    = prometheus.NewDesc("ahp_cluster_session_conflicts_total", "Compare-and-set conflicts of session writes (another replica wrote first; reapplied).", nil, nil)
 	sessionFailDesc     = prometheus.NewDesc("ahp_cluster_session_write_failures_total", "Session writes NATS refused or did not answer (the changes stay queued and are retried).", nil, nil)
 	sessionDropDesc     = prometheus.NewDesc("ahp_cluster_session_changes_dropped_total", "Session changes never stored, by reason (queue_full, too_large, lost_at_close).", []string{"reason"}, nil)
+	sessionUndecDesc    = prometheus.NewDesc("ahp_cluster_session_undecodable_total", "Stored session records read in neither the binary nor the JSON form (each replaced by a fresh record at its next change).", nil, nil)
 	sessionQueueDesc    = prometheus.NewDesc("ahp_cluster_session_queue_bytes", "Bytes of session changes queued and not yet stored.", nil, nil)
 	sessionCachedDesc   = prometheus.NewDesc("ahp_cluster_session_cached_records", "Session and agent records in the local copy.", nil, nil)
 )
@@ -96,7 +99,7 @@ func (clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{clusterConnectedDesc, clusterDegradedDesc, clusterFailuresDesc, clusterReconnectDesc,
 		clusterDegradedSecs, clusterFanoutDesc, clusterFanoutMsgDesc, clusterFanoutSubDesc, clusterFanoutUncDesc, clusterAuditDesc, clusterEntriesDesc, clusterBytesDesc, clusterTimeoutsDesc, clusterChecksDesc,
 		sessionWatchingDesc, sessionReadsDesc, sessionWritesDesc, sessionSyncDesc, sessionCoalDesc, sessionConflDesc, sessionFailDesc, sessionDropDesc,
-		sessionQueueDesc, sessionCachedDesc} {
+		sessionUndecDesc, sessionQueueDesc, sessionCachedDesc} {
 		ch <- d
 	}
 }
@@ -142,6 +145,7 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(sessionDropDesc, prometheus.CounterValue, float64(ss.Dropped), "queue_full")
 	ch <- prometheus.MustNewConstMetric(sessionDropDesc, prometheus.CounterValue, float64(ss.TooLarge), "too_large")
 	ch <- prometheus.MustNewConstMetric(sessionDropDesc, prometheus.CounterValue, float64(ss.LostAtClose), "lost_at_close")
+	ch <- prometheus.MustNewConstMetric(sessionUndecDesc, prometheus.CounterValue, float64(ss.Undecodable))
 	ch <- prometheus.MustNewConstMetric(sessionQueueDesc, prometheus.GaugeValue, float64(ss.QueueBytes))
 	ch <- prometheus.MustNewConstMetric(sessionCachedDesc, prometheus.GaugeValue, float64(ss.Cached))
 }

@@ -17,7 +17,7 @@ func TestClusterMetrics(t *testing.T) {
 	m.ClusterStats(func() metrics.ClusterStats {
 		return metrics.ClusterStats{Connected: true, Failures: 7, Timeouts: 5, Checks: 2,
 			Sessions: metrics.SessionStoreStats{Watching: true, Reads: 3, Writes: 40, SyncWrites: 4, WriteFailures: 1,
-				Dropped: 6, TooLarge: 2, QueueBytes: 1234, Cached: 9}}
+				Dropped: 6, TooLarge: 2, Undecodable: 1, QueueBytes: 1234, Cached: 9}}
 	})
 	want := `
 # HELP ahp_cluster_store_timeouts_total Shared store operations that ran out of the lookup budget (they used the local store).
@@ -40,13 +40,17 @@ ahp_cluster_session_write_failures_total 1
 ahp_cluster_session_changes_dropped_total{reason="lost_at_close"} 0
 ahp_cluster_session_changes_dropped_total{reason="queue_full"} 6
 ahp_cluster_session_changes_dropped_total{reason="too_large"} 2
+# HELP ahp_cluster_session_undecodable_total Stored session records read in neither the binary nor the JSON form (each replaced by a fresh record at its next change).
+# TYPE ahp_cluster_session_undecodable_total counter
+ahp_cluster_session_undecodable_total 1
 # HELP ahp_cluster_session_queue_bytes Bytes of session changes queued and not yet stored.
 # TYPE ahp_cluster_session_queue_bytes gauge
 ahp_cluster_session_queue_bytes 1234
 `
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "ahp_cluster_store_timeouts_total",
 		"ahp_cluster_session_watching", "ahp_cluster_session_bucket_reads_total", "ahp_cluster_session_sync_writes_total",
-		"ahp_cluster_session_write_failures_total", "ahp_cluster_session_changes_dropped_total", "ahp_cluster_session_queue_bytes"); err != nil {
+		"ahp_cluster_session_write_failures_total", "ahp_cluster_session_changes_dropped_total", "ahp_cluster_session_undecodable_total",
+		"ahp_cluster_session_queue_bytes"); err != nil {
 		t.Fatal(err)
 	}
 	problems, err := testutil.GatherAndLint(m.Registry())

@@ -117,6 +117,14 @@ func NewCompactEvent(t ahpv1.EventType, kind ahpv1.ToolKind, toolName string, at
 	return c
 }
 
+// NewCompactEventLike is NewCompactEvent for an event whose tool name is like's: it shares like's
+// interned name instead of looking it up again (a decoder of many events of a few tools).
+func NewCompactEventLike(like CompactEvent, t ahpv1.EventType, kind ahpv1.ToolKind, at time.Time) CompactEvent {
+	c := NewCompactEvent(t, kind, "", at)
+	c.toolName = like.toolName
+	return c
+}
+
 // ToolName is the tool's name ("" for none).
 func (c CompactEvent) ToolName() string {
 	if c.toolName == (unique.Handle[string]{}) {
@@ -124,6 +132,18 @@ func (c CompactEvent) ToolName() string {
 	}
 	return c.toolName.Value()
 }
+
+// Type is the event's type (possibly a number this build does not name).
+func (c CompactEvent) Type() ahpv1.EventType { return ahpv1.EventType(c.typ) }
+
+// Kind is the tool's kind: unspecified for none, -1 for a number that was not a defined kind.
+func (c CompactEvent) Kind() ahpv1.ToolKind { return ahpv1.ToolKind(c.kind) }
+
+// UnixNano is the instant recorded, in nanoseconds since the Unix epoch.
+func (c CompactEvent) UnixNano() int64 { return c.unixNano }
+
+// UTC reports whether the time recorded was in UTC (else it reads back as local time).
+func (c CompactEvent) UTC() bool { return c.utc }
 
 // Summary is c as an EventSummary.
 func (c CompactEvent) Summary() EventSummary {

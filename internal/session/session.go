@@ -140,10 +140,7 @@ func (m *Memory) Bytes() int { return m.sessions.Bytes() + m.agents.Bytes() }
 
 // compactSize is what a recent event counts towards MaxBytes: as much as the EventSummary it
 // stands for (the compact form is smaller, so the bound errs on the safe side).
-func compactSize(e policy.CompactEvent) int {
-	s := e.Summary()
-	return summarySize + len(s.Type) + len(s.ToolName) + len(s.ToolKind)
-}
+func compactSize(e policy.CompactEvent) int { return summarySize + compactText(e) }
 
 func factBytes(f *ahpv1.Fact) int { return factSize + len(f.GetContent()) + len(f.GetSource()) }
 

@@ -27,11 +27,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,7 +41,6 @@ import (
 	"github.com/ahp-gateway/ahp/internal/redact"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/protobuf/proto"
 )
 
 // errNotOpen: the bucket is not open yet (NATS unreachable at start).
@@ -73,6 +70,10 @@ type Options struct {
 	// one write with them (default 0: none; cluster.session_write_delay). Another replica sees
 	// a change up to Delay later; this replica sees its own at once.
 	Delay time.Duration
+	// JSON writes records in the JSON form of earlier versions, which they read, instead of the
+	// compact binary one (cluster.session_format: json): for a rolling upgrade from such a
+	// version, until none of its replicas runs. Both forms are always read.
+	JSON bool
 	// Writers is how many goroutines store queued changes (default 4).
 	Writers int
 	// CloseTimeout bounds storing what is queued at Close (default 5s).
@@ -90,7 +91,7 @@ type Store struct {
 	tune          Options
 	recent, facts int
 	maxBytes      int
-	fallback      session.Store
+	fallback      *session.Memory
 	log           *slog.Logger
 
 	mu sync.Mutex
@@ -118,7 +119,7 @@ type Store struct {
 	closeOnce      sync.Once
 
 	stats struct {
-		reads, writes, coalesced, syncWrites, conflicts, failures, tooLarge, dropped, lostAtClose atomic.Uint64
+		reads, writes, coalesced, syncWrites, conflicts, failures, tooLarge, dropped, lostAtClose, undecodable atomic.Uint64
 	}
 }
 
@@ -131,7 +132,8 @@ type entry struct {
 	rev      uint64 // 0: absent
 	base     []byte
 	baseRec  any    // base decoded (*session.Record or *session.AgentRecord), never changed; nil: not decoded yet
-	local    any    // baseRec with the queued changes applied, changed in place; nil: baseRec as it is
+	local    any    // baseRec with the queued changes applied, changed in place unless shared; nil: baseRec as it is
+	shared   bool   // local is also a write's value (writeRec, then baseRec): copy it before changing it
 	writing  []byte // the value being written, to know its echo from the watch
 	writeRec any    // writing decoded
 	echoed   bool   // the watch delivered writing: it is stored, whatever the reply says
@@ -151,10 +153,12 @@ type queued struct {
 // op is one queued change.
 type op struct {
 	deny    bool // a denial (RecordDecision); else an event (RecordEvent)
-	ev      *ahpv1.Event
+	denied  bool // an event with its denial (RecordDecided)
+	change  session.Change
 	at      time.Time
-	derived []session.RecordFact
+	derived []*ahpv1.Fact
 	size    int
+	changed bool // applying it changed the local record (see apply)
 }
 
 var _ session.Store = (*Store)(nil)
@@ -319,13 +323,25 @@ func (s *Store) usable() bool {
 	return s.bucket() != nil && s.conn.Usable()
 }
 
+// kvKey is the key of a session ('s') or agent ('a') id: the id in base64 (hashed when longer
+// than 96 bytes), built in one allocation since every view and change asks for it.
 func kvKey(kind byte, id string) string {
-	if len(id) > 96 {
+	var buf [2 + (maxKeyID*8+5)/6]byte // base64 without padding of maxKeyID bytes
+	buf[0], buf[1] = kind, '.'
+	var n int
+	if len(id) > maxKeyID {
 		sum := sha256.Sum256([]byte(id))
-		id = string(sum[:])
+		n = base64.RawURLEncoding.EncodedLen(len(sum))
+		base64.RawURLEncoding.Encode(buf[2:2+n], sum[:])
+	} else {
+		n = base64.RawURLEncoding.EncodedLen(len(id))
+		base64.RawURLEncoding.Encode(buf[2:2+n], []byte(id)) // read only: the compiler copies nothing
 	}
-	return string(kind) + "." + base64.RawURLEncoding.EncodeToString([]byte(id))
+	return string(buf[:2+n])
 }
+
+// maxKeyID is the longest id a key holds as it is.
+const maxKeyID = 96
 
 // Stats are counters for metrics and tests.
 type Stats struct {
@@ -345,6 +361,9 @@ type Stats struct {
 	Dropped uint64
 	// LostAtClose counts changes still queued when Close gave up.
 	LostAtClose uint64
+	// Undecodable counts stored values read in neither record form (each is replaced by an
+	// empty record at its next write).
+	Undecodable uint64
 	// QueuedBytes is the size of the changes queued now.
 	QueuedBytes int
 	// Cached is how many records the local copy holds.
@@ -361,27 +380,40 @@ func (s *Store) Stats() Stats {
 	return Stats{
 		Reads: s.stats.reads.Load(), Writes: s.stats.writes.Load(), Coalesced: s.stats.coalesced.Load(), SyncWrites: s.stats.syncWrites.Load(),
 		Conflicts: s.stats.conflicts.Load(), Failures: s.stats.failures.Load(), TooLarge: s.stats.tooLarge.Load(), Dropped: s.stats.dropped.Load(),
-		LostAtClose: s.stats.lostAtClose.Load(), QueuedBytes: q, Cached: n, Watching: watching,
+		LostAtClose: s.stats.lostAtClose.Load(), Undecodable: s.stats.undecodable.Load(), QueuedBytes: q, Cached: n, Watching: watching,
 	}
 }
 
 // View implements session.Store: from the local copy, without a round trip unless the copy
-// lacks the record.
+// lacks the record. Its recent events are converted (LazyView leaves them compact).
 func (s *Store) View(sessionID, agentID string) *policy.SessionView {
+	v := s.LazyView(sessionID, agentID)
+	if v.RecentEvents() == nil {
+		v.Recent = []policy.EventSummary{}
+	}
+	return v
+}
+
+var _ session.LazyViewer = (*Store)(nil)
+
+// LazyView implements session.LazyViewer: View with the recent events left in the compact form
+// the record keeps, shared with it (issue 15: converting 64 of them was ~4.6 KB per decision);
+// the view's events, facts and agent facts never change when the record does.
+func (s *Store) LazyView(sessionID, agentID string) *policy.SessionView {
 	if !s.usable() {
-		return s.fallback.View(sessionID, agentID)
+		return s.fallback.LazyView(sessionID, agentID)
 	}
 	v := &policy.SessionView{SessionID: sessionID, AgentID: agentID}
 	if sessionID != "" {
 		if err := s.fill(v, 's', sessionID); err != nil {
 			s.conn.Failed(err)
-			return s.fallback.View(sessionID, agentID)
+			return s.fallback.LazyView(sessionID, agentID)
 		}
 	}
 	if v.AgentID != "" {
 		if err := s.fill(v, 'a', v.AgentID); err != nil {
 			s.conn.Failed(err)
-			return s.fallback.View(sessionID, agentID)
+			return s.fallback.LazyView(sessionID, agentID)
 		}
 	}
 	return v
@@ -480,7 +512,9 @@ func btoi(b bool) int {
 	return 0
 }
 
-// entrySize estimates an entry's memory: its value twice (encoded and decoded) and the key.
+// entrySize estimates an entry's memory: the key, the value, and the value decoded (a full binary
+// record of 1.3 KB decodes to about 2 KB of windows and counters, facts to their text and a
+// message each), all within four times the value's length.
 func entrySize(e *entry) int { return 2*len(e.key) + 4*len(e.base) + 128 }
 
 // setBaseLocked records the bucket's value of e at rev (rec: value decoded, or nil) and brings
@@ -498,14 +532,17 @@ func (s *Store) setBaseLocked(e *entry, rev uint64, value []byte, rec any) {
 	case len(e.pending) > 0:
 		s.rebuildLocked(e)
 	default:
-		e.local = nil
+		setLocal(e, nil)
 	}
 }
+
+// setLocal gives e a local record that only e holds (or none).
+func setLocal(e *entry, rec any) { e.local, e.shared = rec, false }
 
 // baseLocked returns e's base decoded.
 func (s *Store) baseLocked(e *entry) any {
 	if e.baseRec == nil {
-		e.baseRec = decode(e.kind, e.base)
+		e.baseRec = s.decode(e.kind, e.base)
 	}
 	return e.baseRec
 }
@@ -520,48 +557,74 @@ func (s *Store) viewLocked(e *entry) any {
 
 // localLocked returns e's local record for changing.
 func (s *Store) localLocked(e *entry) any {
-	if e.local == nil {
-		e.local = clone(s.baseLocked(e))
+	switch {
+	case e.local == nil:
+		setLocal(e, clone(s.baseLocked(e)))
+	case e.shared:
+		setLocal(e, clone(e.local))
 	}
 	return e.local
 }
 
-// clone copies a record deeply enough for Apply to change the copy only.
+// clone copies a record for Apply to change the copy only: the windows are shared, and pushing
+// to the copy's leaves the original's as they were (session.Window).
 func clone(rec any) any {
 	switch r := rec.(type) {
 	case *session.Record:
 		c := *r
-		c.Recent, c.Facts = slices.Clone(r.Recent), slices.Clone(r.Facts)
 		return &c
 	case *session.AgentRecord:
-		return &session.AgentRecord{Facts: slices.Clone(r.Facts)}
+		c := *r
+		return &c
 	}
 	return rec
 }
 
-func decode(kind byte, b []byte) any {
+// decode reads a stored value (nil: absent); a value that does not decode is replaced by an
+// empty record at the next write (counted).
+func (s *Store) decode(kind byte, b []byte) any {
 	if kind == 'a' {
-		a := new(session.AgentRecord)
-		if b != nil && json.Unmarshal(b, a) != nil {
-			*a = session.AgentRecord{} // a record that does not decode is replaced
+		a, err := decodeAgent(b, s.facts)
+		if b != nil && err != nil {
+			s.stats.undecodable.Add(1)
 		}
 		return a
 	}
-	r := new(session.Record)
-	if b != nil && json.Unmarshal(b, r) != nil {
-		*r = session.Record{}
+	r, err := decodeRecord(b, s.recent, s.facts)
+	if b != nil && err != nil {
+		s.stats.undecodable.Add(1)
 	}
 	return r
 }
 
+// encode returns rec's stored form.
+func (s *Store) encode(rec any) ([]byte, error) {
+	if s.tune.JSON {
+		return encodeJSON(rec)
+	}
+	return encode(rec), nil
+}
+
+// encode returns rec's binary form.
+func encode(rec any) []byte {
+	switch r := rec.(type) {
+	case *session.Record:
+		return encodeRecord(make([]byte, 0, encodedSize(r)), r)
+	case *session.AgentRecord:
+		return encodeAgent(make([]byte, 0, 8+factsSize(r.Facts.NewestFirst())), r)
+	}
+	return nil
+}
+
 // rebuildLocked recomputes e's local record from its base and its queued changes.
 func (s *Store) rebuildLocked(e *entry) {
-	e.local = clone(s.baseLocked(e))
+	local := clone(s.baseLocked(e))
+	setLocal(e, local)
 	for _, o := range e.inflight {
-		s.apply(e, e.local, o)
+		o.changed = s.apply(e, local, o)
 	}
 	for _, o := range e.pending {
-		s.apply(e, e.local, o)
+		o.changed = s.apply(e, local, o)
 	}
 }
 
@@ -577,7 +640,10 @@ func (s *Store) apply(e *entry, rec any, o *op) bool {
 			r.Denies++
 			return true
 		}
-		r.Apply(o.ev, o.at, o.derived, s.recent, s.facts)
+		r.ApplyChange(o.change, o.at, o.derived, s.recent, s.facts)
+		if o.denied {
+			r.Denies++
+		}
 		return true
 	case *session.AgentRecord:
 		r.Apply(o.derived, s.facts)
@@ -615,8 +681,7 @@ func (s *Store) delivered(kve jetstream.KeyValueEntry, _ bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.notifyLocked()
 	e, ok := s.lookupLocked(key)
 	if ok && e.loaded && kve.Revision() <= e.rev {
 		return // this replica's own write, or older
@@ -637,9 +702,10 @@ func (s *Store) delivered(kve jetstream.KeyValueEntry, _ bool) {
 		// has its changes already.
 		e.rev, e.base, e.baseRec, e.echoed = rev, value, e.writeRec, true
 		if e.local == nil && len(e.pending) > 0 {
-			e.local = clone(e.writeRec)
+			local := clone(e.writeRec)
+			setLocal(e, local)
 			for _, o := range e.pending {
-				s.apply(e, e.local, o)
+				o.changed = s.apply(e, local, o)
 			}
 		}
 		return
@@ -658,12 +724,20 @@ func (s *Store) delivered(kve jetstream.KeyValueEntry, _ bool) {
 }
 
 // Changed returns a channel closed when the watch next delivers a change (another replica's
-// write, or this one's coming back), for a caller waiting until a view shows it: take the
-// channel, check the view, and wait on the channel only if the view does not show it yet.
+// write, or this one's coming back), or when another replica's value that arrived during a write
+// of this one reaches the views (at the write's end), for a caller waiting until a view shows
+// it: take the channel, check the view, and wait on the channel only if the view does not show
+// it yet.
 func (s *Store) Changed() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.changed
+}
+
+// notifyLocked closes the channel Changed returned.
+func (s *Store) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
 
 // RecordEvent implements session.Store.
@@ -685,15 +759,12 @@ func (s *Store) RecordDecision(ev *ahpv1.Event, d *ahpv1.Decision) {
 }
 
 // RecordDecided is RecordEvent and RecordDecision in one call (the decision core uses it): the
-// event and a denial are queued together, so they reach the bucket in one write.
+// event and its denial are one queued change, so they reach the bucket in one write.
 func (s *Store) RecordDecided(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) {
 	s.record(ev, at, d)
 }
 
 func (s *Store) record(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) {
-	sid := ev.GetSession().GetId()
-	agentID := session.AgentOf(ev)
-	derived := session.DeriveFacts(ev, s.opts.Redactor)
 	if !s.usable() {
 		s.fallback.RecordEvent(ev, at)
 		if d != nil {
@@ -701,16 +772,18 @@ func (s *Store) record(ev *ahpv1.Event, at time.Time, d *ahpv1.Decision) {
 		}
 		return
 	}
-	size := proto.Size(ev) + 128
+	sid := ev.GetSession().GetId()
+	derived := session.DeriveFacts(ev, s.opts.Redactor)
+	// A queued change holds what it changes (not the event) and the derived facts: size is
+	// what the queue's byte bound counts.
+	change := session.ChangeOf(ev)
+	size := change.Bytes() + 64
 	for _, f := range derived {
 		size += len(f.Content) + len(f.Source) + 48
 	}
+	agentID := change.AgentID
 	if sid != "" {
-		ops := []*op{{ev: ev, at: at, derived: derived, size: size}}
-		if d.GetVerdict() == ahpv1.Verdict_VERDICT_DENY {
-			ops = append(ops, &op{deny: true, size: 64})
-		}
-		s.enqueue('s', sid, ops...)
+		s.enqueue('s', sid, &op{change: change, at: at, derived: derived, size: size, denied: d.GetVerdict() == ahpv1.Verdict_VERDICT_DENY})
 	}
 	if agentID != "" && len(derived) > 0 {
 		s.enqueue('a', agentID, &op{derived: derived, size: size})
@@ -747,7 +820,7 @@ func (s *Store) enqueue(kind byte, id string, ops ...*op) {
 	e.pending = append(e.pending, ops...)
 	for _, o := range ops {
 		if e.loaded {
-			s.apply(e, s.localLocked(e), o)
+			o.changed = s.apply(e, s.localLocked(e), o)
 		}
 		s.queuedBytes += o.size
 	}
@@ -883,9 +956,18 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 	}
 	e.inflight, e.pending = e.pending, nil
 	loaded, rev := e.loaded, e.rev
-	var base any
+	var base, ready any
+	readyChanged := false
 	if loaded {
 		base = s.baseLocked(e)
+		if e.local != nil {
+			// The local record is the base with exactly these changes (nothing else is queued):
+			// it is the value to write, shared until the next change copies it.
+			ready, e.shared = e.local, true
+			for _, o := range e.inflight {
+				readyChanged = readyChanged || o.changed
+			}
+		}
 	}
 	s.mu.Unlock()
 	var err error
@@ -897,17 +979,19 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 			}
 			s.mu.Lock()
 			s.loadedLocked(e.key, e.kind, e.id, rev, value)
-			loaded, rev, base = true, e.rev, s.baseLocked(e)
+			loaded, rev, base, ready = true, e.rev, s.baseLocked(e), nil
 			s.mu.Unlock()
 		}
 		if attempt == casAttempts {
 			err = fmt.Errorf("session update: %d compare-and-set conflicts in a row", casAttempts)
 			break
 		}
-		rec := clone(base)
-		changed := false
-		for _, o := range e.inflight {
-			changed = s.apply(e, rec, o) || changed
+		rec, changed := ready, readyChanged
+		if rec == nil {
+			rec = clone(base)
+			for _, o := range e.inflight {
+				changed = s.apply(e, rec, o) || changed
+			}
 		}
 		if !changed {
 			s.done(e, 0, nil, nil)
@@ -916,14 +1000,17 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 		if !s.fits(e, rec) {
 			s.stats.tooLarge.Add(uint64(len(e.inflight)))
 			s.mu.Lock()
-			e.foreign = false
+			if e.foreign {
+				e.foreign = false
+				s.notifyLocked()
+			}
 			s.dropInflightLocked(e)
 			s.rebuildLocked(e)
 			s.settleLocked(e)
 			s.mu.Unlock()
 			return nil
 		}
-		b, merr := json.Marshal(rec)
+		b, merr := s.encode(rec)
 		if merr != nil {
 			err = merr
 			break
@@ -968,6 +1055,7 @@ func (s *Store) flushKey(ctx context.Context, e *entry) error {
 	if e.foreign {
 		e.foreign = false
 		s.rebuildLocked(e)
+		s.notifyLocked()
 	}
 	s.mu.Unlock()
 	return err
@@ -989,6 +1077,7 @@ func (s *Store) done(e *entry, rev uint64, value []byte, rec any) {
 		// with what is still queued.
 		e.foreign = false
 		s.rebuildLocked(e)
+		s.notifyLocked() // views change now, not at the value's delivery
 	}
 	s.settleLocked(e)
 }
@@ -1015,7 +1104,7 @@ func (s *Store) settleLocked(e *entry) {
 	delete(s.dirty, e.key)
 	if e.loaded {
 		if len(e.pending) == 0 && e.local != nil && e.baseRec != nil {
-			e.local = nil // the base is the record: no second copy
+			setLocal(e, nil) // the base is the record: no second copy
 		}
 		s.keepLocked(e)
 	}

@@ -2,7 +2,9 @@ package sessionkv_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/ahp-gateway/ahp/internal/policy"
 	"github.com/ahp-gateway/ahp/internal/session"
 	"github.com/ahp-gateway/ahp/internal/testkit"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func open(t *testing.T, url, name string, opts session.Options, tune ...sessionkv.Options) *sessionkv.Store {
@@ -257,4 +260,223 @@ func TestWatchStartsWhenNATSComesAfterTheStore(t *testing.T) {
 	late.RecordEvent(testkit.ShellEvent("back", "ls", testkit.Session("s-back")), at)
 	flush(t, late)
 	waitView(t, other, "s-back", func(v *policy.SessionView) bool { return v.EventCount == 1 })
+}
+
+// failedRead is a tool error: it adds a fact to its session and its agent.
+func failedRead(id, sessionID, agentID, msg string) *ahpv1.Event {
+	return &ahpv1.Event{Id: id, Type: ahpv1.EventType_EVENT_TYPE_TOOL_ERROR,
+		Session: &ahpv1.Session{Id: sessionID, Agent: &ahpv1.Agent{Id: agentID}},
+		Tool:    &ahpv1.Tool{Name: "Read", Kind: ahpv1.ToolKind_TOOL_KIND_FILE_READ, Error: &ahpv1.ToolError{Message: msg}}}
+}
+
+// summary is what a test compares of a view: counters, recent events and facts as text.
+func summary(v *policy.SessionView) string {
+	out := fmt.Sprintf("events %d tools %d errors %d denies %d last %q agent %q first %v last %v run %q verification %q\n",
+		v.EventCount, v.ToolCallCount, v.ErrorCount, v.DenyCount, v.LastEventType, v.AgentID, v.FirstSeen.UnixNano(), v.LastSeen.UnixNano(),
+		v.RunStatus, v.VerificationStatus)
+	for _, e := range v.RecentEvents() {
+		out += fmt.Sprintf("  recent %s %s %s %d %v\n", e.Type, e.ToolName, e.ToolKind, e.Time.UnixNano(), e.Time.Location() == time.UTC)
+	}
+	for _, f := range v.Facts {
+		out += fmt.Sprintf("  fact %s | %s | %v\n", f.GetContent(), f.GetSource(), f.GetConfidence())
+	}
+	for _, f := range v.AgentFacts {
+		out += fmt.Sprintf("  agent fact %s | %s | %v\n", f.GetContent(), f.GetSource(), f.GetConfidence())
+	}
+	return out
+}
+
+// A view holds what the record held when it was taken: later changes — this replica's own,
+// queued or stored, and another replica's arriving through the watch — never reach it, whether
+// its recent events were converted yet or not.
+func TestViewsDoNotSeeLaterChanges(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	opts := session.Options{RecentEvents: 4, Facts: 3}
+	a, b := open(t, srv.URL(), "a", opts), open(t, srv.URL(), "b", opts)
+	at := time.Unix(1700000000, 0).UTC()
+	var lazy, full []*policy.SessionView
+	var want []string
+	take := func() {
+		t.Helper()
+		l, f := a.LazyView("v1", "ag"), a.View("v1", "ag")
+		lazy, full = append(lazy, l), append(full, f)
+		want = append(want, summary(f))
+	}
+	for i := range 12 {
+		ev := failedRead(fmt.Sprintf("r%d", i), "v1", "ag", fmt.Sprintf("no file %d", i))
+		if i%2 == 0 {
+			ev = testkit.ShellEvent(fmt.Sprintf("r%d", i), "ls", testkit.Session("v1"), testkit.Agent("ag"))
+		}
+		a.RecordDecided(ev, at.Add(time.Duration(i)*time.Second), &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_DENY})
+		take()
+		if i%3 == 0 {
+			flush(t, a)
+			take()
+		}
+		if i%4 == 0 { // another replica's change, arriving through the watch
+			b.RecordEvent(failedRead(fmt.Sprintf("b%d", i), "v1", "ag", "from b"), at.Add(time.Duration(i)*time.Second+time.Millisecond))
+			flush(t, b)
+			waitView(t, a, "v1", func(v *policy.SessionView) bool { return v.EventCount > full[len(full)-1].EventCount })
+			take()
+		}
+	}
+	for i := range want {
+		if got := summary(lazy[i]); got != want[i] {
+			t.Fatalf("lazy view %d changed, or reads unlike the full view taken with it:\n%s\nwant\n%s", i, got, want[i])
+		}
+		if got := summary(full[i]); got != want[i] {
+			t.Fatalf("full view %d changed:\n%s\nwant\n%s", i, got, want[i])
+		}
+	}
+	sawB := false
+	for _, w := range want {
+		sawB = sawB || strings.Contains(w, "from b")
+	}
+	if first, last := want[0], want[len(want)-1]; first == last || !sawB || !strings.Contains(last, "events 15 ") {
+		t.Fatalf("the views did not follow the changes (12 events here, 3 from another replica): first\n%s\nlast\n%s", first, last)
+	}
+}
+
+// A lazy view reads as the full view of the same record, and as the in-memory store's view of
+// the same events.
+func TestLazyViewReadsAsTheFullView(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	opts := session.Options{RecentEvents: 8, Facts: 4}
+	a := open(t, srv.URL(), "a", opts)
+	mem := session.NewMemory(opts)
+	at := time.Unix(1700000000, 0)
+	for i := range 20 {
+		ev := testkit.ShellEvent(fmt.Sprintf("l%d", i), "ls", testkit.Session("lz"), testkit.Agent("ag"))
+		switch i % 6 {
+		case 1, 4:
+			ev = failedRead(fmt.Sprintf("l%d", i), "lz", "ag", fmt.Sprintf("missing %d", i))
+		case 3:
+			ev = &ahpv1.Event{Id: fmt.Sprintf("l%d", i), Type: ahpv1.EventType_EVENT_TYPE_RUN_LIFECYCLE, Session: &ahpv1.Session{Id: "lz"},
+				Body: &ahpv1.Event_RunLifecycle{RunLifecycle: &ahpv1.RunLifecycle{RunId: "r", Status: ahpv1.RunStatus_RUN_STATUS_COMPLETED}}}
+		case 5:
+			ev = &ahpv1.Event{Id: fmt.Sprintf("l%d", i), Type: ahpv1.EventType_EVENT_TYPE_VERIFICATION, Session: &ahpv1.Session{Id: "lz"},
+				Body: &ahpv1.Event_Verification{Verification: &ahpv1.Verification{RunId: "r", Status: ahpv1.VerificationStatus_VERIFICATION_STATUS_PASSED}}}
+		}
+		when := at.Add(time.Duration(i) * time.Millisecond)
+		if i%2 == 0 {
+			when = when.UTC()
+		}
+		d := &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_ALLOW}
+		if i%5 == 0 {
+			d.Verdict = ahpv1.Verdict_VERDICT_DENY
+		}
+		a.RecordDecided(ev, when, d)
+		mem.RecordEvent(ev, when)
+		mem.RecordDecision(ev, d)
+	}
+	check := func(stage string) {
+		t.Helper()
+		lazy, full, inMemory := a.LazyView("lz", ""), a.View("lz", ""), mem.View("lz", "")
+		if lazy.Recent != nil {
+			t.Fatalf("%s: the lazy view converted its recent events already", stage)
+		}
+		if l, f, m := summary(lazy), summary(full), summary(inMemory); l != f || f != m {
+			t.Fatalf("%s: lazy view\n%s\nfull view\n%s\nin-memory view\n%s", stage, l, f, m)
+		}
+	}
+	check("queued")
+	flush(t, a)
+	check("stored")
+	// A replica that reads the stored record decodes the same.
+	b := open(t, srv.URL(), "b", opts)
+	if l, m := summary(b.LazyView("lz", "")), summary(mem.View("lz", "")); l != m {
+		t.Fatalf("another replica's lazy view\n%s\nin-memory view\n%s", l, m)
+	}
+}
+
+// During a rolling upgrade a replica writing the JSON form (session_format: json, which earlier
+// versions read) and one writing the binary form share sessions: each reads the other's records
+// and adds to them, and the stored value is in the writer's form.
+func TestReplicasWritingEitherFormShareSessions(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	opts := session.Options{}
+	old := open(t, srv.URL(), "json", opts, sessionkv.Options{JSON: true})
+	cur := open(t, srv.URL(), "binary", opts)
+	conn, err := cluster.Connect(cluster.Config{Servers: []string{srv.URL()}, Name: "raw"}, testkit.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	js, err := jetstream.New(conn.NATS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), conn.Bucket(sessionkv.BucketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := func() byte {
+		t.Helper()
+		e, err := kv.Get(context.Background(), "s."+base64.RawURLEncoding.EncodeToString([]byte("up")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Value()[0]
+	}
+	at := time.Unix(1700000000, 0).UTC()
+	deny := &ahpv1.Decision{Verdict: ahpv1.Verdict_VERDICT_DENY}
+	old.RecordDecided(testkit.ShellEvent("u1", "rm x", testkit.Session("up")), at, deny)
+	flush(t, old)
+	if b := stored(); b != '{' {
+		t.Fatalf("the JSON-writing replica stored a value starting with %q, want JSON", b)
+	}
+	waitView(t, cur, "up", func(v *policy.SessionView) bool { return v.DenyCount == 1 })
+	cur.RecordDecided(failedRead("u2", "up", "", "gone"), at.Add(time.Second), deny)
+	flush(t, cur)
+	if b := stored(); b == '{' {
+		t.Fatal("the binary-writing replica stored JSON")
+	}
+	v := waitView(t, old, "up", func(v *policy.SessionView) bool { return v.DenyCount == 2 })
+	if v.EventCount != 2 || v.ErrorCount != 1 || len(v.Facts) != 1 || len(v.Recent) != 2 || v.Recent[0].ToolKind != "file_read" {
+		t.Fatalf("the JSON-writing replica's view of the binary record: %s", summary(v))
+	}
+	if st := old.Stats(); st.Undecodable != 0 {
+		t.Fatalf("%d values undecodable", st.Undecodable)
+	}
+}
+
+// A stored value in neither form is counted, read as an empty record and replaced at the
+// session's next change.
+func TestUndecodableValueIsReplaced(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	a := open(t, srv.URL(), "a", session.Options{})
+	conn, err := cluster.Connect(cluster.Config{Servers: []string{srv.URL()}, Name: "raw"}, testkit.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	js, err := jetstream.New(conn.NATS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), conn.Bucket(sessionkv.BucketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "s." + base64.RawURLEncoding.EncodeToString([]byte("bad"))
+	if _, err := kv.Put(context.Background(), key, []byte{0x01, 0x09, 0x10}); err != nil { // a binary value cut short
+		t.Fatal(err)
+	}
+	b := open(t, srv.URL(), "b", session.Options{})
+	if v := b.View("bad", ""); v.EventCount != 0 || len(v.Recent) != 0 {
+		t.Fatalf("view of an undecodable record: %s", summary(v))
+	}
+	if n := b.Stats().Undecodable; n != 1 {
+		t.Fatalf("undecodable values counted: %d, want 1", n)
+	}
+	b.RecordEvent(testkit.ShellEvent("x", "ls", testkit.Session("bad")), time.Unix(1700000000, 0))
+	flush(t, b)
+	waitView(t, a, "bad", func(v *policy.SessionView) bool { return v.EventCount == 1 })
+	if e, err := kv.Get(context.Background(), key); err != nil || e.Value()[0] != 0x01 || len(e.Value()) < 10 {
+		t.Fatalf("the value after the next change: %v, %v; want a binary record", e, err)
+	}
 }
