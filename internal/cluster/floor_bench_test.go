@@ -25,7 +25,8 @@ import (
 //     (a session record write; ahp-server makes it off the decision path, but it is made);
 //   - claim+session+publish: and one core NATS publish of 600 bytes (the Watch fan-out).
 //
-// With 4 and 32 workers (ahp-bench's default and a saturating concurrency), it reports
+// With 1 worker (the p50 of claim alone is one loopback KV round trip: the least a first decision
+// can wait for), 4 and 32 workers (ahp-bench's default and a saturating concurrency), it reports
 // operations per second, the p50 of one operation, and the CPU this process (the client) and
 // nats-server spent per operation. docs/performance.md compares that CPU with what a whole
 // in-memory decision costs.
@@ -53,7 +54,7 @@ func BenchmarkNATSFloor(b *testing.B) {
 	var run atomic.Int64
 	for _, steps := range []int{1, 2, 3} {
 		name := []string{"claim", "claim+session", "claim+session+publish"}[steps-1]
-		for _, workers := range []int{4, 32} {
+		for _, workers := range []int{1, 4, 32} {
 			b.Run(fmt.Sprintf("%s/workers-%d", name, workers), func(b *testing.B) {
 				r := run.Add(1)
 				lat := make([]time.Duration, b.N)
