@@ -305,6 +305,7 @@ func (cs *clusterStores) stats() metrics.ClusterStats {
 	out := metrics.ClusterStats{
 		Connected: st.Connected, Degraded: st.Degraded, Failures: st.Failures, Timeouts: st.Timeouts, Checks: st.Checks,
 		Reconnects: st.Reconnects, DegradedSeconds: st.DegradedSeconds,
+		Skipped: st.Skipped, SkippedConnected: st.SkippedConnected, SilentReconnects: st.SilentReconnects,
 		BucketEntries: map[string]uint64{}, BucketBytes: map[string]uint64{},
 	}
 	if cs.sessions != nil {

@@ -32,3 +32,22 @@ func TestSpeedSettingsDefaultAndValidate(t *testing.T) {
 		t.Fatalf("valid settings refused: %v", err)
 	}
 }
+
+// ping_interval defaults to 5s and is refused outside 100ms..10m, naming the field.
+func TestPingIntervalDefaultAndValidate(t *testing.T) {
+	t.Parallel()
+	if c := (cluster.Config{Servers: []string{"nats://127.0.0.1:4222"}}).WithDefaults(); c.PingInterval != 5*time.Second {
+		t.Fatalf("default ping_interval %v, want 5s", c.PingInterval)
+	}
+	for _, d := range []time.Duration{-time.Second, time.Millisecond, 11 * time.Minute} {
+		err := cluster.Config{Servers: []string{"nats://127.0.0.1:4222"}, PingInterval: d}.Validate()
+		if err == nil || !strings.Contains(err.Error(), "cluster.ping_interval") || !strings.Contains(err.Error(), "between 100ms and 10m0s") {
+			t.Errorf("ping_interval %v: error %v, want one naming the field and its bounds", d, err)
+		}
+	}
+	for _, d := range []time.Duration{cluster.MinPingInterval, 30 * time.Second, cluster.MaxPingInterval} {
+		if err := (cluster.Config{Servers: []string{"nats://127.0.0.1:4222"}, PingInterval: d}).Validate(); err != nil {
+			t.Errorf("ping_interval %v refused: %v", d, err)
+		}
+	}
+}

@@ -16,6 +16,10 @@ type ClusterStats struct {
 	// tried); Timeouts those that ran out of the lookup budget; Checks the checks that JetStream
 	// answers; Reconnects reconnections.
 	Failures, Timeouts, Checks, Reconnects uint64
+	// Skipped counts the failures that were not tried at all, SkippedConnected the part of them
+	// while connected (degraded by checks); SilentReconnects reconnects forced because the link
+	// to NATS went silent.
+	Skipped, SkippedConnected, SilentReconnects uint64
 	// DegradedSeconds is the time spent degraded.
 	DegradedSeconds float64
 	// FanoutSent, FanoutReceived and FanoutDropped count Watch items to and from other replicas.
@@ -59,6 +63,8 @@ var (
 	clusterBytesDesc     = prometheus.NewDesc("ahp_cluster_bucket_bytes", "Bytes in a shared KV bucket.", []string{"bucket"}, nil)
 	clusterTimeoutsDesc  = prometheus.NewDesc("ahp_cluster_store_timeouts_total", "Shared store operations that ran out of the lookup budget (they used the local store).", nil, nil)
 	clusterChecksDesc    = prometheus.NewDesc("ahp_cluster_checks_total", "Checks that JetStream answers, after a failed operation or a reconnect.", nil, nil)
+	clusterSkippedDesc   = prometheus.NewDesc("ahp_cluster_store_skipped_total", "Shared store operations not tried (they used the local store), by connection: down (NATS not connected) or up (connected, but degraded by checks).", []string{"connection"}, nil)
+	clusterSilentDesc    = prometheus.NewDesc("ahp_cluster_silent_reconnects_total", "Reconnects forced because the link to NATS went silent (a ping without a pong).", nil, nil)
 
 	sessionWatchingDesc = prometheus.NewDesc("ahp_cluster_session_watching", "1 once the session store's watch delivered the whole bucket (views read the local copy).", nil, nil)
 	sessionReadsDesc    = prometheus.NewDesc("ahp_cluster_session_bucket_reads_total", "Session records read from the bucket because the local copy lacked them.", nil, nil)
@@ -85,6 +91,7 @@ type clusterCollector struct{ stats func() ClusterStats }
 func (clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{clusterConnectedDesc, clusterDegradedDesc, clusterFailuresDesc, clusterReconnectDesc,
 		clusterDegradedSecs, clusterFanoutDesc, clusterAuditDesc, clusterEntriesDesc, clusterBytesDesc, clusterTimeoutsDesc, clusterChecksDesc,
+		clusterSkippedDesc, clusterSilentDesc,
 		sessionWatchingDesc, sessionReadsDesc, sessionWritesDesc, sessionSyncDesc, sessionCoalDesc, sessionConflDesc, sessionFailDesc, sessionDropDesc,
 		sessionQueueDesc, sessionCachedDesc} {
 		ch <- d
@@ -117,6 +124,9 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(clusterTimeoutsDesc, prometheus.CounterValue, float64(s.Timeouts))
 	ch <- prometheus.MustNewConstMetric(clusterChecksDesc, prometheus.CounterValue, float64(s.Checks))
+	ch <- prometheus.MustNewConstMetric(clusterSkippedDesc, prometheus.CounterValue, float64(s.Skipped-min(s.Skipped, s.SkippedConnected)), "down")
+	ch <- prometheus.MustNewConstMetric(clusterSkippedDesc, prometheus.CounterValue, float64(s.SkippedConnected), "up")
+	ch <- prometheus.MustNewConstMetric(clusterSilentDesc, prometheus.CounterValue, float64(s.SilentReconnects))
 	ss := s.Sessions
 	ch <- prometheus.MustNewConstMetric(sessionWatchingDesc, prometheus.GaugeValue, b(ss.Watching))
 	ch <- prometheus.MustNewConstMetric(sessionReadsDesc, prometheus.CounterValue, float64(ss.Reads))

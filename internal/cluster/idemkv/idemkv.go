@@ -93,6 +93,12 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error)
 		}
 		s.kv.Store(&kv)
 		close(s.ready)
+		// Checks ask the bucket's stream leader too: decisions can be shared while it answers,
+		// even when the JetStream meta leader is being elected.
+		conn.Probe(func(ctx context.Context) error {
+			_, err := kv.Status(ctx)
+			return err
+		})
 		return nil
 	}
 	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {

@@ -89,6 +89,9 @@ type Server struct {
 	stoppedAt bool
 }
 
+// Name is the node's server name (n1, n2, ...), as JetStream names stream leaders.
+func (s *Server) Name() string { return s.name }
+
 // URL is the node's client URL.
 func (s *Server) URL() string { return fmt.Sprintf("nats://127.0.0.1:%d", s.port) }
 
