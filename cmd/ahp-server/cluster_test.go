@@ -880,3 +880,75 @@ func metricValueLabelled(t *testing.T, r replica, name string) float64 {
 	t.Fatalf("metrics lack %s", name)
 	return 0
 }
+
+// A link to NATS that goes silent without a reset (a partition) is found and left. With one
+// NATS node there is nowhere to go: found by the client's pings (cluster.ping_interval), the
+// replica reports itself not ready and degraded (health, ahp_cluster_degraded) and decides with
+// its local stores, until the link carries traffic again. With a cluster, found by the first
+// decision whose store operation runs out of its budget (pings set far apart), replica A moves
+// to the other node and its decisions are shared again with replica B.
+func TestClusterSilentNATSLink(t *testing.T) {
+	t.Parallel()
+	serving := func(s string) bool { return strings.HasSuffix(s, "SERVING") && !strings.Contains(s, "NOT") }
+	decide := func(t *testing.T, r replica, id string) *ahpv1.Decision {
+		t.Helper()
+		ev := testkit.ShellEvent(id, "ls", testkit.Source("urn:cluster-test"), testkit.Session("silent"))
+		resp, err := r.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Msg.GetDecision()
+	}
+	t.Run("only-node", func(t *testing.T) {
+		t.Parallel()
+		proxy := natstest.NewProxy(t, natstest.Start(t))
+		r := startReplica(t, proxy.URL(), "ra", "  ping_interval: 200ms\n  connect_timeout: 1s\n", "-cluster-ready-required", "-metrics-addr", "127.0.0.1:0")
+		if s := health(t, r); !serving(s) || metricValue(t, r, "ahp_cluster_degraded") != 0 {
+			t.Fatalf("before the link went silent: health %q, degraded %v", s, metricValue(t, r, "ahp_cluster_degraded"))
+		}
+		proxy.Silence()
+		r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, "NATS unavailable") })
+		if s := health(t, r); serving(s) {
+			t.Fatalf("health with the only NATS link silent = %q, want not serving", s)
+		}
+		if v := metricValue(t, r, "ahp_cluster_degraded"); v != 1 {
+			t.Fatalf("ahp_cluster_degraded with the only NATS link silent = %v, want 1", v)
+		}
+		if d := decide(t, r, "silent-1"); d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+			t.Fatalf("decision while degraded: %v synthetic=%v, want the policy's allow", d.GetVerdict(), d.GetSynthetic())
+		}
+		proxy.Resume()
+		r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, "NATS available again") })
+		if s := health(t, r); !serving(s) || metricValue(t, r, "ahp_cluster_degraded") != 0 {
+			t.Fatalf("after the link returned: health %q, degraded %v", s, metricValue(t, r, "ahp_cluster_degraded"))
+		}
+		if n := strings.Count(r.stderr.String(), "NATS unavailable"); n != 1 {
+			t.Fatalf("the outage was logged %d times, want once", n)
+		}
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		nodes := natstest.Cluster(t, 2)
+		proxy := natstest.NewProxy(t, nodes[0])
+		extra := "  replicas: 2\n  ping_interval: 10m\n"
+		a := startReplica(t, proxy.URL(), "ra", extra, "-metrics-addr", "127.0.0.1:0")
+		b := startReplica(t, nodes[1].URL(), "rb", extra)
+		if first, again := decide(t, a, "before"), decide(t, b, "before"); !again.GetReplayed() || again.GetDecisionId() != first.GetDecisionId() {
+			t.Fatal("a decision made before the link went silent is not shared")
+		}
+		proxy.Silence()
+		decide(t, a, "silent") // its claim runs out of the budget: the link is checked
+		for _, want := range []string{"NATS link silent", "reconnected to NATS", "NATS available again"} {
+			a.stderr.Wait(t, func(line string) bool { return strings.Contains(line, want) })
+		}
+		for i := range 10 {
+			id := fmt.Sprintf("after-%d", i)
+			if first, again := decide(t, a, id), decide(t, b, id); !again.GetReplayed() || again.GetDecisionId() != first.GetDecisionId() {
+				t.Fatalf("decision %s on A after it moved to the other node is not shared with B", id)
+			}
+		}
+		if v := metricValue(t, a, "ahp_cluster_silent_reconnects_total"); v != 1 {
+			t.Fatalf("ahp_cluster_silent_reconnects_total = %v, want 1", v)
+		}
+	})
+}
