@@ -146,6 +146,9 @@ func (c *Conn) options() ([]nats.Option, error) {
 		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if !c.closed.Load() { // our own Close is no outage
+				if err == nil { // a reconnect this Conn forced (silent link, lame duck server)
+					err = errors.New("closed to move to another server")
+				}
 				c.failures.Add(1)
 				c.degrade(fmt.Errorf("NATS connection lost: %v", err))
 			}

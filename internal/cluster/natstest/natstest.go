@@ -229,6 +229,18 @@ func (s *Server) Stop() {
 	<-s.exited
 }
 
+// Signal sends sig to the running node: syscall.SIGTERM shuts it down, syscall.SIGUSR2 puts it in
+// lame duck mode (leaders handed to other nodes, clients told to move, closed over two minutes).
+// Stop still ends it.
+func (s *Server) Signal(sig os.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.stoppedAt {
+		return fmt.Errorf("nats-server %s is not running", s.name)
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
 // Restart starts a stopped node again on the same port and storage.
 func (s *Server) Restart() {
 	s.t.Helper()
