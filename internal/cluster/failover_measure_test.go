@@ -150,3 +150,53 @@ func measureFailover(t *testing.T, sig os.Signal) {
 		}
 	}
 }
+
+// TestMeasureSilentLink measures how long a replica takes to leave a link that went silent
+// (natstest.Proxy), with decisions flowing (one store operation per millisecond, lookup budget
+// 10 ms) and idle (the client's pings at the default cluster.ping_interval, 5 s), and how many
+// operations fell back meanwhile. Run it with
+//
+//	AHP_MEASURE_FAILOVER=1 go test -count=1 -run TestMeasureSilentLink -v ./internal/cluster/
+func TestMeasureSilentLink(t *testing.T) {
+	if os.Getenv("AHP_MEASURE_FAILOVER") == "" {
+		t.Skip("a measurement: set AHP_MEASURE_FAILOVER=1 to run it")
+	}
+	for _, busy := range []bool{true, false} {
+		t.Run(fmt.Sprintf("busy=%v", busy), func(t *testing.T) {
+			nodes := natstest.Cluster(t, 3)
+			proxy := natstest.NewProxy(t, nodes[0])
+			logs := new(testkit.LogBuffer)
+			conn, store := replicaOn(t, cluster.Config{Servers: []string{proxy.URL()}, Replicas: 3, Name: "a"}, logs)
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			if busy {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					tick := time.NewTicker(time.Millisecond)
+					defer tick.Stop()
+					for i := 0; ; i++ {
+						select {
+						case <-stop:
+							return
+						case <-tick.C:
+						}
+						store.RememberDecision(fmt.Sprintf("k-%d", i), &ahpv1.Decision{DecisionId: "d"})
+					}
+				}()
+			}
+			before := conn.Stats()
+			silenced := time.Now()
+			proxy.Silence()
+			logs.WaitFor(t, "reconnected to NATS", 1)
+			found := time.Since(silenced)
+			logs.WaitFor(t, "NATS available again", 1)
+			shared := time.Since(silenced)
+			close(stop)
+			wg.Wait()
+			st := conn.Stats()
+			t.Logf("busy=%v: reconnected %v after the link went silent, shared again after %v; %d operations fell back (%d timeouts, %d skipped), silent reconnects %d",
+				busy, found.Round(time.Millisecond), shared.Round(time.Millisecond), st.Failures-before.Failures, st.Timeouts-before.Timeouts, st.Skipped-before.Skipped, st.SilentReconnects)
+		})
+	}
+}
