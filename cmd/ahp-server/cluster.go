@@ -308,6 +308,10 @@ func (cs *clusterStores) stats() metrics.ClusterStats {
 		Skipped: st.Skipped, SkippedConnected: st.SkippedConnected, SilentReconnects: st.SilentReconnects,
 		BucketEntries: map[string]uint64{}, BucketBytes: map[string]uint64{},
 	}
+	if cs.idempotency != nil {
+		w := cs.idempotency.WriteBack()
+		out.WriteBackWritten, out.WriteBackConflicts, out.WriteBackDropped, out.WriteBackPendingBytes = w.Written, w.Conflicts, w.Dropped, w.PendingBytes
+	}
 	if cs.sessions != nil {
 		s := cs.sessions.Stats()
 		out.Sessions = metrics.SessionStoreStats{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -574,6 +575,12 @@ func loseOneNode(t *testing.T, leaderGoes bool) {
 		return testkit.ShellEvent(fmt.Sprintf("load-%d-%d", w, i), "ls", testkit.Source("urn:cluster-test"), testkit.Session(fmt.Sprintf("load-%d", i%8)))
 	}
 	available := func(r replica) int { return strings.Count(r.stderr.String(), "NATS available again") }
+	// Decisions made after the node stopped and not retried until the failover is over, by
+	// replica: those made with the local stores must reach the bucket once it answers.
+	late := map[string]string{} // event id → decision id
+	lateEvent := func(id string) *ahpv1.Event {
+		return testkit.ShellEvent(id, "ls", testkit.Source("urn:cluster-test"), testkit.Session("late"))
+	}
 	// runWave makes wave decisions concurrently (stopping the node while they are in flight when
 	// kill is set), then retries each on the other replica; it returns how many were replayed.
 	runWave := func(w int, kill bool) int {
@@ -602,6 +609,16 @@ func loseOneNode(t *testing.T, leaderGoes bool) {
 		}
 		wg.Wait()
 		<-stopped
+		if w >= 2 {
+			for i := range 2 {
+				id := fmt.Sprintf("late-%d-%d", w, i)
+				resp, err := rs[i].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: lateEvent(id)}))
+				if err != nil {
+					t.Fatalf("late decision %s: %v", id, err)
+				}
+				late[id] = resp.Msg.GetDecision().GetDecisionId()
+			}
+		}
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("wave %d call %d failed (a NATS node stopping must fail no call): %v", w, i, err)
@@ -634,7 +651,32 @@ func loseOneNode(t *testing.T, leaderGoes bool) {
 			t.Fatalf("decisions not shared again after %d waves with one node of three down (%d not shared)", maxWaves, unshared)
 		}
 		before := []int{available(rs[0]), available(rs[1])}
+		var meta chan error
+		if w == 2 && !leaderGoes {
+			// A's degraded period (its connection moving) must end while the survivors still
+			// elect their meta leader: its checks must not wait for one. Asked the moment it
+			// ends, while the wave's calls (some waiting out their budget) go on.
+			meta = make(chan error, 1)
+			go func() {
+				seen := 0
+				if rs[0].stderr.Wait(errorsOnly{t}, func(line string) bool {
+					if strings.Contains(line, "NATS available again") {
+						seen++
+					}
+					return seen > before[0]
+				}) == "" {
+					meta <- errors.New("no end of the degraded period")
+					return
+				}
+				meta <- metaAnswers(survivors)
+			}()
+		}
 		n := runWave(w, w == 2)
+		if meta != nil {
+			if err := <-meta; err == nil {
+				t.Fatal("replica A was degraded until JetStream had elected a new meta leader, though the idempotency stream kept its leader")
+			}
+		}
 		switch {
 		case n == wave:
 			inRow++
@@ -647,18 +689,6 @@ func loseOneNode(t *testing.T, leaderGoes bool) {
 		unshared += wave - n
 		failoverWaves++
 		if !leaderGoes {
-			// A's degraded period (its connection moving) must end while the survivors still
-			// elect their meta leader: its checks must not wait for one.
-			seen := 0
-			rs[0].stderr.Wait(t, func(line string) bool {
-				if strings.Contains(line, "NATS available again") {
-					seen++
-				}
-				return seen > before[0]
-			})
-			if err := metaAnswers(survivors); err == nil {
-				t.Fatal("replica A was degraded until JetStream had elected a new meta leader, though the idempotency stream kept its leader")
-			}
 			continue
 		}
 		// A replica degraded by its checks (nothing answering) skips NATS until they pass: wait
@@ -675,6 +705,35 @@ func loseOneNode(t *testing.T, leaderGoes bool) {
 			}
 		}
 	}
+	// What was decided locally during the failover is in the bucket by now, or being written.
+	written := 0.0
+	for _, r := range rs {
+		done := strings.Count(r.stderr.String(), "are in the bucket now")
+		if metricValue(t, r, "ahp_cluster_idempotency_write_back_pending_bytes") > 0 {
+			seen := 0
+			r.stderr.Wait(t, func(line string) bool {
+				if strings.Contains(line, "are in the bucket now") {
+					seen++
+				}
+				return seen > done
+			})
+		}
+		written += metricValueLabelled(t, r, `ahp_cluster_idempotency_write_back_total{outcome="written"}`)
+	}
+	for id, decision := range late {
+		other := rs[0]
+		if strings.HasSuffix(id, "-0") {
+			other = rs[1]
+		}
+		resp, err := other.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: lateEvent(id)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := resp.Msg.GetDecision(); !d.GetReplayed() || d.GetDecisionId() != decision {
+			t.Fatalf("%s, decided during or after the failover, retried on the other replica once it was over: %s (replayed %v), want %s replayed",
+				id, d.GetDecisionId(), d.GetReplayed(), decision)
+		}
+	}
 	var failures, skippedUp, timeouts float64
 	for _, r := range rs {
 		failures += metricValue(t, r, "ahp_cluster_store_failures_total")
@@ -684,8 +743,8 @@ func loseOneNode(t *testing.T, leaderGoes bool) {
 	if float64(unshared) > failures-failuresBefore {
 		t.Fatalf("%d decisions were not shared during the failover, but only %v store operations failed", unshared, failures-failuresBefore)
 	}
-	t.Logf("failover: %d waves of %d with decisions not shared (%d decisions), then shared again with the node down; store failures %v (%v timeouts, %v skipped while connected and degraded)",
-		failoverWaves, wave, unshared, failures-failuresBefore, timeouts, skippedUp)
+	t.Logf("failover: %d waves of %d with decisions not shared (%d decisions), then shared again with the node down; store failures %v (%v timeouts, %v skipped while connected and degraded); %v local decisions written back after it",
+		failoverWaves, wave, unshared, failures-failuresBefore, timeouts, skippedUp, written)
 }
 
 // metaLeader returns the node that leads the JetStream meta group, from the nodes' logs.
@@ -706,6 +765,11 @@ func metaLeader(t *testing.T, nodes []*natstest.Server) *natstest.Server {
 	}
 	return leader
 }
+
+// errorsOnly turns Fatalf into Errorf, for a wait in a goroutine other than the test's.
+type errorsOnly struct{ testing.TB }
+
+func (e errorsOnly) Fatalf(format string, args ...any) { e.TB.Errorf(format, args...) }
 
 // metaAnswers asks the nodes for JetStream's account information, which only the meta leader
 // gives: nil once a meta leader answers.

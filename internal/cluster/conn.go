@@ -57,6 +57,8 @@ type Conn struct {
 	lastTrial     atomic.Int64                                // unix nanoseconds of the last trial let through while degraded
 	lastCheck     atomic.Int64                                // unix nanoseconds of the last check started
 	probe         atomic.Pointer[func(context.Context) error] // see Probe
+	availMu       sync.Mutex
+	available     []func() // see WhenAvailable
 	checkMu       sync.Mutex
 	checking      bool       // a check goroutine runs
 	checkFailure  bool       // the running check was started by a failure
@@ -213,6 +215,9 @@ func redactURLs(servers []string) string {
 	return strings.Join(out, ",")
 }
 
+// Logger is the logger Conn logs with, for the stores on it.
+func (c *Conn) Logger() *slog.Logger { return c.log }
+
 // Config returns the settings in force (defaults filled in).
 func (c *Conn) Config() Config { return c.cfg }
 
@@ -261,6 +266,14 @@ func (c *Conn) Probe(f func(ctx context.Context) error) {
 	if f != nil {
 		c.probe.Store(&f)
 	}
+}
+
+// WhenAvailable makes f run (in a goroutine of its own) each time a degraded period ends: a store
+// that kept something locally meanwhile writes it to NATS then.
+func (c *Conn) WhenAvailable(f func()) {
+	c.availMu.Lock()
+	defer c.availMu.Unlock()
+	c.available = append(c.available, f)
 }
 
 // ErrNotConnected is what a store reports when it did not try NATS because the connection is
@@ -499,6 +512,11 @@ func (c *Conn) Succeeded() {
 	took := time.Duration(time.Now().UnixNano() - since)
 	c.degradedTotal.Add(int64(took))
 	c.log.Info("cluster: NATS available again; shared stores back in use", "degraded_for", took.Round(time.Millisecond).String())
+	c.availMu.Lock()
+	for _, f := range c.available {
+		go f()
+	}
+	c.availMu.Unlock()
 }
 
 // Stats are counters for metrics.

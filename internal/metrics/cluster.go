@@ -20,6 +20,12 @@ type ClusterStats struct {
 	// while connected (degraded by checks); SilentReconnects reconnects forced because the link
 	// to NATS went silent.
 	Skipped, SkippedConnected, SilentReconnects uint64
+	// WriteBackWritten, WriteBackConflicts and WriteBackDropped count the decisions and
+	// observations remembered locally during an outage: written to the idempotency bucket once it
+	// answered, found decided by another replica first, or not kept for it (byte bound);
+	// WriteBackPendingBytes is what waits now.
+	WriteBackWritten, WriteBackConflicts, WriteBackDropped uint64
+	WriteBackPendingBytes                                  int
 	// DegradedSeconds is the time spent degraded.
 	DegradedSeconds float64
 	// FanoutSent, FanoutReceived and FanoutDropped count Watch items to and from other replicas.
@@ -64,6 +70,8 @@ var (
 	clusterTimeoutsDesc  = prometheus.NewDesc("ahp_cluster_store_timeouts_total", "Shared store operations that ran out of the lookup budget (they used the local store).", nil, nil)
 	clusterChecksDesc    = prometheus.NewDesc("ahp_cluster_checks_total", "Checks that JetStream answers, after a failed operation or a reconnect.", nil, nil)
 	clusterSkippedDesc   = prometheus.NewDesc("ahp_cluster_store_skipped_total", "Shared store operations not tried (they used the local store), by connection: down (NATS not connected) or up (connected, but degraded by checks).", []string{"connection"}, nil)
+	clusterWriteBackDesc = prometheus.NewDesc("ahp_cluster_idempotency_write_back_total", "Decisions and observations remembered locally while the idempotency bucket was unreachable, by outcome: written to it once it answered, conflict (another replica's stood), dropped (over the byte bound, kept locally only).", []string{"outcome"}, nil)
+	clusterWBPendDesc    = prometheus.NewDesc("ahp_cluster_idempotency_write_back_pending_bytes", "Bytes of local decisions and observations waiting to be written to the idempotency bucket.", nil, nil)
 	clusterSilentDesc    = prometheus.NewDesc("ahp_cluster_silent_reconnects_total", "Reconnects forced because the link to NATS went silent (a ping without a pong).", nil, nil)
 
 	sessionWatchingDesc = prometheus.NewDesc("ahp_cluster_session_watching", "1 once the session store's watch delivered the whole bucket (views read the local copy).", nil, nil)
@@ -91,7 +99,7 @@ type clusterCollector struct{ stats func() ClusterStats }
 func (clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{clusterConnectedDesc, clusterDegradedDesc, clusterFailuresDesc, clusterReconnectDesc,
 		clusterDegradedSecs, clusterFanoutDesc, clusterAuditDesc, clusterEntriesDesc, clusterBytesDesc, clusterTimeoutsDesc, clusterChecksDesc,
-		clusterSkippedDesc, clusterSilentDesc,
+		clusterSkippedDesc, clusterSilentDesc, clusterWriteBackDesc, clusterWBPendDesc,
 		sessionWatchingDesc, sessionReadsDesc, sessionWritesDesc, sessionSyncDesc, sessionCoalDesc, sessionConflDesc, sessionFailDesc, sessionDropDesc,
 		sessionQueueDesc, sessionCachedDesc} {
 		ch <- d
@@ -127,6 +135,10 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(clusterSkippedDesc, prometheus.CounterValue, float64(s.Skipped-min(s.Skipped, s.SkippedConnected)), "down")
 	ch <- prometheus.MustNewConstMetric(clusterSkippedDesc, prometheus.CounterValue, float64(s.SkippedConnected), "up")
 	ch <- prometheus.MustNewConstMetric(clusterSilentDesc, prometheus.CounterValue, float64(s.SilentReconnects))
+	ch <- prometheus.MustNewConstMetric(clusterWriteBackDesc, prometheus.CounterValue, float64(s.WriteBackWritten), "written")
+	ch <- prometheus.MustNewConstMetric(clusterWriteBackDesc, prometheus.CounterValue, float64(s.WriteBackConflicts), "conflict")
+	ch <- prometheus.MustNewConstMetric(clusterWriteBackDesc, prometheus.CounterValue, float64(s.WriteBackDropped), "dropped")
+	ch <- prometheus.MustNewConstMetric(clusterWBPendDesc, prometheus.GaugeValue, float64(s.WriteBackPendingBytes))
 	ss := s.Sessions
 	ch <- prometheus.MustNewConstMetric(sessionWatchingDesc, prometheus.GaugeValue, b(ss.Watching))
 	ch <- prometheus.MustNewConstMetric(sessionReadsDesc, prometheus.CounterValue, float64(ss.Reads))
