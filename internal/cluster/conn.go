@@ -136,10 +136,10 @@ func (c *Conn) options() ([]nats.Option, error) {
 		nats.ReconnectBufSize(8 << 20),
 		// A silent link is found by pings when nothing else flows: two unanswered pings, a
 		// reconnect at the third interval. A write the link has not taken within that window
-		// ends it too (the default waits a minute).
+		// (at least a second, at most the default minute) ends it too.
 		nats.PingInterval(cfg.PingInterval),
 		nats.MaxPingsOutstanding(maxPingsOut),
-		nats.FlusherTimeout(time.Duration(maxPingsOut+1) * cfg.PingInterval),
+		nats.FlusherTimeout(min(max(time.Duration(maxPingsOut+1)*cfg.PingInterval, time.Second), nats.DefaultFlusherTimeout)),
 		// A server going away gracefully (lame duck mode, as a NATS pod being stopped) says so:
 		// move to another server now instead of waiting until it closes this connection.
 		nats.LameDuckModeHandler(func(nc *nats.Conn) {
@@ -431,7 +431,10 @@ func (c *Conn) checkOnce(cause error) (again bool, next error) {
 			return // the connection is lost (degraded by then); its reconnect checks again
 		}
 		if errors.Is(err, errSilent) {
-			c.degrade(fmt.Errorf("%v; %w", cause, err))
+			if cause != nil {
+				err = fmt.Errorf("%v; %w", cause, err)
+			}
+			c.degrade(err)
 			c.silent.Add(1)
 			c.log.Warn("cluster: NATS link silent (no answer to a ping); reconnecting to another server", "server", c.nc.ConnectedUrlRedacted())
 			if rerr := c.nc.ForceReconnect(); rerr != nil {
