@@ -1,11 +1,13 @@
 package cluster_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/cluster"
+	"github.com/ahp-gateway/ahp/internal/config"
 )
 
 // The speed settings have documented defaults, and a bad value is refused naming its field.
@@ -49,5 +51,23 @@ func TestPingIntervalDefaultAndValidate(t *testing.T) {
 		if err := (cluster.Config{Servers: []string{"nats://127.0.0.1:4222"}, PingInterval: d}).Validate(); err != nil {
 			t.Errorf("ping_interval %v refused: %v", d, err)
 		}
+	}
+}
+
+// The Kubernetes cluster overlay's config file decodes strictly and passes validation, with the
+// settings its comments describe.
+func TestClusterOverlayConfigIsValid(t *testing.T) {
+	t.Parallel()
+	f, err := config.Load(filepath.Join("..", "..", "docker", "k8s", "overlays", "cluster", "cluster-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.Cluster
+	c.Servers = []string{"nats://nats:4222"} // AHP_NATS_URL in the overlay
+	if err := c.WithDefaults().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Replicas != 3 || c.PingInterval != 5*time.Second || c.LookupBudget != 10*time.Millisecond || c.OnUnavailable != cluster.Degrade {
+		t.Fatalf("overlay cluster settings %+v", c)
 	}
 }
