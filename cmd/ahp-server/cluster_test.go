@@ -816,7 +816,18 @@ func moveStreamLeader(t *testing.T, nodes []*natstest.Server, stream, on string,
 		case leader == "":
 			continue // electing
 		case (leader == on) == want:
-			return
+			// Then until the leader takes writes (a new one may still be catching up).
+			if kv, err := js.KeyValue(context.Background(), strings.TrimPrefix(stream, "KV_")); err == nil {
+				for time.Now().Before(deadline) {
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+					_, err := kv.Put(ctx, "test.leader-moved", []byte{1})
+					cancel()
+					if err == nil {
+						return
+					}
+				}
+			}
+			t.Fatalf("%s does not take writes after its leader moved", stream)
 		}
 		// A stepdown elects another peer; asked again until the right one leads.
 		if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil, 2*time.Second); err != nil {
