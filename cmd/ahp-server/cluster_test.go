@@ -525,15 +525,18 @@ func TestClusterDegradeDecidesLocallyWhileNATSIsDown(t *testing.T) {
 // failover is one window that closes while the node is still down. A decision is shared when a
 // retry of it on the other replica is replayed with the same decision id; it is in every wave
 // before the node stops, and once a wave is shared again after it, in every later wave. Every
-// decision not shared is explained by a counted store failure.
+// decision not shared is explained by a counted store failure, and the decisions made after the
+// stop and retried only once the failover is over are all replayed (what a replica decided with
+// its local stores is written to the bucket when it answers again).
 //
 // Replica A is given only the node that goes and learns the others from it (INFO), so it
 // reconnects, and the node that goes leads the JetStream meta group: while the survivors elect a
 // new meta leader (seconds: RAFT election timeouts), JetStream's account information does not
 // answer. What else the node leads differs:
 //   - the idempotency stream's leader stays: decisions must be shared again from the wave after
-//     the one in flight when the node stopped (the checks must not take a meta election for an
-//     outage: the stream answers, and so do trial operations);
+//     the one in flight when the node stopped, and A's degraded period must end while JetStream
+//     still has no meta leader (the checks must not take a meta election for an outage: the
+//     stream answers, and so do trial operations);
 //   - the idempotency stream's leader goes too: its survivors elect a new one, and waves may fall
 //     back until they have.
 func TestClusterLosingOneNATSNodeFailsNoCall(t *testing.T) {
