@@ -305,12 +305,13 @@ func (cs *clusterStores) stats() metrics.ClusterStats {
 	out := metrics.ClusterStats{
 		Connected: st.Connected, Degraded: st.Degraded, Failures: st.Failures, Timeouts: st.Timeouts, Checks: st.Checks,
 		Reconnects: st.Reconnects, DegradedSeconds: st.DegradedSeconds,
-		Skipped: st.Skipped, SkippedConnected: st.SkippedConnected, SilentReconnects: st.SilentReconnects,
 		BucketEntries: map[string]uint64{}, BucketBytes: map[string]uint64{},
 	}
+	out.Failover.Skipped, out.Failover.SkippedConnected, out.Failover.SilentReconnects = st.Skipped, st.SkippedConnected, st.SilentReconnects
 	if cs.idempotency != nil {
 		w := cs.idempotency.WriteBack()
-		out.WriteBackWritten, out.WriteBackConflicts, out.WriteBackDropped, out.WriteBackPendingBytes = w.Written, w.Conflicts, w.Dropped, w.PendingBytes
+		f := &out.Failover
+		f.WriteBackWritten, f.WriteBackConflicts, f.WriteBackDropped, f.WriteBackPendingBytes = w.Written, w.Conflicts, w.Dropped, w.PendingBytes
 	}
 	if cs.sessions != nil {
 		s := cs.sessions.Stats()

@@ -16,16 +16,6 @@ type ClusterStats struct {
 	// tried); Timeouts those that ran out of the lookup budget; Checks the checks that JetStream
 	// answers; Reconnects reconnections.
 	Failures, Timeouts, Checks, Reconnects uint64
-	// Skipped counts the failures that were not tried at all, SkippedConnected the part of them
-	// while connected (degraded by checks); SilentReconnects reconnects forced because the link
-	// to NATS went silent.
-	Skipped, SkippedConnected, SilentReconnects uint64
-	// WriteBackWritten, WriteBackConflicts and WriteBackDropped count the decisions and
-	// observations remembered locally during an outage: written to the idempotency bucket once it
-	// answered, found decided by another replica first, or not kept for it (byte bound);
-	// WriteBackPendingBytes is what waits now.
-	WriteBackWritten, WriteBackConflicts, WriteBackDropped uint64
-	WriteBackPendingBytes                                  int
 	// DegradedSeconds is the time spent degraded.
 	DegradedSeconds float64
 	// FanoutSent, FanoutReceived and FanoutDropped count Watch items to and from other replicas.
@@ -36,6 +26,22 @@ type ClusterStats struct {
 	BucketEntries, BucketBytes map[string]uint64
 	// Sessions are the shared session store's counters.
 	Sessions SessionStoreStats
+	// Failover are the counters of failovers, silent links and what was decided locally meanwhile.
+	Failover FailoverStats
+}
+
+// FailoverStats count what cluster mode does when NATS fails over or a link goes silent.
+type FailoverStats struct {
+	// Skipped counts the store failures that were not tried at all, SkippedConnected the part of
+	// them while connected (degraded by checks); SilentReconnects reconnects forced because the
+	// link to NATS went silent.
+	Skipped, SkippedConnected, SilentReconnects uint64
+	// WriteBackWritten, WriteBackConflicts and WriteBackDropped count the decisions and
+	// observations remembered locally during an outage: written to the idempotency bucket once it
+	// answered, found decided by another replica first, or not kept for it (byte bound);
+	// WriteBackPendingBytes is what waits now.
+	WriteBackWritten, WriteBackConflicts, WriteBackDropped uint64
+	WriteBackPendingBytes                                  int
 }
 
 // SessionStoreStats are the counters of the shared session store (its local copy and write queue).
@@ -69,10 +75,6 @@ var (
 	clusterBytesDesc     = prometheus.NewDesc("ahp_cluster_bucket_bytes", "Bytes in a shared KV bucket.", []string{"bucket"}, nil)
 	clusterTimeoutsDesc  = prometheus.NewDesc("ahp_cluster_store_timeouts_total", "Shared store operations that ran out of the lookup budget (they used the local store).", nil, nil)
 	clusterChecksDesc    = prometheus.NewDesc("ahp_cluster_checks_total", "Checks that JetStream answers, after a failed operation or a reconnect.", nil, nil)
-	clusterSkippedDesc   = prometheus.NewDesc("ahp_cluster_store_skipped_total", "Shared store operations not tried (they used the local store), by connection: down (NATS not connected) or up (connected, but degraded by checks).", []string{"connection"}, nil)
-	clusterWriteBackDesc = prometheus.NewDesc("ahp_cluster_idempotency_write_back_total", "Decisions and observations remembered locally while the idempotency bucket was unreachable, by outcome: written to it once it answered, conflict (another replica's stood), dropped (over the byte bound, kept locally only).", []string{"outcome"}, nil)
-	clusterWBPendDesc    = prometheus.NewDesc("ahp_cluster_idempotency_write_back_pending_bytes", "Bytes of local decisions and observations waiting to be written to the idempotency bucket.", nil, nil)
-	clusterSilentDesc    = prometheus.NewDesc("ahp_cluster_silent_reconnects_total", "Reconnects forced because the link to NATS went silent (a ping without a pong).", nil, nil)
 
 	sessionWatchingDesc = prometheus.NewDesc("ahp_cluster_session_watching", "1 once the session store's watch delivered the whole bucket (views read the local copy).", nil, nil)
 	sessionReadsDesc    = prometheus.NewDesc("ahp_cluster_session_bucket_reads_total", "Session records read from the bucket because the local copy lacked them.", nil, nil)
@@ -91,7 +93,7 @@ func (m *Metrics) ClusterStats(stats func() ClusterStats) {
 	if m == nil || stats == nil {
 		return
 	}
-	m.reg.MustRegister(clusterCollector{stats})
+	m.reg.MustRegister(clusterCollector{stats}, failoverCollector{stats})
 }
 
 type clusterCollector struct{ stats func() ClusterStats }
@@ -99,7 +101,6 @@ type clusterCollector struct{ stats func() ClusterStats }
 func (clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{clusterConnectedDesc, clusterDegradedDesc, clusterFailuresDesc, clusterReconnectDesc,
 		clusterDegradedSecs, clusterFanoutDesc, clusterAuditDesc, clusterEntriesDesc, clusterBytesDesc, clusterTimeoutsDesc, clusterChecksDesc,
-		clusterSkippedDesc, clusterSilentDesc, clusterWriteBackDesc, clusterWBPendDesc,
 		sessionWatchingDesc, sessionReadsDesc, sessionWritesDesc, sessionSyncDesc, sessionCoalDesc, sessionConflDesc, sessionFailDesc, sessionDropDesc,
 		sessionQueueDesc, sessionCachedDesc} {
 		ch <- d
@@ -132,13 +133,6 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(clusterTimeoutsDesc, prometheus.CounterValue, float64(s.Timeouts))
 	ch <- prometheus.MustNewConstMetric(clusterChecksDesc, prometheus.CounterValue, float64(s.Checks))
-	ch <- prometheus.MustNewConstMetric(clusterSkippedDesc, prometheus.CounterValue, float64(s.Skipped-min(s.Skipped, s.SkippedConnected)), "down")
-	ch <- prometheus.MustNewConstMetric(clusterSkippedDesc, prometheus.CounterValue, float64(s.SkippedConnected), "up")
-	ch <- prometheus.MustNewConstMetric(clusterSilentDesc, prometheus.CounterValue, float64(s.SilentReconnects))
-	ch <- prometheus.MustNewConstMetric(clusterWriteBackDesc, prometheus.CounterValue, float64(s.WriteBackWritten), "written")
-	ch <- prometheus.MustNewConstMetric(clusterWriteBackDesc, prometheus.CounterValue, float64(s.WriteBackConflicts), "conflict")
-	ch <- prometheus.MustNewConstMetric(clusterWriteBackDesc, prometheus.CounterValue, float64(s.WriteBackDropped), "dropped")
-	ch <- prometheus.MustNewConstMetric(clusterWBPendDesc, prometheus.GaugeValue, float64(s.WriteBackPendingBytes))
 	ss := s.Sessions
 	ch <- prometheus.MustNewConstMetric(sessionWatchingDesc, prometheus.GaugeValue, b(ss.Watching))
 	ch <- prometheus.MustNewConstMetric(sessionReadsDesc, prometheus.CounterValue, float64(ss.Reads))

@@ -15,8 +15,8 @@ func TestClusterMetrics(t *testing.T) {
 	t.Parallel()
 	m := metrics.New(metrics.Options{Version: "v0.0.0-test"})
 	m.ClusterStats(func() metrics.ClusterStats {
-		return metrics.ClusterStats{Connected: true, Failures: 7, Timeouts: 5, Checks: 2, Skipped: 4, SkippedConnected: 1, SilentReconnects: 3,
-			WriteBackWritten: 8, WriteBackConflicts: 2, WriteBackDropped: 1, WriteBackPendingBytes: 512,
+		return metrics.ClusterStats{Connected: true, Failures: 7, Timeouts: 5, Checks: 2, Failover: metrics.FailoverStats{Skipped: 4, SkippedConnected: 1, SilentReconnects: 3,
+			WriteBackWritten: 8, WriteBackConflicts: 2, WriteBackDropped: 1, WriteBackPendingBytes: 512},
 			Sessions: metrics.SessionStoreStats{Watching: true, Reads: 3, Writes: 40, SyncWrites: 4, WriteFailures: 1,
 				Dropped: 6, TooLarge: 2, QueueBytes: 1234, Cached: 9}}
 	})
