@@ -307,6 +307,12 @@ func (cs *clusterStores) stats() metrics.ClusterStats {
 		Reconnects: st.Reconnects, DegradedSeconds: st.DegradedSeconds,
 		BucketEntries: map[string]uint64{}, BucketBytes: map[string]uint64{},
 	}
+	out.Failover.Skipped, out.Failover.SkippedConnected, out.Failover.SilentReconnects = st.Skipped, st.SkippedConnected, st.SilentReconnects
+	if cs.idempotency != nil {
+		w := cs.idempotency.WriteBack()
+		f := &out.Failover
+		f.WriteBackWritten, f.WriteBackConflicts, f.WriteBackDropped, f.WriteBackPendingBytes = w.Written, w.Conflicts, w.Dropped, w.PendingBytes
+	}
 	if cs.sessions != nil {
 		s := cs.sessions.Stats()
 		out.Sessions = metrics.SessionStoreStats{

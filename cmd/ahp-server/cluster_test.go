@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -59,12 +60,17 @@ func startReplicasWith(t *testing.T, urls string, n int, extra string, args ...s
 	t.Helper()
 	out := make([]replica, n)
 	for i := range n {
-		name := fmt.Sprintf("r%c", 'a'+i)
-		url, stderr, stop := startServer(t, append([]string{"-nats", urls, "-config", clusterConfig(t, name, extra)}, args...), nil)
-		out[i] = replica{url: url, stderr: stderr, stop: stop}
-		t.Cleanup(func() { stop() })
+		out[i] = startReplica(t, urls, fmt.Sprintf("r%c", 'a'+i), extra, args...)
 	}
 	return out
+}
+
+// startReplica starts the ahp-server replica name on the NATS servers at urls.
+func startReplica(t *testing.T, urls, name, extra string, args ...string) replica {
+	t.Helper()
+	url, stderr, stop := startServer(t, append([]string{"-nats", urls, "-config", clusterConfig(t, name, extra)}, args...), nil)
+	t.Cleanup(func() { stop() })
+	return replica{url: url, stderr: stderr, stop: stop}
 }
 
 func TestClusterRetryOnAnotherReplicaIsReplayed(t *testing.T) {
@@ -519,70 +525,323 @@ func TestClusterDegradeDecidesLocallyWhileNATSIsDown(t *testing.T) {
 	}
 }
 
-// Under load on a three-node NATS, losing one node (the one a replica is connected to, or
-// another) fails no call, and every answered decision is in the shared idempotency bucket: a
-// retry of each on the other replica is replayed with the same decision id.
+// Under load on a three-node NATS, losing one node fails no call and loses no decision, and the
+// failover is one window that closes while the node is still down. A decision is shared when a
+// retry of it on the other replica is replayed with the same decision id; it is in every wave
+// before the node stops, and once a wave is shared again after it, in every later wave. Every
+// decision not shared is explained by a counted store failure, and the decisions made after the
+// stop and retried only once the failover is over are all replayed (what a replica decided with
+// its local stores is written to the bucket when it answers again).
+//
+// Replica A is given only the node that goes and learns the others from it (INFO), so it
+// reconnects, and the node that goes leads the JetStream meta group: while the survivors elect a
+// new meta leader (seconds: RAFT election timeouts), JetStream's account information does not
+// answer. What else the node leads differs:
+//   - the idempotency stream's leader stays: decisions must be shared again from the wave after
+//     the one in flight when the node stopped, and A's degraded period must end while JetStream
+//     still has no meta leader (the checks must not take a meta election for an outage: the
+//     stream answers, and so do trial operations);
+//   - the idempotency stream's leader goes too: its survivors elect a new one, and waves may fall
+//     back until they have.
 func TestClusterLosingOneNATSNodeFailsNoCall(t *testing.T) {
 	t.Parallel()
+	for _, leaderGoes := range []bool{false, true} {
+		name := "stream-leader-stays"
+		if leaderGoes {
+			name = "stream-leader-goes"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			loseOneNode(t, leaderGoes)
+		})
+	}
+}
+
+const idempotencyStream = "KV_ahp_idempotency"
+
+func loseOneNode(t *testing.T, leaderGoes bool) {
 	nodes := natstest.Cluster(t, 3)
-	rs := startReplicasWith(t, natstest.URLs(nodes), 2, "  replicas: 3\n", "-metrics-addr", "127.0.0.1:0")
-	const calls = 200
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		ids  = map[int]string{}
-		errs []error
+	victim := metaLeader(t, nodes)
+	rs := []replica{
+		startReplica(t, victim.URL(), "ra", "  replicas: 3\n", "-metrics-addr", "127.0.0.1:0"),
+		startReplica(t, natstest.URLs(nodes), "rb", "  replicas: 3\n", "-metrics-addr", "127.0.0.1:0"),
+	}
+	moveStreamLeader(t, nodes, idempotencyStream, victim.Name(), leaderGoes)
+	var survivors []*natstest.Server
+	for _, n := range nodes {
+		if n != victim {
+			survivors = append(survivors, n)
+		}
+	}
+	const (
+		wave     = 20 // calls per wave, half on each replica
+		maxWaves = 100
+		settled  = 3 // shared waves in a row after the failover
 	)
-	stopped := make(chan struct{})
-	for i := range calls {
-		if i == calls/4 {
-			go func() { nodes[1].Stop(); close(stopped) }()
+	event := func(w, i int) *ahpv1.Event {
+		return testkit.ShellEvent(fmt.Sprintf("load-%d-%d", w, i), "ls", testkit.Source("urn:cluster-test"), testkit.Session(fmt.Sprintf("load-%d", i%8)))
+	}
+	available := func(r replica) int { return strings.Count(r.stderr.String(), "NATS available again") }
+	// Decisions made after the node stopped and not retried until the failover is over, by
+	// replica: those made with the local stores must reach the bucket once it answers.
+	late := map[string]string{} // event id → decision id
+	lateEvent := func(id string) *ahpv1.Event {
+		return testkit.ShellEvent(id, "ls", testkit.Source("urn:cluster-test"), testkit.Session("late"))
+	}
+	// runWave makes wave decisions concurrently (stopping the node while they are in flight when
+	// kill is set), then retries each on the other replica; it returns how many were replayed.
+	runWave := func(w int, kill bool) int {
+		var (
+			wg   sync.WaitGroup
+			ids  [wave]string
+			errs [wave]error
+		)
+		stopped := make(chan struct{})
+		if kill {
+			go func() { victim.Stop(); close(stopped) }()
+		} else {
+			close(stopped)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ev := testkit.ShellEvent(fmt.Sprintf("load-%d", i), "ls", testkit.Source("urn:cluster-test"), testkit.Session(fmt.Sprintf("load-%d", i%8)))
-			resp, err := rs[i%2].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
+		for i := range wave {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := rs[i%2].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: event(w, i)}))
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				ids[i] = resp.Msg.GetDecision().GetDecisionId()
+			}()
+		}
+		wg.Wait()
+		<-stopped
+		if w >= 2 {
+			for i := range 2 {
+				id := fmt.Sprintf("late-%d-%d", w, i)
+				resp, err := rs[i].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: lateEvent(id)}))
+				if err != nil {
+					t.Fatalf("late decision %s: %v", id, err)
+				}
+				late[id] = resp.Msg.GetDecision().GetDecisionId()
 			}
-			ids[i] = resp.Msg.GetDecision().GetDecisionId()
-		}()
-		if i%20 == 19 {
-			wg.Wait() // in waves, so that the node stops while calls are in flight
+		}
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("wave %d call %d failed (a NATS node stopping must fail no call): %v", w, i, err)
+			}
+		}
+		replayed := 0
+		for i := range wave {
+			resp, err := rs[(i+1)%2].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: event(w, i)}))
+			if err != nil {
+				t.Fatalf("wave %d retry %d: %v", w, i, err)
+			}
+			if d := resp.Msg.GetDecision(); d.GetReplayed() && d.GetDecisionId() == ids[i] {
+				replayed++
+			}
+		}
+		return replayed
+	}
+	for w := range 2 {
+		if n := runWave(w, false); n != wave {
+			t.Fatalf("before any node stopped, wave %d: %d of %d decisions shared\nA:\n%s\nB:\n%s", w, n, wave, rs[0].stderr, rs[1].stderr)
 		}
 	}
-	wg.Wait()
-	<-stopped
-	if len(errs) > 0 {
-		t.Fatalf("%d of %d calls failed while a NATS node stopped; first: %v", len(errs), calls, errs[0])
+	var failuresBefore float64
+	for _, r := range rs {
+		failuresBefore += metricValue(t, r, "ahp_cluster_store_failures_total")
 	}
-	replayed := 0
-	for i := range calls {
-		ev := testkit.ShellEvent(fmt.Sprintf("load-%d", i), "ls", testkit.Source("urn:cluster-test"), testkit.Session(fmt.Sprintf("load-%d", i%8)))
-		resp, err := rs[(i+1)%2].intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+	unshared, failoverWaves, inRow := 0, 0, 0
+	for w := 2; inRow < settled; w++ {
+		if w-2 == maxWaves {
+			t.Fatalf("decisions not shared again after %d waves with one node of three down (%d not shared)", maxWaves, unshared)
+		}
+		before := []int{available(rs[0]), available(rs[1])}
+		var meta chan error
+		if w == 2 && !leaderGoes {
+			// A's degraded period (its connection moving) must end while the survivors still
+			// elect their meta leader: its checks must not wait for one. Asked the moment it
+			// ends, while the wave's calls (some waiting out their budget) go on.
+			meta = make(chan error, 1)
+			go func() {
+				seen := 0
+				if rs[0].stderr.Wait(errorsOnly{t}, func(line string) bool {
+					if strings.Contains(line, "NATS available again") {
+						seen++
+					}
+					return seen > before[0]
+				}) == "" {
+					meta <- errors.New("no end of the degraded period")
+					return
+				}
+				meta <- metaAnswers(survivors)
+			}()
+		}
+		n := runWave(w, w == 2)
+		if meta != nil {
+			if err := <-meta; err == nil {
+				t.Fatal("replica A was degraded until JetStream had elected a new meta leader, though the idempotency stream kept its leader")
+			}
+		}
+		switch {
+		case n == wave:
+			inRow++
+			continue
+		case inRow > 0:
+			t.Fatalf("wave %d: %d of %d decisions shared after %d shared waves: the failover window reopened", w, n, wave, inRow)
+		case !leaderGoes && w > 2:
+			t.Fatalf("wave %d, after the one in flight when the node stopped: %d of %d decisions shared, though the idempotency stream kept its leader", w, n, wave)
+		}
+		unshared += wave - n
+		failoverWaves++
+		if !leaderGoes {
+			continue
+		}
+		// A replica degraded by its checks (nothing answering) skips NATS until they pass: wait
+		// for that rather than spin through waves decided locally in microseconds.
+		for i, r := range rs {
+			if metricValue(t, r, "ahp_cluster_degraded") == 1 {
+				seen := 0
+				r.stderr.Wait(t, func(line string) bool {
+					if strings.Contains(line, "NATS available again") {
+						seen++
+					}
+					return seen > before[i]
+				})
+			}
+		}
+	}
+	// What was decided locally during the failover is in the bucket by now, or being written.
+	written := 0.0
+	for _, r := range rs {
+		done := strings.Count(r.stderr.String(), "are in the bucket now")
+		if metricValue(t, r, "ahp_cluster_idempotency_write_back_pending_bytes") > 0 {
+			seen := 0
+			r.stderr.Wait(t, func(line string) bool {
+				if strings.Contains(line, "are in the bucket now") {
+					seen++
+				}
+				return seen > done
+			})
+		}
+		written += metricValueLabelled(t, r, `ahp_cluster_idempotency_write_back_total{outcome="written"}`)
+	}
+	for id, decision := range late {
+		other := rs[0]
+		if strings.HasSuffix(id, "-0") {
+			other = rs[1]
+		}
+		resp, err := other.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: lateEvent(id)}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := resp.Msg.GetDecision(); d.GetReplayed() && d.GetDecisionId() == ids[i] {
-			replayed++
+		if d := resp.Msg.GetDecision(); !d.GetReplayed() || d.GetDecisionId() != decision {
+			t.Fatalf("%s, decided during or after the failover, retried on the other replica once it was over: %s (replayed %v), want %s replayed",
+				id, d.GetDecisionId(), d.GetReplayed(), decision)
 		}
 	}
-	// A decision made while its replica was briefly degraded (its connection moving to another
-	// node), or whose store operation failed while JetStream re-elected its leader, is
-	// remembered locally only, and counted; the rest must be shared.
-	degraded := strings.Count(rs[0].stderr.String()+rs[1].stderr.String(), "NATS unavailable")
-	var failures float64
+	var failures, skippedUp, timeouts float64
 	for _, r := range rs {
 		failures += metricValue(t, r, "ahp_cluster_store_failures_total")
+		skippedUp += metricValueLabelled(t, r, `ahp_cluster_store_skipped_total{connection="up"}`)
+		timeouts += metricValue(t, r, "ahp_cluster_store_timeouts_total")
 	}
-	if replayed < calls && degraded == 0 && float64(calls-replayed) > failures {
-		t.Fatalf("only %d of %d decisions were replayed on the other replica, no replica was degraded and only %v store operations failed", replayed, calls, failures)
+	if float64(unshared) > failures-failuresBefore {
+		t.Fatalf("%d decisions were not shared during the failover, but only %v store operations failed", unshared, failures-failuresBefore)
 	}
-	t.Logf("%d of %d decisions replayed across replicas; %d degraded periods, %v failed store operations", replayed, calls, degraded, failures)
+	t.Logf("failover: %d waves of %d with decisions not shared (%d decisions), then shared again with the node down; store failures %v (%v timeouts, %v skipped while connected and degraded); %v local decisions written back after it",
+		failoverWaves, wave, unshared, failures-failuresBefore, timeouts, skippedUp, written)
+}
+
+// metaLeader returns the node that leads the JetStream meta group, from the nodes' logs.
+func metaLeader(t *testing.T, nodes []*natstest.Server) *natstest.Server {
+	t.Helper()
+	var leader *natstest.Server
+	for _, n := range nodes {
+		logs := n.Logs()
+		if i := strings.LastIndex(logs, "metadata leader"); i >= 0 && strings.LastIndex(logs, "Self is new JetStream cluster metadata leader") == i-len("Self is new JetStream cluster ") {
+			if leader != nil {
+				t.Fatalf("two nodes say they lead the meta group: %s and %s", leader.Name(), n.Name())
+			}
+			leader = n
+		}
+	}
+	if leader == nil {
+		t.Fatal("no node says it leads the JetStream meta group")
+	}
+	return leader
+}
+
+// errorsOnly turns Fatalf into Errorf, for a wait in a goroutine other than the test's.
+type errorsOnly struct{ testing.TB }
+
+func (e errorsOnly) Fatalf(format string, args ...any) { e.TB.Errorf(format, args...) }
+
+// metaAnswers asks the nodes for JetStream's account information, which only the meta leader
+// gives: nil once a meta leader answers.
+func metaAnswers(nodes []*natstest.Server) error {
+	nc, err := natsgo.Connect(natstest.URLs(nodes))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err = js.AccountInfo(ctx)
+	return err
+}
+
+// moveStreamLeader makes the node named on lead stream (want true) or another node (want false),
+// by asking the current leader to step down until it is so.
+func moveStreamLeader(t *testing.T, nodes []*natstest.Server, stream, on string, want bool) {
+	t.Helper()
+	nc, err := natsgo.Connect(natstest.URLs(nodes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(testkit.WaitTimeout)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		var leader string
+		if s, err := js.Stream(ctx, stream); err == nil {
+			if info, err := s.Info(ctx); err == nil && info.Cluster != nil {
+				leader = info.Cluster.Leader
+			}
+		}
+		cancel()
+		switch {
+		case leader == "":
+			continue // electing
+		case (leader == on) == want:
+			// Then until the leader takes writes (a new one may still be catching up).
+			if kv, err := js.KeyValue(context.Background(), strings.TrimPrefix(stream, "KV_")); err == nil {
+				for time.Now().Before(deadline) {
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+					_, err := kv.Put(ctx, "test.leader-moved", []byte{1})
+					cancel()
+					if err == nil {
+						return
+					}
+				}
+			}
+			t.Fatalf("%s does not take writes after its leader moved", stream)
+		}
+		// A stepdown elects another peer; asked again until the right one leads.
+		if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil, 2*time.Second); err != nil {
+			t.Logf("stepdown of %s: %v", stream, err)
+		}
+	}
+	t.Fatalf("could not make %s lead %s (want %v) within %v", on, stream, want, testkit.WaitTimeout)
 }
 
 // With on_start_unavailable degrade and NATS not running yet, the replicas start at once and
@@ -676,6 +935,13 @@ func TestClusterRefuseAtStartFailsFast(t *testing.T) {
 // metricValue reads one unlabelled metric of r (started with -metrics-addr).
 func metricValue(t *testing.T, r replica, name string) float64 {
 	t.Helper()
+	return metricValueLabelled(t, r, name)
+}
+
+// metricValueLabelled reads the metric of r whose exposition line starts with series (a name,
+// with its labels in the order Prometheus writes them).
+func metricValueLabelled(t *testing.T, r replica, name string) float64 {
+	t.Helper()
 	line := r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, "metrics listening") })
 	_, addr, _ := strings.Cut(line, "addr=")
 	resp, err := http.Get("http://" + strings.TrimSpace(addr) + "/metrics")
@@ -695,4 +961,76 @@ func metricValue(t *testing.T, r replica, name string) float64 {
 	}
 	t.Fatalf("metrics lack %s", name)
 	return 0
+}
+
+// A link to NATS that goes silent without a reset (a partition) is found and left. With one
+// NATS node there is nowhere to go: found by the client's pings (cluster.ping_interval), the
+// replica reports itself not ready and degraded (health, ahp_cluster_degraded) and decides with
+// its local stores, until the link carries traffic again. With a cluster, found by the first
+// decision whose store operation runs out of its budget (pings set far apart), replica A moves
+// to the other node and its decisions are shared again with replica B.
+func TestClusterSilentNATSLink(t *testing.T) {
+	t.Parallel()
+	serving := func(s string) bool { return strings.HasSuffix(s, "SERVING") && !strings.Contains(s, "NOT") }
+	decide := func(t *testing.T, r replica, id string) *ahpv1.Decision {
+		t.Helper()
+		ev := testkit.ShellEvent(id, "ls", testkit.Source("urn:cluster-test"), testkit.Session("silent"))
+		resp, err := r.intercept().Intercept(context.Background(), connect.NewRequest(&ahpv1.InterceptRequest{Event: ev}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Msg.GetDecision()
+	}
+	t.Run("only-node", func(t *testing.T) {
+		t.Parallel()
+		proxy := natstest.NewProxy(t, natstest.Start(t))
+		r := startReplica(t, proxy.URL(), "ra", "  ping_interval: 200ms\n  connect_timeout: 1s\n", "-cluster-ready-required", "-metrics-addr", "127.0.0.1:0")
+		if s := health(t, r); !serving(s) || metricValue(t, r, "ahp_cluster_degraded") != 0 {
+			t.Fatalf("before the link went silent: health %q, degraded %v", s, metricValue(t, r, "ahp_cluster_degraded"))
+		}
+		proxy.Silence()
+		r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, "NATS unavailable") })
+		if s := health(t, r); serving(s) {
+			t.Fatalf("health with the only NATS link silent = %q, want not serving", s)
+		}
+		if v := metricValue(t, r, "ahp_cluster_degraded"); v != 1 {
+			t.Fatalf("ahp_cluster_degraded with the only NATS link silent = %v, want 1", v)
+		}
+		if d := decide(t, r, "silent-1"); d.GetSynthetic() || d.GetVerdict() != ahpv1.Verdict_VERDICT_ALLOW {
+			t.Fatalf("decision while degraded: %v synthetic=%v, want the policy's allow", d.GetVerdict(), d.GetSynthetic())
+		}
+		proxy.Resume()
+		r.stderr.Wait(t, func(line string) bool { return strings.Contains(line, "NATS available again") })
+		if s := health(t, r); !serving(s) || metricValue(t, r, "ahp_cluster_degraded") != 0 {
+			t.Fatalf("after the link returned: health %q, degraded %v", s, metricValue(t, r, "ahp_cluster_degraded"))
+		}
+		if n := strings.Count(r.stderr.String(), "NATS unavailable"); n != 1 {
+			t.Fatalf("the outage was logged %d times, want once", n)
+		}
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		nodes := natstest.Cluster(t, 2)
+		proxy := natstest.NewProxy(t, nodes[0])
+		extra := "  replicas: 2\n  ping_interval: 10m\n"
+		a := startReplica(t, proxy.URL(), "ra", extra, "-metrics-addr", "127.0.0.1:0")
+		b := startReplica(t, nodes[1].URL(), "rb", extra)
+		if first, again := decide(t, a, "before"), decide(t, b, "before"); !again.GetReplayed() || again.GetDecisionId() != first.GetDecisionId() {
+			t.Fatal("a decision made before the link went silent is not shared")
+		}
+		proxy.Silence()
+		decide(t, a, "silent") // its claim runs out of the budget: the link is checked
+		for _, want := range []string{"NATS link silent", "reconnected to NATS", "NATS available again"} {
+			a.stderr.Wait(t, func(line string) bool { return strings.Contains(line, want) })
+		}
+		for i := range 10 {
+			id := fmt.Sprintf("after-%d", i)
+			if first, again := decide(t, a, id), decide(t, b, id); !again.GetReplayed() || again.GetDecisionId() != first.GetDecisionId() {
+				t.Fatalf("decision %s on A after it moved to the other node is not shared with B", id)
+			}
+		}
+		if v := metricValue(t, a, "ahp_cluster_silent_reconnects_total"); v != 1 {
+			t.Fatalf("ahp_cluster_silent_reconnects_total = %v, want 1", v)
+		}
+	})
 }

@@ -49,6 +49,12 @@ type Config struct {
 	LookupBudget time.Duration `yaml:"lookup_budget"`
 	// ConnectTimeout bounds the first connection attempt (default 5s).
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// PingInterval is how often the client pings its NATS server when nothing else tells it the
+	// link is alive (default 5s, between 100ms and 10m). Two pings may go unanswered: a link gone
+	// silent without a reset (a partition) is dropped, and another server tried, within three
+	// intervals. A store operation that fails or runs out of its budget finds such a link sooner
+	// (a ping of its own, answered within a second or the link is dropped).
+	PingInterval time.Duration `yaml:"ping_interval"`
 	// SessionWrites is how session memory reaches the bucket: "async" (default: queued and
 	// written by background writers, off the decision path; views read a local copy the bucket's
 	// watch keeps current) or "sync" (each change written before the answer).
@@ -100,6 +106,12 @@ const (
 	Refuse     = "refuse"
 )
 
+// The bounds of PingInterval.
+const (
+	MinPingInterval = 100 * time.Millisecond
+	MaxPingInterval = 10 * time.Minute
+)
+
 // Enabled reports whether cluster mode is configured.
 func (c Config) Enabled() bool { return len(c.Servers) > 0 }
 
@@ -146,6 +158,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = 5 * time.Second
+	}
+	if c.PingInterval == 0 {
+		c.PingInterval = 5 * time.Second
 	}
 	if c.SetupTimeout <= 0 {
 		c.SetupTimeout = 30 * time.Second
@@ -221,6 +236,9 @@ func (c Config) Validate() error {
 	}
 	if c.LookupBudget < 0 {
 		bad("lookup_budget", "must not be negative")
+	}
+	if c.PingInterval != 0 && (c.PingInterval < MinPingInterval || c.PingInterval > MaxPingInterval) {
+		bad("ping_interval", "must be between %v and %v (a silent link to NATS is found within three intervals)", MinPingInterval, MaxPingInterval)
 	}
 	return errors.Join(errs...)
 }

@@ -24,6 +24,20 @@ import (
 // answers, and only when it does not is the cluster degraded. A degraded period ends when a check
 // succeeds after the connection is back. Conn logs the start and the end of a degraded period
 // once each, and keeps the counters metrics read.
+//
+// A check also finds a silent link: the connection says it is connected, but the TCP link to
+// its server carries nothing (a partition, a node gone behind a load balancer; no reset ever
+// comes). Each check first sends a PING; when no PONG comes within checkTimeout and no store
+// operation succeeded meanwhile, Conn drops the link and reconnects to another known server
+// (the cluster's servers are learnt from the first one's INFO), and decisions use their local
+// fallbacks until it has. With no traffic at all, the client's own pings (cluster.ping_interval,
+// two outstanding at most) find the link within three intervals.
+//
+// A check passes when anything answers: JetStream's account information (the meta leader), the
+// probe a store registered (see Probe), or a store operation that succeeded while the check ran.
+// While connected and degraded, one store operation per checkInterval is let through as a trial
+// (Usable), so that a JetStream whose meta leader is being elected, but whose streams answer,
+// ends the degraded period at the first trial that succeeds.
 type Conn struct {
 	cfg Config
 	nc  *nats.Conn
@@ -36,7 +50,15 @@ type Conn struct {
 	failures      atomic.Uint64
 	timeouts      atomic.Uint64
 	checks        atomic.Uint64
-	lastCheck     atomic.Int64 // unix nanoseconds of the last check started
+	successes     atomic.Uint64                               // successful store operations (a check passes when it grows)
+	skipped       atomic.Uint64                               // operations not tried: not connected, or degraded
+	skippedUp     atomic.Uint64                               // the part of skipped while connected (degraded by checks)
+	silent        atomic.Uint64                               // reconnects forced because the link went silent
+	lastTrial     atomic.Int64                                // unix nanoseconds of the last trial let through while degraded
+	lastCheck     atomic.Int64                                // unix nanoseconds of the last check started
+	probe         atomic.Pointer[func(context.Context) error] // see Probe
+	availMu       sync.Mutex
+	available     []func() // see WhenAvailable
 	checkMu       sync.Mutex
 	checking      bool       // a check goroutine runs
 	checkFailure  bool       // the running check was started by a failure
@@ -52,9 +74,13 @@ type Conn struct {
 // checkTimeout bounds one check that JetStream answers (off the decision path).
 const checkTimeout = time.Second
 
-// checkInterval is the least time between two checks started by failed operations, and the
-// time between two checks while degraded.
+// checkInterval is the least time between two checks started by failed operations, the time
+// between two checks while degraded, and the time between two trial operations while connected
+// and degraded.
 const checkInterval = 250 * time.Millisecond
+
+// maxPingsOut is how many pings may go unanswered before the client drops the link.
+const maxPingsOut = 2
 
 // Connect dials NATS with the settings of cfg (defaults filled in). With OnStartUnavailable
 // "refuse" an unreachable NATS is an error; with "degrade" Connect returns a Conn that keeps trying
@@ -108,8 +134,23 @@ func (c *Conn) options() ([]nats.Option, error) {
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.ReconnectJitter(100*time.Millisecond, time.Second),
 		nats.ReconnectBufSize(8 << 20),
+		// A silent link is found by pings when nothing else flows: two unanswered pings, a
+		// reconnect at the third interval. A write the link has not taken within that window
+		// (at least a second, at most the default minute) ends it too.
+		nats.PingInterval(cfg.PingInterval),
+		nats.MaxPingsOutstanding(maxPingsOut),
+		nats.FlusherTimeout(min(max(time.Duration(maxPingsOut+1)*cfg.PingInterval, time.Second), nats.DefaultFlusherTimeout)),
+		// A server going away gracefully (lame duck mode, as a NATS pod being stopped) says so:
+		// move to another server now instead of waiting until it closes this connection.
+		nats.LameDuckModeHandler(func(nc *nats.Conn) {
+			c.log.Info("cluster: NATS server entering lame duck mode; moving to another server", "server", nc.ConnectedUrlRedacted())
+			_ = nc.ForceReconnect()
+		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if !c.closed.Load() { // our own Close is no outage
+				if err == nil { // a reconnect this Conn forced (silent link, lame duck server)
+					err = errors.New("closed to move to another server")
+				}
 				c.failures.Add(1)
 				c.degrade(fmt.Errorf("NATS connection lost: %v", err))
 			}
@@ -174,6 +215,9 @@ func redactURLs(servers []string) string {
 	return strings.Join(out, ",")
 }
 
+// Logger is the logger Conn logs with, for the stores on it.
+func (c *Conn) Logger() *slog.Logger { return c.log }
+
 // Config returns the settings in force (defaults filled in).
 func (c *Conn) Config() Config { return c.cfg }
 
@@ -214,17 +258,52 @@ func (c *Conn) Budget(ctx context.Context) (context.Context, context.CancelFunc)
 	return context.WithTimeout(ctx, c.cfg.LookupBudget)
 }
 
+// Probe registers a cheap request to a shared store that checks use beside JetStream's account
+// information, which only the JetStream meta leader answers: a request the store's stream
+// leader answers (its status, say) tells a store that can be written to from a cluster that
+// is only electing its meta leader. It reports nil when the store answered.
+func (c *Conn) Probe(f func(ctx context.Context) error) {
+	if f != nil {
+		c.probe.Store(&f)
+	}
+}
+
+// WhenAvailable makes f run (in a goroutine of its own) each time a degraded period ends: a store
+// that kept something locally meanwhile writes it to NATS then.
+func (c *Conn) WhenAvailable(f func()) {
+	c.availMu.Lock()
+	defer c.availMu.Unlock()
+	c.available = append(c.available, f)
+}
+
 // ErrNotConnected is what a store reports when it did not try NATS because the connection is
 // down: decisions then do not wait out the lookup budget while NATS reconnects.
 var ErrNotConnected = errors.New("NATS not connected")
 
-// Usable reports whether a store should try NATS now: connected and not degraded. When not, it
-// counts the operation as failed, and the store uses its local fallback at once.
+// ErrDegraded is what a store reports when it did not try NATS because the connection is up but
+// the last checks found nothing answering.
+var ErrDegraded = errors.New("cluster store degraded")
+
+// Usable reports whether a store should try NATS now: connected and not degraded, or connected,
+// degraded and this operation is the period's next trial (one per checkInterval; its success ends
+// the period). When not, it counts the operation as failed and skipped, and the store uses its
+// local fallback at once.
 func (c *Conn) Usable() bool {
-	if c.connected() && !c.degraded.Load() {
+	if !c.connected() {
+		c.skipped.Add(1)
+		c.Failed(ErrNotConnected)
+		return false
+	}
+	if !c.degraded.Load() {
 		return true
 	}
-	c.Failed(ErrNotConnected)
+	now := time.Now().UnixNano()
+	if last := c.lastTrial.Load(); now-last >= int64(checkInterval) && c.lastTrial.CompareAndSwap(last, now) {
+		return true
+	}
+	c.skipped.Add(1)
+	c.skippedUp.Add(1)
+	c.Failed(ErrDegraded)
 	return false
 }
 
@@ -333,14 +412,13 @@ func (c *Conn) checkOnce(cause error) (again bool, next error) {
 		return
 	}
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
-		_, err := c.js.AccountInfo(ctx)
-		cancel()
+		seq := c.successes.Load()
+		err := c.answers(seq)
 		c.checks.Add(1)
 		if c.closed.Load() {
 			return
 		}
-		if err == nil {
+		if err == nil || c.successes.Load() != seq {
 			if c.degraded.Load() {
 				c.Succeeded()
 			} else if cause != nil {
@@ -348,8 +426,21 @@ func (c *Conn) checkOnce(cause error) (again bool, next error) {
 			}
 			return
 		}
+		c.log.Debug("cluster: check: JetStream did not answer", "error", err)
 		if !c.connected() {
 			return // the connection is lost (degraded by then); its reconnect checks again
+		}
+		if errors.Is(err, errSilent) {
+			if cause != nil {
+				err = fmt.Errorf("%v; %w", cause, err)
+			}
+			c.degrade(err)
+			c.silent.Add(1)
+			c.log.Warn("cluster: NATS link silent (no answer to a ping); reconnecting to another server", "server", c.nc.ConnectedUrlRedacted())
+			if rerr := c.nc.ForceReconnect(); rerr != nil {
+				c.log.Warn("cluster: forcing a reconnect failed", "error", rerr)
+			}
+			return // the reconnect checks again
 		}
 		if cause == nil {
 			cause = errors.New("connected, but JetStream did not answer")
@@ -361,6 +452,33 @@ func (c *Conn) checkOnce(cause error) (again bool, next error) {
 		case <-time.After(checkInterval):
 		}
 	}
+}
+
+// errSilent is what answers reports for a link that took a ping and gave no pong back.
+var errSilent = errors.New("no answer to a ping: the link is silent")
+
+// answers checks, off the decision path, that NATS answers on this connection: a ping first (no
+// pong, and no store operation succeeding since seq, means the link is silent), then the store
+// probe, if any, then JetStream's account information. nil means something answered.
+func (c *Conn) answers(seq uint64) error {
+	if err := c.nc.FlushTimeout(checkTimeout); err != nil {
+		if errors.Is(err, nats.ErrTimeout) && c.connected() && c.successes.Load() == seq {
+			return fmt.Errorf("%w (%v)", errSilent, err)
+		}
+		return err
+	}
+	if p := c.probe.Load(); p != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+		err := (*p)(ctx)
+		cancel()
+		if err == nil || c.successes.Load() != seq {
+			return nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	_, err := c.js.AccountInfo(ctx)
+	return err
 }
 
 // degrade starts a degraded period, logged once.
@@ -384,6 +502,7 @@ func (c *Conn) degrade(err error) {
 // Succeeded records a successful store operation: it ends a degraded period (connected again),
 // logged once.
 func (c *Conn) Succeeded() {
+	c.successes.Add(1)
 	if !c.degraded.Load() || !c.connected() {
 		return
 	}
@@ -396,6 +515,11 @@ func (c *Conn) Succeeded() {
 	took := time.Duration(time.Now().UnixNano() - since)
 	c.degradedTotal.Add(int64(took))
 	c.log.Info("cluster: NATS available again; shared stores back in use", "degraded_for", took.Round(time.Millisecond).String())
+	c.availMu.Lock()
+	for _, f := range c.available {
+		go f()
+	}
+	c.availMu.Unlock()
 }
 
 // Stats are counters for metrics.
@@ -415,6 +539,13 @@ type Stats struct {
 	DegradedSeconds float64
 	// Reconnects counts reconnections.
 	Reconnects uint64
+	// Skipped counts the failures that were not tried at all (not connected, or degraded);
+	// SkippedConnected the part of them while connected (degraded because checks found nothing
+	// answering, trials aside).
+	Skipped, SkippedConnected uint64
+	// SilentReconnects counts reconnects forced because the link went silent (a ping without
+	// a pong and no store operation succeeding).
+	SilentReconnects uint64
 }
 
 // Stats returns the current counters.
@@ -424,13 +555,16 @@ func (c *Conn) Stats() Stats {
 		total += time.Duration(time.Now().UnixNano() - since)
 	}
 	return Stats{
-		Connected:       c.connected(),
-		Degraded:        c.degraded.Load(),
-		Failures:        c.failures.Load(),
-		Timeouts:        c.timeouts.Load(),
-		Checks:          c.checks.Load(),
-		DegradedSeconds: total.Seconds(),
-		Reconnects:      c.nc.Stats().Reconnects,
+		Connected:        c.connected(),
+		Degraded:         c.degraded.Load(),
+		Failures:         c.failures.Load(),
+		Timeouts:         c.timeouts.Load(),
+		Checks:           c.checks.Load(),
+		DegradedSeconds:  total.Seconds(),
+		Reconnects:       c.nc.Stats().Reconnects,
+		Skipped:          c.skipped.Load(),
+		SkippedConnected: c.skippedUp.Load(),
+		SilentReconnects: c.silent.Load(),
 	}
 }
 

@@ -33,6 +33,22 @@ type ClusterStats struct {
 	BucketEntries, BucketBytes map[string]uint64
 	// Sessions are the shared session store's counters.
 	Sessions SessionStoreStats
+	// Failover are the counters of failovers, silent links and what was decided locally meanwhile.
+	Failover FailoverStats
+}
+
+// FailoverStats count what cluster mode does when NATS fails over or a link goes silent.
+type FailoverStats struct {
+	// Skipped counts the store failures that were not tried at all, SkippedConnected the part of
+	// them while connected (degraded by checks); SilentReconnects reconnects forced because the
+	// link to NATS went silent.
+	Skipped, SkippedConnected, SilentReconnects uint64
+	// WriteBackWritten, WriteBackConflicts and WriteBackDropped count the decisions and
+	// observations remembered locally during an outage: written to the idempotency bucket once it
+	// answered, found decided by another replica first, or not kept for it (byte bound);
+	// WriteBackPendingBytes is what waits now.
+	WriteBackWritten, WriteBackConflicts, WriteBackDropped uint64
+	WriteBackPendingBytes                                  int
 }
 
 // SessionStoreStats are the counters of the shared session store (its local copy and write queue).
@@ -90,7 +106,7 @@ func (m *Metrics) ClusterStats(stats func() ClusterStats) {
 	if m == nil || stats == nil {
 		return
 	}
-	m.reg.MustRegister(clusterCollector{stats})
+	m.reg.MustRegister(clusterCollector{stats}, failoverCollector{stats})
 }
 
 type clusterCollector struct{ stats func() ClusterStats }

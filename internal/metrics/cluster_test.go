@@ -15,7 +15,8 @@ func TestClusterMetrics(t *testing.T) {
 	t.Parallel()
 	m := metrics.New(metrics.Options{Version: "v0.0.0-test"})
 	m.ClusterStats(func() metrics.ClusterStats {
-		return metrics.ClusterStats{Connected: true, Failures: 7, Timeouts: 5, Checks: 2,
+		return metrics.ClusterStats{Connected: true, Failures: 7, Timeouts: 5, Checks: 2, Failover: metrics.FailoverStats{Skipped: 4, SkippedConnected: 1, SilentReconnects: 3,
+			WriteBackWritten: 8, WriteBackConflicts: 2, WriteBackDropped: 1, WriteBackPendingBytes: 512},
 			Sessions: metrics.SessionStoreStats{Watching: true, Reads: 3, Writes: 40, SyncWrites: 4, WriteFailures: 1,
 				Dropped: 6, TooLarge: 2, Undecodable: 1, QueueBytes: 1234, Cached: 9}}
 	})
@@ -23,6 +24,21 @@ func TestClusterMetrics(t *testing.T) {
 # HELP ahp_cluster_store_timeouts_total Shared store operations that ran out of the lookup budget (they used the local store).
 # TYPE ahp_cluster_store_timeouts_total counter
 ahp_cluster_store_timeouts_total 5
+# HELP ahp_cluster_store_skipped_total Shared store operations not tried (they used the local store), by connection: down (NATS not connected) or up (connected, but degraded by checks).
+# TYPE ahp_cluster_store_skipped_total counter
+ahp_cluster_store_skipped_total{connection="down"} 3
+ahp_cluster_store_skipped_total{connection="up"} 1
+# HELP ahp_cluster_silent_reconnects_total Reconnects forced because the link to NATS went silent (a ping without a pong).
+# TYPE ahp_cluster_silent_reconnects_total counter
+ahp_cluster_silent_reconnects_total 3
+# HELP ahp_cluster_idempotency_write_back_total Decisions and observations remembered locally while the idempotency bucket was unreachable, by outcome: written to it once it answered, conflict (another replica's stood), dropped (over the byte bound, kept locally only).
+# TYPE ahp_cluster_idempotency_write_back_total counter
+ahp_cluster_idempotency_write_back_total{outcome="conflict"} 2
+ahp_cluster_idempotency_write_back_total{outcome="dropped"} 1
+ahp_cluster_idempotency_write_back_total{outcome="written"} 8
+# HELP ahp_cluster_idempotency_write_back_pending_bytes Bytes of local decisions and observations waiting to be written to the idempotency bucket.
+# TYPE ahp_cluster_idempotency_write_back_pending_bytes gauge
+ahp_cluster_idempotency_write_back_pending_bytes 512
 # HELP ahp_cluster_session_watching 1 once the session store's watch delivered the whole bucket (views read the local copy).
 # TYPE ahp_cluster_session_watching gauge
 ahp_cluster_session_watching 1
@@ -47,7 +63,8 @@ ahp_cluster_session_undecodable_total 1
 # TYPE ahp_cluster_session_queue_bytes gauge
 ahp_cluster_session_queue_bytes 1234
 `
-	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "ahp_cluster_store_timeouts_total",
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "ahp_cluster_store_timeouts_total", "ahp_cluster_store_skipped_total", "ahp_cluster_silent_reconnects_total",
+		"ahp_cluster_idempotency_write_back_total", "ahp_cluster_idempotency_write_back_pending_bytes",
 		"ahp_cluster_session_watching", "ahp_cluster_session_bucket_reads_total", "ahp_cluster_session_sync_writes_total",
 		"ahp_cluster_session_write_failures_total", "ahp_cluster_session_changes_dropped_total", "ahp_cluster_session_undecodable_total",
 		"ahp_cluster_session_queue_bytes"); err != nil {

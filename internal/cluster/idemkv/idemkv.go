@@ -6,6 +6,9 @@
 // Every operation is bounded by the lookup budget. When NATS fails or is late the store falls
 // back to a local in-memory one for that call (degrade) and tells the connection, which logs the
 // start and the end of the degraded period and, in fail-closed mode, makes the core deny instead.
+// What it remembered only locally meanwhile (a failover's window: a stream electing its leader)
+// it writes to the bucket once the bucket answers again, create-if-absent, so that a retry which
+// reaches another replica after the failover is still answered with the decision made.
 package idemkv
 
 import (
@@ -14,6 +17,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +51,34 @@ type Store struct {
 	ready       chan struct{}                      // closed once it is
 	fallback    idempotency.Store
 	lookupFirst bool
+	back        writeBack
+}
+
+// writeBack holds what was remembered only locally because the bucket could not be reached, to
+// be written to it (create-if-absent) when it answers again; bounded in bytes.
+type writeBack struct {
+	mu                          sync.Mutex
+	entries                     map[string][]byte // KV key → value
+	bytes                       int
+	running                     bool
+	written, conflicts, dropped atomic.Uint64
+}
+
+// maxWriteBackBytes bounds what waits to be written back; what does not fit stays local only
+// (counted as dropped).
+const maxWriteBackBytes = 8 << 20
+
+// writeBackEntryOverhead is what one waiting entry costs beside its key and value (map slot).
+const writeBackEntryOverhead = 64
+
+// WriteBackStats are the counters of the write-back of local decisions.
+type WriteBackStats struct {
+	// Written counts entries written to the bucket after an outage; Conflicts those another
+	// replica had written first (its decision stands in the bucket, this replica's local copy
+	// answers its own retries); Dropped those that did not fit the byte bound.
+	Written, Conflicts, Dropped uint64
+	// Pending and PendingBytes are what waits now.
+	Pending, PendingBytes int
 }
 
 var _ idempotency.Store = (*Store)(nil)
@@ -86,6 +118,11 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error)
 		Replicas:     conn.Config().Replicas,
 	}
 	s := &Store{conn: conn, fallback: opts.Fallback, lookupFirst: opts.LookupFirst, ready: make(chan struct{})}
+	conn.WhenAvailable(func() {
+		if kv := s.kv.Load(); kv != nil {
+			s.writeBackSoon(*kv)
+		}
+	})
 	open := func(ctx context.Context) error {
 		kv, err := conn.KeyValue(ctx, cfg)
 		if err != nil {
@@ -93,6 +130,13 @@ func Open(ctx context.Context, conn *cluster.Conn, opts Options) (*Store, error)
 		}
 		s.kv.Store(&kv)
 		close(s.ready)
+		s.writeBackSoon(kv) // what was decided before the bucket was open
+		// Checks ask the bucket's stream leader too: decisions can be shared while it answers,
+		// even when the JetStream meta leader is being elected.
+		conn.Probe(func(ctx context.Context) error {
+			_, err := kv.Status(ctx)
+			return err
+		})
 		return nil
 	}
 	if conn.DegradeAtStart() && !conn.NATS().IsConnected() {
@@ -183,11 +227,11 @@ func (s *Store) RememberDecision(key string, d *ahpv1.Decision) (*ahpv1.Decision
 	if err != nil || len(b) > maxValueBytes {
 		return s.fallback.RememberDecision(key, d)
 	}
+	k := kvKey("d", key)
 	kv := s.bucket()
 	if kv == nil {
-		return s.fallback.RememberDecision(key, d)
+		return s.rememberLocally(key, k, d, b)
 	}
-	k := kvKey("d", key)
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
 	start := time.Now()
@@ -195,13 +239,15 @@ func (s *Store) RememberDecision(key string, d *ahpv1.Decision) (*ahpv1.Decision
 	s.conn.Took("idempotency", "claim", start)
 	if err == nil {
 		s.conn.Succeeded()
+		s.writeBackSoon(kv)
 		return d, true
 	}
 	if !errors.Is(err, jetstream.ErrKeyExists) {
 		s.failed(err)
-		return s.fallback.RememberDecision(key, d)
+		return s.rememberLocally(key, k, d, b)
 	}
 	s.conn.Succeeded()
+	s.writeBackSoon(kv)
 	e, err := kv.Get(ctx, k)
 	if err != nil {
 		// Created by someone else and gone (expired, forgotten) or unreadable: ours stands.
@@ -214,9 +260,117 @@ func (s *Store) RememberDecision(key string, d *ahpv1.Decision) (*ahpv1.Decision
 	return stands, false
 }
 
+// rememberLocally remembers d in the local fallback, because the bucket could not be reached,
+// and, when it is the first decision for key here, queues it (KV key k, value b) to be written
+// to the bucket once the bucket answers.
+func (s *Store) rememberLocally(key, k string, d *ahpv1.Decision, b []byte) (*ahpv1.Decision, bool) {
+	stands, stored := s.fallback.RememberDecision(key, d)
+	if stored {
+		s.back.add(k, b)
+	}
+	return stands, stored
+}
+
+func (w *writeBack) add(k string, v []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	size := len(k) + len(v) + writeBackEntryOverhead
+	if _, ok := w.entries[k]; ok {
+		return
+	}
+	if w.bytes+size > maxWriteBackBytes {
+		w.dropped.Add(1)
+		return
+	}
+	if w.entries == nil {
+		w.entries = make(map[string][]byte)
+	}
+	w.entries[k] = v
+	w.bytes += size
+}
+
+func (w *writeBack) remove(k string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if v, ok := w.entries[k]; ok {
+		delete(w.entries, k)
+		w.bytes -= len(k) + len(v) + writeBackEntryOverhead
+	}
+}
+
+// next takes one waiting entry out, or reports none (and that no write-back runs any more).
+func (w *writeBack) next() (k string, v []byte, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, v = range w.entries {
+		delete(w.entries, k)
+		w.bytes -= len(k) + len(v) + writeBackEntryOverhead
+		return k, v, true
+	}
+	w.running = false
+	return "", nil, false
+}
+
+// writeBackAttempt bounds one write-back (off the decision path).
+const writeBackAttempt = 2 * time.Second
+
+// writeBackSoon starts, unless one runs or nothing waits, a goroutine that writes what waits to
+// kv, create-if-absent, until it is all written or the bucket stops answering (then what is
+// left waits for the next successful operation). It is called after each successful operation,
+// when the bucket opens, and when a degraded period ends.
+func (s *Store) writeBackSoon(kv jetstream.KeyValue) {
+	w := &s.back
+	w.mu.Lock()
+	if w.running || len(w.entries) == 0 {
+		w.mu.Unlock()
+		return
+	}
+	w.running = true
+	w.mu.Unlock()
+	go func() {
+		var written, conflicts int
+		for {
+			k, v, ok := w.next()
+			if !ok {
+				break
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), writeBackAttempt)
+			_, err := kv.Create(ctx, k, v)
+			cancel()
+			switch {
+			case err == nil:
+				written++
+				w.written.Add(1)
+			case errors.Is(err, jetstream.ErrKeyExists):
+				conflicts++
+				w.conflicts.Add(1)
+			default:
+				w.add(k, v) // back in the queue, for the next success
+				w.mu.Lock()
+				w.running = false
+				w.mu.Unlock()
+				s.conn.Logger().Debug("cluster: writing local decisions to the idempotency bucket stopped; retried after the next success", "error", err)
+				return
+			}
+		}
+		s.conn.Logger().Info("cluster: decisions and observations remembered locally while the idempotency bucket was unreachable are in the bucket now",
+			"written", written, "decided_elsewhere_first", conflicts)
+	}()
+}
+
+// WriteBack returns the counters of the write-back.
+func (s *Store) WriteBack() WriteBackStats {
+	w := &s.back
+	w.mu.Lock()
+	pending, bytes := len(w.entries), w.bytes
+	w.mu.Unlock()
+	return WriteBackStats{Written: w.written.Load(), Conflicts: w.conflicts.Load(), Dropped: w.dropped.Load(), Pending: pending, PendingBytes: bytes}
+}
+
 // ForgetDecision implements idempotency.Store.
 func (s *Store) ForgetDecision(key string) {
 	s.fallback.ForgetDecision(key)
+	s.back.remove(kvKey("d", key))
 	s.delete(kvKey("d", key))
 }
 
@@ -239,7 +393,7 @@ var observed = []byte{1}
 func (s *Store) FirstObservation(key string) bool {
 	kv := s.bucket()
 	if kv == nil {
-		return s.fallback.FirstObservation(key)
+		return s.observeLocally(key)
 	}
 	ctx, cancel := s.conn.Budget(context.Background())
 	defer cancel()
@@ -249,17 +403,30 @@ func (s *Store) FirstObservation(key string) bool {
 	switch {
 	case err == nil:
 		s.conn.Succeeded()
+		s.writeBackSoon(kv)
 		return true
 	case errors.Is(err, jetstream.ErrKeyExists):
 		s.conn.Succeeded()
+		s.writeBackSoon(kv)
 		return false
 	}
 	s.failed(err)
-	return s.fallback.FirstObservation(key)
+	return s.observeLocally(key)
+}
+
+// observeLocally records the observation in the local fallback, because the bucket could not
+// be reached, queued for the bucket when it is the first here.
+func (s *Store) observeLocally(key string) bool {
+	first := s.fallback.FirstObservation(key)
+	if first {
+		s.back.add(kvKey("o", key), observed)
+	}
+	return first
 }
 
 // ForgetObservation implements idempotency.Store.
 func (s *Store) ForgetObservation(key string) {
 	s.fallback.ForgetObservation(key)
+	s.back.remove(kvKey("o", key))
 	s.delete(kvKey("o", key))
 }

@@ -154,3 +154,55 @@ func TestSlowLookupsFallBackWithoutDegrading(t *testing.T) {
 		t.Fatalf("the outage was logged %d times at its start and %d at its end, want once each:\n%s", n, m, logs.String())
 	}
 }
+
+// What a store remembered only locally while NATS was gone (decisions, observations) is written
+// to the bucket when NATS answers again, create-if-absent, so a retry on another replica after
+// the outage is answered with it; a forgotten decision is not.
+func TestLocalDecisionsReachTheBucketWhenItAnswers(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	logs := new(testkit.LogBuffer)
+	conn, err := cluster.Connect(cluster.Config{Servers: []string{srv.URL()}, Name: "a", LookupBudget: 5 * time.Second}, logs.Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	a, err := idemkv.Open(context.Background(), conn, idemkv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	logs.WaitFor(t, "NATS unavailable", 1)
+	decided := idempotency.Key(testkit.ShellEvent("wb-1", "ls"))
+	forgotten := idempotency.Key(testkit.ShellEvent("wb-2", "ls"))
+	observedKey := idempotency.Key(testkit.ShellEvent("wb-3", "ls"))
+	if _, stored := a.RememberDecision(decided, &ahpv1.Decision{DecisionId: "d-local"}); !stored {
+		t.Fatal("a decision without NATS was not remembered locally")
+	}
+	if _, stored := a.RememberDecision(decided, &ahpv1.Decision{DecisionId: "retry"}); stored {
+		t.Fatal("a local retry was stored again")
+	}
+	a.RememberDecision(forgotten, &ahpv1.Decision{DecisionId: "d-forgotten"})
+	a.ForgetDecision(forgotten)
+	if !a.FirstObservation(observedKey) {
+		t.Fatal("an observation without NATS was not first locally")
+	}
+	if st := a.WriteBack(); st.Pending != 2 || st.PendingBytes <= 0 {
+		t.Fatalf("write-back before NATS returned: %+v, want 2 waiting", st)
+	}
+	srv.Restart()
+	logs.WaitFor(t, "are in the bucket now", 1)
+	if st := a.WriteBack(); st.Written != 2 || st.Pending != 0 || st.PendingBytes != 0 || st.Conflicts != 0 {
+		t.Fatalf("write-back after NATS returned: %+v, want 2 written, nothing waiting", st)
+	}
+	_, b := open(t, srv.URL(), "b", 5*time.Second)
+	if d, stored := b.RememberDecision(decided, &ahpv1.Decision{DecisionId: "other"}); stored || d.GetDecisionId() != "d-local" {
+		t.Fatalf("retry on another replica after the outage = %s stored=%v, want d-local standing", d.GetDecisionId(), stored)
+	}
+	if b.FirstObservation(observedKey) {
+		t.Fatal("an observation made during the outage is first again on another replica")
+	}
+	if _, stored := b.RememberDecision(forgotten, &ahpv1.Decision{DecisionId: "fresh"}); !stored {
+		t.Fatal("a decision forgotten during the outage was written to the bucket")
+	}
+}
