@@ -325,7 +325,7 @@ func (cs *clusterStores) stats() metrics.ClusterStats {
 		f := cs.fanout.Stats()
 		out.FanoutSent, out.FanoutReceived, out.FanoutDropped = f.Sent, f.Received, f.Dropped+f.Undecodable
 		out.FanoutSentMessages, out.FanoutReceivedMessages = f.SentMessages, f.ReceivedMessages
-		out.FanoutSubscribed, out.FanoutUnconfirmed = f.Subscribed, f.Unconfirmed
+		out.FanoutSubscribed, out.FanoutUnconfirmed, out.FanoutQueueBytes = f.Subscribed, f.Unconfirmed, f.QueuedBytes
 	}
 	if cs.audit != nil {
 		a := cs.audit.Stats()

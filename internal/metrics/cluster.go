@@ -27,6 +27,8 @@ type ClusterStats struct {
 	FanoutSentMessages, FanoutReceivedMessages uint64
 	FanoutSubscribed                           bool
 	FanoutUnconfirmed                          uint64
+	// FanoutQueueBytes is what the items waiting to be sent to the other replicas hold now.
+	FanoutQueueBytes int64
 	// AuditPublished and AuditFailed count records for the audit stream.
 	AuditPublished, AuditFailed uint64
 	// BucketEntries and BucketBytes are the sizes of the shared KV buckets, by bucket.
@@ -82,6 +84,7 @@ var (
 	clusterFanoutMsgDesc = prometheus.NewDesc("ahp_cluster_fanout_messages_total", "NATS messages of Watch items exchanged with the other replicas, by direction (sent, received); a message carries one item or a batch.", []string{"direction"}, nil)
 	clusterFanoutSubDesc = prometheus.NewDesc("ahp_cluster_fanout_subscribed", "1 while this replica receives the other replicas' Watch items (someone watches it, or did within the linger).", nil, nil)
 	clusterFanoutUncDesc = prometheus.NewDesc("ahp_cluster_fanout_unconfirmed_total", "Watch fan-out subscriptions NATS did not confirm before the Watch started (timeout, or not connected).", nil, nil)
+	clusterFanoutQDesc   = prometheus.NewDesc("ahp_cluster_fanout_queue_bytes", "Bytes of the Watch items waiting to be sent to the other replicas (bounded; past the bound an item is dropped for them and counted).", nil, nil)
 	clusterAuditDesc     = prometheus.NewDesc("ahp_cluster_audit_records_total", "Audit records for the replicated audit stream, by outcome (published, failed).", []string{"outcome"}, nil)
 	clusterEntriesDesc   = prometheus.NewDesc("ahp_cluster_bucket_entries", "Entries in a shared KV bucket.", []string{"bucket"}, nil)
 	clusterBytesDesc     = prometheus.NewDesc("ahp_cluster_bucket_bytes", "Bytes in a shared KV bucket.", []string{"bucket"}, nil)
@@ -113,7 +116,7 @@ type clusterCollector struct{ stats func() ClusterStats }
 
 func (clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{clusterConnectedDesc, clusterDegradedDesc, clusterFailuresDesc, clusterReconnectDesc,
-		clusterDegradedSecs, clusterFanoutDesc, clusterFanoutMsgDesc, clusterFanoutSubDesc, clusterFanoutUncDesc, clusterAuditDesc, clusterEntriesDesc, clusterBytesDesc, clusterTimeoutsDesc, clusterChecksDesc,
+		clusterDegradedSecs, clusterFanoutDesc, clusterFanoutMsgDesc, clusterFanoutSubDesc, clusterFanoutUncDesc, clusterFanoutQDesc, clusterAuditDesc, clusterEntriesDesc, clusterBytesDesc, clusterTimeoutsDesc, clusterChecksDesc,
 		sessionWatchingDesc, sessionReadsDesc, sessionWritesDesc, sessionSyncDesc, sessionCoalDesc, sessionConflDesc, sessionFailDesc, sessionDropDesc,
 		sessionUndecDesc, sessionQueueDesc, sessionCachedDesc} {
 		ch <- d
@@ -140,6 +143,7 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(clusterFanoutMsgDesc, prometheus.CounterValue, float64(s.FanoutReceivedMessages), "received")
 	ch <- prometheus.MustNewConstMetric(clusterFanoutSubDesc, prometheus.GaugeValue, b(s.FanoutSubscribed))
 	ch <- prometheus.MustNewConstMetric(clusterFanoutUncDesc, prometheus.CounterValue, float64(s.FanoutUnconfirmed))
+	ch <- prometheus.MustNewConstMetric(clusterFanoutQDesc, prometheus.GaugeValue, float64(s.FanoutQueueBytes))
 	ch <- prometheus.MustNewConstMetric(clusterAuditDesc, prometheus.CounterValue, float64(s.AuditPublished), "published")
 	ch <- prometheus.MustNewConstMetric(clusterAuditDesc, prometheus.CounterValue, float64(s.AuditFailed), "failed")
 	for bucket, n := range s.BucketEntries {

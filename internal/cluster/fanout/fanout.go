@@ -22,7 +22,7 @@
 //
 // # Publishing in batches
 //
-// Publishing never blocks the decision path: items go into a bounded queue (in items) that one
+// Publishing never blocks the decision path: items go into a bounded queue (in items and bytes) that one
 // goroutine transforms (redacts), encodes and publishes; a full queue drops the item for the
 // other replicas and counts it, and the local watchers still get it. The goroutine sends what is
 // queued when it gets to it as one message, at most Options.BatchItems items (256) and
@@ -76,8 +76,12 @@ type Local interface {
 type Options struct {
 	// Transform rewrites each item before it leaves the process (redaction); nil: none.
 	Transform func(hub.Item) hub.Item
-	// QueueItems bounds the outbound queue (default 65536).
+	// QueueItems bounds the outbound queue in items (default 65536).
 	QueueItems int
+	// QueueBytes bounds it in bytes, items counted at their encoded size (default 64 MiB): a
+	// burst of large events does not pin more than this while the publisher catches up; past it
+	// an item is dropped for the other replicas and counted, as on a full queue.
+	QueueBytes int
 	// MaxItemBytes drops (and counts) an encoded item larger than this (default 1 MiB; NATS
 	// refuses messages over its max_payload anyway).
 	MaxItemBytes int
@@ -118,8 +122,9 @@ type Fanout struct {
 	wildcard string // everyone's
 	prefix   string // of everyone's subjects
 	opts     Options
-	queue    chan hub.Item
-	origin   string // this process's random id, so its own items are recognised whatever its name
+	queue    chan queuedItem
+	queued   atomic.Int64 // bytes of the items in queue
+	origin   string       // this process's random id, so its own items are recognised whatever its name
 	header   nats.Header
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -151,6 +156,9 @@ func Start(conn *cluster.Conn, local Local, opts Options) (*Fanout, error) {
 	if opts.QueueItems <= 0 {
 		opts.QueueItems = 65536
 	}
+	if opts.QueueBytes <= 0 {
+		opts.QueueBytes = 64 << 20
+	}
 	if opts.MaxItemBytes <= 0 {
 		opts.MaxItemBytes = 1 << 20
 	}
@@ -177,7 +185,7 @@ func Start(conn *cluster.Conn, local Local, opts Options) (*Fanout, error) {
 		subject:  conn.Subject(SubjectPrefix + "." + conn.Name()),
 		wildcard: conn.Subject(SubjectPrefix + ".*"),
 		prefix:   conn.Subject(SubjectPrefix + "."),
-		queue:    make(chan hub.Item, opts.QueueItems),
+		queue:    make(chan queuedItem, opts.QueueItems),
 		origin:   nuid.Next(),
 		done:     make(chan struct{}),
 	}
@@ -274,11 +282,34 @@ func (f *Fanout) unsubscribe(gen uint64) {
 // Publish implements hub.Publisher: the local hub gets the item now, the other replicas soon.
 func (f *Fanout) Publish(it hub.Item) {
 	f.local.Publish(it)
+	size := int64(proto.Size(it.Event) + proto.Size(it.Decision) + frameOverhead)
+	if f.queued.Add(size) > int64(f.opts.QueueBytes) {
+		f.queued.Add(-size)
+		f.dropped.Add(1)
+		return
+	}
 	select {
-	case f.queue <- it:
+	case f.queue <- queuedItem{it: it, size: size}:
 	default:
+		f.queued.Add(-size)
 		f.dropped.Add(1)
 	}
+}
+
+// queuedItem is an item waiting for the publisher, with the bytes it holds in the queue.
+type queuedItem struct {
+	it   hub.Item
+	size int64
+}
+
+// frameOverhead is what a queued item counts beyond its encoded event and decision: its frame's
+// header and length.
+const frameOverhead = 17
+
+// take returns a dequeued item, its bytes released from the queue's bound.
+func (f *Fanout) take(q queuedItem) hub.Item {
+	f.queued.Add(-q.size)
+	return q.it
 }
 
 func (f *Fanout) publish() {
@@ -288,8 +319,8 @@ func (f *Fanout) publish() {
 		select {
 		case <-f.done:
 			return
-		case it := <-f.queue:
-			b.sendQueued(it)
+		case q := <-f.queue:
+			b.sendQueued(f.take(q))
 		}
 	}
 }
@@ -317,7 +348,8 @@ func (b *batcher) sendQueued(it hub.Item) {
 		case <-f.done:
 			b.flush()
 			return
-		case it = <-f.queue:
+		case q := <-f.queue:
+			it = f.take(q)
 		default:
 			b.flush()
 			return
@@ -432,6 +464,9 @@ type Stats struct {
 	// SubscribeErrors the times it could not be made.
 	Subscribed                                             bool
 	Subscribes, Unsubscribes, Unconfirmed, SubscribeErrors uint64
+	// QueuedBytes is what the items waiting for the publisher hold now (bounded by
+	// Options.QueueBytes).
+	QueuedBytes int64
 }
 
 // Stats returns the counters.
@@ -442,6 +477,7 @@ func (f *Fanout) Stats() Stats {
 		Dropped: f.dropped.Load(), Undecodable: f.undecodable.Load(),
 		Subscribed: f.subscribed.Load(), Subscribes: f.subscribes.Load(), Unsubscribes: f.unsubscribes.Load(),
 		Unconfirmed: f.unconfirmed.Load(), SubscribeErrors: f.subscribeErrors.Load(),
+		QueuedBytes: f.queued.Load(),
 	}
 }
 
