@@ -258,7 +258,7 @@ func (c *Core) Observe(ctx context.Context, ev *ahpv1.Event) (duplicate bool, er
 		return false, &Error{Code: CodeUnavailable, Reason: why + "; the event was not recorded, retry later"}
 	}
 	principal := c.caller(ctx)
-	key, _ := idempotencyKey(principal, ev)
+	key, size := idempotencyKey(principal, ev)
 	if !c.cfg.Idempotency.FirstObservation(key) {
 		return true, nil
 	}
@@ -277,7 +277,7 @@ func (c *Core) Observe(ctx context.Context, ev *ahpv1.Event) (duplicate bool, er
 	if o := c.cfg.Observer; o != nil {
 		o.Observed(ev)
 	}
-	c.cfg.Hub.Publish(hub.Item{Event: ev, Time: now})
+	c.cfg.Hub.Publish(hub.Item{Event: ev, Time: now, EventBytes: max(size, 0)})
 	return false, nil
 }
 
@@ -451,7 +451,7 @@ func (c *Core) decide(ctx context.Context, ev *ahpv1.Event, caps *ahpv1.Capabili
 	if o := c.cfg.Observer; o != nil {
 		o.Decided(ev, d)
 	}
-	c.cfg.Hub.Publish(hub.Item{Event: ev, Decision: d, Time: now})
+	c.cfg.Hub.Publish(hub.Item{Event: ev, Decision: d, Time: now, EventBytes: max(size, 0)})
 	return d, nil
 }
 

@@ -51,6 +51,10 @@ type Item struct {
 	Decision *ahpv1.Decision
 	// Time is when the item was published.
 	Time time.Time
+	// EventBytes is the size of Event's protobuf encoding when the publisher knows it already
+	// (the decision core does: it encodes the event for its idempotency key); 0 when unknown.
+	// A consumer that bounds items in bytes uses it instead of measuring the event again.
+	EventBytes int
 
 	// shared is set by the dispatcher: one per published item, the same for every subscriber.
 	shared *shared

@@ -282,7 +282,11 @@ func (f *Fanout) unsubscribe(gen uint64) {
 // Publish implements hub.Publisher: the local hub gets the item now, the other replicas soon.
 func (f *Fanout) Publish(it hub.Item) {
 	f.local.Publish(it)
-	size := int64(proto.Size(it.Event) + proto.Size(it.Decision) + frameOverhead)
+	eventBytes := it.EventBytes
+	if eventBytes <= 0 { // not known to the publisher: measured here
+		eventBytes = proto.Size(it.Event)
+	}
+	size := int64(eventBytes + proto.Size(it.Decision) + frameOverhead)
 	if f.queued.Add(size) > int64(f.opts.QueueBytes) {
 		f.queued.Add(-size)
 		f.dropped.Add(1)

@@ -60,3 +60,21 @@ func TestQueueIsBoundedInBytes(t *testing.T) {
 	}
 	waitFor(t, "the queue to empty", func() bool { return a.f.Stats().QueuedBytes == 0 })
 }
+
+// An item counts at the event size its publisher gave (hub.Item.EventBytes), measured only when
+// it gave none.
+func TestQueueCountsTheGivenEventSize(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	a := onServer(t, srv.URL(), "a", fanout.Options{QueueBytes: 1024})
+	small := item("small")
+	small.EventBytes = 4096 // what the publisher says: over the bound, whatever the event
+	a.f.Publish(small)
+	if got := a.f.Stats().Dropped; got != 1 {
+		t.Fatalf("an item given as 4 KiB under a 1 KiB bound: dropped %d, want 1", got)
+	}
+	a.f.Publish(item("measured")) // no size given: measured, well under the bound
+	if got := a.f.Stats().Dropped; got != 1 {
+		t.Fatalf("a small item with no size given was dropped (dropped %d)", got)
+	}
+}
