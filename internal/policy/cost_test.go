@@ -153,7 +153,7 @@ settings: {cel: {cost_limit: 20000}}
 rules:
   - id: scan
     on: [tool.before]
-    when: 'input.command.matches("x+y") || input.command.matches("z+w")'
+    when: 'input.command.matches("rm +-rf") || input.command.matches("curl +-k")'
     effect: {deny: {reason: r}}
 `)
 	sized := func(command string, known bool) policy.Input {
@@ -164,7 +164,7 @@ rules:
 		return in
 	}
 	for _, known := range []bool{true, false} {
-		if res := p.Evaluate(sized("ls xxxy", known)); len(res.Errors) != 0 || res.Verdict != ahpv1.Verdict_VERDICT_DENY {
+		if res := p.Evaluate(sized("rm  -rf build", known)); len(res.Errors) != 0 || res.Verdict != ahpv1.Verdict_VERDICT_DENY {
 			t.Errorf("small request (size known %v): %+v", known, res)
 		}
 		res := p.Evaluate(sized(strings.Repeat("x", 400_000), known))

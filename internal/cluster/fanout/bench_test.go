@@ -16,7 +16,7 @@ import (
 // sent them all and a watcher on B has them. allocs/op and B/op count both processes' work (they
 // share this one); msgs/item is A's messages per item, recv-msgs/item what NATS delivered to B.
 //
-//	go test -run XXX -bench Fanout -benchtime 20000x ./internal/cluster/fanout/
+//	go test -run '^$' -bench Fanout -benchtime 20000x ./internal/cluster/fanout/
 func BenchmarkFanout(b *testing.B) {
 	srv := natstest.Start(b)
 	ev := testkit.ShellEvent("e", "ls -la", testkit.Session("s"))
