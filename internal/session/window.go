@@ -52,7 +52,7 @@ func (w *Window[T]) Push(v T, n int) (left T, ok bool) {
 
 // move puts the window at the back of a fresh buffer sized for n, with room for pushes.
 func (w *Window[T]) move(n int) {
-	nb := &windowBuf[T]{items: make([]T, n+max(n/4, 1))}
+	nb := &windowBuf[T]{items: make([]T, ringSlots(n))}
 	at := len(nb.items) - w.size
 	if w.size > 0 {
 		copy(nb.items[at:], w.buf.items[w.at:w.at+w.size])

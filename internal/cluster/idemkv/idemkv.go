@@ -59,6 +59,7 @@ type Store struct {
 type writeBack struct {
 	mu                          sync.Mutex
 	entries                     map[string][]byte // KV key → value
+	waiting                     atomic.Int64      // len(entries), read without mu on the decision path
 	bytes                       int
 	running                     bool
 	written, conflicts, dropped atomic.Uint64
@@ -286,6 +287,7 @@ func (w *writeBack) add(k string, v []byte) {
 		w.entries = make(map[string][]byte)
 	}
 	w.entries[k] = v
+	w.waiting.Store(int64(len(w.entries)))
 	w.bytes += size
 }
 
@@ -294,6 +296,7 @@ func (w *writeBack) remove(k string) {
 	defer w.mu.Unlock()
 	if v, ok := w.entries[k]; ok {
 		delete(w.entries, k)
+		w.waiting.Store(int64(len(w.entries)))
 		w.bytes -= len(k) + len(v) + writeBackEntryOverhead
 	}
 }
@@ -304,6 +307,7 @@ func (w *writeBack) next() (k string, v []byte, ok bool) {
 	defer w.mu.Unlock()
 	for k, v = range w.entries {
 		delete(w.entries, k)
+		w.waiting.Store(int64(len(w.entries)))
 		w.bytes -= len(k) + len(v) + writeBackEntryOverhead
 		return k, v, true
 	}
@@ -320,6 +324,9 @@ const writeBackAttempt = 2 * time.Second
 // when the bucket opens, and when a degraded period ends.
 func (s *Store) writeBackSoon(kv jetstream.KeyValue) {
 	w := &s.back
+	if w.waiting.Load() == 0 { // the usual case, after every successful operation: no lock taken
+		return
+	}
 	w.mu.Lock()
 	if w.running || len(w.entries) == 0 {
 		w.mu.Unlock()
