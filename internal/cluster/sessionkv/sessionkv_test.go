@@ -400,19 +400,7 @@ func TestReplicasWritingEitherFormShareSessions(t *testing.T) {
 	opts := session.Options{}
 	old := open(t, srv.URL(), "json", opts, sessionkv.Options{JSON: true})
 	cur := open(t, srv.URL(), "binary", opts)
-	conn, err := cluster.Connect(cluster.Config{Servers: []string{srv.URL()}, Name: "raw"}, testkit.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	js, err := jetstream.New(conn.NATS())
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(context.Background(), conn.Bucket(sessionkv.BucketName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := rawBucket(t, srv.URL())
 	stored := func() byte {
 		t.Helper()
 		e, err := kv.Get(context.Background(), "s."+base64.RawURLEncoding.EncodeToString([]byte("up")))
@@ -449,19 +437,7 @@ func TestUndecodableValueIsReplaced(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t)
 	a := open(t, srv.URL(), "a", session.Options{})
-	conn, err := cluster.Connect(cluster.Config{Servers: []string{srv.URL()}, Name: "raw"}, testkit.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	js, err := jetstream.New(conn.NATS())
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(context.Background(), conn.Bucket(sessionkv.BucketName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := rawBucket(t, srv.URL())
 	key := "s." + base64.RawURLEncoding.EncodeToString([]byte("bad"))
 	if _, err := kv.Put(context.Background(), key, []byte{0x01, 0x09, 0x10}); err != nil { // a binary value cut short
 		t.Fatal(err)
@@ -479,4 +455,24 @@ func TestUndecodableValueIsReplaced(t *testing.T) {
 	if e, err := kv.Get(context.Background(), key); err != nil || e.Value()[0] != 0x01 || len(e.Value()) < 10 {
 		t.Fatalf("the value after the next change: %v, %v; want a binary record", e, err)
 	}
+}
+
+// rawBucket opens the session bucket directly, as another program would, to read and write
+// stored values without the store.
+func rawBucket(t *testing.T, url string) jetstream.KeyValue {
+	t.Helper()
+	conn, err := cluster.Connect(cluster.Config{Servers: []string{url}, Name: "raw"}, testkit.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	js, err := jetstream.New(conn.NATS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), conn.Bucket(sessionkv.BucketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
 }
