@@ -32,9 +32,34 @@ var (
 // celEnv returns the one CEL environment every policy compiles against. cel.Env is safe for
 // concurrent use, and building it once keeps Parse cheap for hot reloads.
 func celEnv() (*cel.Env, error) {
-	baseEnvOnce.Do(func() { baseEnv, baseEnvErr = cel.NewEnv(envOptions()...) })
+	baseEnvOnce.Do(func() { baseEnv, baseEnvErr = newCELEnv() })
 	return baseEnv, baseEnvErr
 }
+
+// newCELEnv builds the environment and, before anyone shares it, the symbol catalog its type
+// checker consults for "did you mean" hints.
+//
+// cel-go (v0.33.2) builds that catalog lazily, under a sync.Once, the first time an expression
+// names something undeclared, and writes it into the checker environment every compile shares;
+// a concurrent compile entering a comprehension copies the same field without that Once. Two
+// policies compiled at once (a file reload beside a policy arriving from the cluster bucket,
+// parallel tests) were a data race.
+// Compiling one undeclared name here fills the catalog while nothing else holds the env, so
+// later compiles only read it.
+func newCELEnv() (*cel.Env, error) {
+	env, err := cel.NewEnv(envOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	if _, iss := env.Compile(catalogWarmup); iss.Err() == nil {
+		return nil, fmt.Errorf("%s compiled, want an undeclared reference", catalogWarmup)
+	}
+	return env, nil
+}
+
+// catalogWarmup is a name no policy variable or function has: compiling it fails with an
+// undeclared reference, which is what makes the checker build its catalog.
+const catalogWarmup = "ahp_catalog_warmup"
 
 func envOptions() []cel.EnvOption {
 	// Open JSON-shaped maps: the event's fields are fixed, but tool input, extensions and
