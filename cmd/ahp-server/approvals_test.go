@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -111,13 +112,31 @@ func holdIntercept(url, id, command string) <-chan heldAnswer {
 	return ch
 }
 
+// notifiedWhileHeld waits for the webhook to be told of the approval held's call opened. A call
+// answered first (refused, failed, not held at all) ends the wait with that answer, not with a
+// timeout that hides it.
+func notifiedWhileHeld(t *testing.T, notified <-chan notify.Payload, held <-chan heldAnswer, failure string) notify.Payload {
+	t.Helper()
+	timeout := time.NewTimer(testkit.WaitTimeout)
+	defer timeout.Stop()
+	select {
+	case p := <-notified:
+		return p
+	case r := <-held:
+		t.Fatalf("%s: the call was answered first: decision %v, error %v", failure, r.d, r.err)
+	case <-timeout.C:
+		t.Fatalf("%s (waited %v)", failure, testkit.WaitTimeout)
+	}
+	return notify.Payload{}
+}
+
 func TestApprovalsEndToEndWithTheCLIAndAWebhook(t *testing.T) {
 	t.Parallel()
 	url, notified, auditPath, stop := approvalServer(t)
 
 	// Approved with the CLI -> allowed.
 	held := holdIntercept(url, "e1", "deploy prod")
-	p := testkit.Receive(t, notified, "the webhook was not told about the approval")
+	p := notifiedWhileHeld(t, notified, held, "the webhook was not told about the approval")
 	if p.RuleID != "ask-deploy" || p.Tool != "Bash" || p.Link != "https://console.example/a/"+p.ApprovalID {
 		t.Errorf("notification = %+v", p)
 	}
@@ -139,7 +158,7 @@ func TestApprovalsEndToEndWithTheCLIAndAWebhook(t *testing.T) {
 
 	// Denied with the CLI -> denied with the comment.
 	held = holdIntercept(url, "e2", "deploy staging")
-	p = testkit.Receive(t, notified, "the webhook was not told about the second approval")
+	p = notifiedWhileHeld(t, notified, held, "the webhook was not told about the second approval")
 	approvals(url, "deny", "-comment", "not on a Friday", p.ApprovalID).Expect(t, "approvals deny", 0, "")
 	r := testkit.Receive(t, held, "the held call was not answered")
 	if deny := r.d.GetEffects()[0].GetDeny(); r.err != nil || deny.GetReason() != "denied by alice: not on a Friday" {
