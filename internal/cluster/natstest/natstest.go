@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -98,21 +99,51 @@ func (s *Server) URL() string { return fmt.Sprintf("nats://127.0.0.1:%d", s.port
 // Start runs one JetStream node.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	port := freePort(t)
-	s := &Server{t: t, name: "n1", port: port, args: []string{
-		"-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", t.TempDir(), "-n", "n1",
-	}}
-	s.start()
+	s := startFresh(t, 1, func(ports []int) *Server {
+		return &Server{t: t, name: "n1", port: ports[0], args: []string{
+			"-a", "127.0.0.1", "-p", fmt.Sprint(ports[0]), "-js", "-sd", t.TempDir(), "-n", "n1",
+		}}
+	})
 	t.Cleanup(s.Stop)
 	WaitJetStream(t, s.URL())
 	return s
 }
 
+// startFresh starts the node made for n free ports, on other free ports when one of them was
+// taken before nats-server could listen on it: freePorts can only find ports that are free at
+// that moment, and a parallel test's listener or outgoing connection may take one meanwhile.
+func startFresh(t testing.TB, n int, node func(ports []int) *Server) *Server {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		s := node(freePorts(t, n))
+		err := s.launch()
+		if err == nil {
+			return s
+		}
+		if !errors.Is(err, errPortTaken) || attempt == portAttempts {
+			t.Fatal(err)
+		}
+		t.Logf("%s; starting it again on other ports", portTakenLine(err))
+	}
+}
+
+// portTakenLine is the line of nats-server's log that says which port was taken.
+func portTakenLine(err error) string {
+	if e, ok := errors.AsType[*portTakenError](err); ok {
+		return "nats-server " + e.name + ": " + e.line
+	}
+	return err.Error()
+}
+
+// portAttempts bounds the starts of a node whose ports were taken each time.
+const portAttempts = 5
+
 // Later returns a JetStream node that is not running yet: its URL is known at once, Run starts
-// it. For tests of a client that starts before NATS does.
+// it. For tests of a client that starts before NATS does. (Its port cannot change once the URL
+// is given out, so a port taken before Run fails the test.)
 func Later(t testing.TB) *Server {
 	t.Helper()
-	port := freePort(t)
+	port := freePorts(t, 1)[0]
 	s := &Server{t: t, name: "n1", port: port, args: []string{
 		"-a", "127.0.0.1", "-p", fmt.Sprint(port), "-js", "-sd", t.TempDir(), "-n", "n1",
 	}}
@@ -128,32 +159,51 @@ func (s *Server) Run() {
 }
 
 // Cluster runs n JetStream nodes joined by routes and waits until JetStream has a meta leader.
+// Every node's routes name every node's route port, so when a port was taken before its node
+// could listen on it, the whole cluster starts again on other ports (see startFresh).
 func Cluster(t testing.TB, n int) []*Server {
 	t.Helper()
-	clientPorts := make([]int, n)
-	routePorts := make([]int, n)
-	for i := range n {
-		clientPorts[i], routePorts[i] = freePort(t), freePort(t)
+	for attempt := 1; ; attempt++ {
+		servers, err := launchCluster(t, n)
+		if err == nil {
+			for _, s := range servers {
+				t.Cleanup(s.Stop)
+			}
+			for _, s := range servers {
+				WaitJetStream(t, s.URL())
+			}
+			return servers
+		}
+		if !errors.Is(err, errPortTaken) || attempt == portAttempts {
+			t.Fatal(err)
+		}
+		t.Logf("%s; starting the cluster again on other ports", portTakenLine(err))
 	}
+}
+
+// launchCluster starts n nodes on fresh ports; when one fails to start it stops the others.
+func launchCluster(t testing.TB, n int) ([]*Server, error) {
+	ports := freePorts(t, 2*n) // client ports, then route ports
 	var routes []string
-	for _, p := range routePorts {
+	for _, p := range ports[n:] {
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
 	}
 	servers := make([]*Server, n)
 	for i := range n {
 		name := fmt.Sprintf("n%d", i+1)
-		servers[i] = &Server{t: t, name: name, port: clientPorts[i], args: []string{
-			"-a", "127.0.0.1", "-p", fmt.Sprint(clientPorts[i]), "-js", "-sd", t.TempDir(), "-n", name,
-			"--cluster_name", "ahptest", "--cluster", fmt.Sprintf("nats://127.0.0.1:%d", routePorts[i]),
+		servers[i] = &Server{t: t, name: name, port: ports[i], args: []string{
+			"-a", "127.0.0.1", "-p", fmt.Sprint(ports[i]), "-js", "-sd", t.TempDir(), "-n", name,
+			"--cluster_name", "ahptest", "--cluster", routes[i],
 			"--routes", strings.Join(routes, ","),
 		}}
-		servers[i].start()
-		t.Cleanup(servers[i].Stop)
+		if err := servers[i].launch(); err != nil {
+			for _, s := range servers[:i] {
+				s.Stop()
+			}
+			return nil, err
+		}
 	}
-	for _, s := range servers {
-		WaitJetStream(t, s.URL())
-	}
-	return servers
+	return servers, nil
 }
 
 // URLs joins the client URLs of servers with commas, as -nats takes them.
@@ -165,18 +215,38 @@ func URLs(servers []*Server) string {
 	return strings.Join(out, ",")
 }
 
+// start launches the node on its ports, failing the test when it does not get ready.
 func (s *Server) start() {
+	s.t.Helper()
+	if err := s.launch(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// errPortTaken is a node's exit because a port it was given was in use (a *portTakenError).
+var errPortTaken = errors.New("a port it was given is in use")
+
+type portTakenError struct{ name, line, logs string }
+
+func (e *portTakenError) Error() string {
+	return fmt.Sprintf("nats-server %s exited before it was ready: %s:\n%s", e.name, e.line, e.logs)
+}
+func (e *portTakenError) Is(target error) bool { return target == errPortTaken }
+
+// launch runs nats-server and waits until it is ready; an exit because a port was in use is
+// errPortTaken.
+func (s *Server) launch() error {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cmd := exec.Command(Binary(s.t), s.args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		s.t.Fatal(err)
+		return err
 	}
 	cmd.Stdout = io.Discard
 	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("starting nats-server %s: %v", s.name, err)
+		return fmt.Errorf("starting nats-server %s: %w", s.name, err)
 	}
 	s.cmd, s.exited, s.stoppedAt = cmd, make(chan struct{}), false
 	if s.logs == nil {
@@ -202,10 +272,20 @@ func (s *Server) start() {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	select {
 	case <-ready:
+		return nil
 	case <-exited:
-		s.t.Fatalf("nats-server %s exited before it was ready:\n%s", s.name, s.Logs())
+		s.stoppedAt = true
+		logs := s.Logs()
+		if _, line, ok := strings.Cut(logs, "[FTL] "); ok && strings.Contains(line, "address already in use") {
+			line, _, _ = strings.Cut(line, "\n")
+			return &portTakenError{name: s.name, line: line, logs: logs}
+		}
+		return fmt.Errorf("nats-server %s exited before it was ready:\n%s", s.name, logs)
 	case <-time.After(30 * time.Second):
-		s.t.Fatalf("nats-server %s not ready within 30s:\n%s", s.name, s.Logs())
+		_ = cmd.Process.Kill()
+		<-exited
+		s.stoppedAt = true
+		return fmt.Errorf("nats-server %s not ready within 30s:\n%s", s.name, s.Logs())
 	}
 }
 
@@ -265,25 +345,31 @@ func WaitJetStream(t testing.TB, url string) {
 // loaded two-core machine has taken more than 30 s. A bound against a hang, not a speed claim.
 const jetStreamWait = 90 * time.Second
 
-func freePort(t testing.TB) int {
+// freePorts returns n distinct loopback ports that were free a moment ago: all n are held open
+// until the last is found, so none is returned twice.
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ports := make([]int, n)
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // StartMonitored is Start with nats-server's HTTP monitoring endpoint on a loopback port, so a
 // test can ask the server what it delivered (Connections).
 func StartMonitored(t testing.TB) *Server {
 	t.Helper()
-	port, monitor := freePort(t), freePort(t)
-	s := &Server{t: t, name: "n1", port: port, monitor: monitor, args: []string{
-		"-a", "127.0.0.1", "-p", fmt.Sprint(port), "-m", fmt.Sprint(monitor), "-js", "-sd", t.TempDir(), "-n", "n1",
-	}}
-	s.start()
+	s := startFresh(t, 2, func(ports []int) *Server {
+		return &Server{t: t, name: "n1", port: ports[0], monitor: ports[1], args: []string{
+			"-a", "127.0.0.1", "-p", fmt.Sprint(ports[0]), "-m", fmt.Sprint(ports[1]), "-js", "-sd", t.TempDir(), "-n", "n1",
+		}}
+	})
 	t.Cleanup(s.Stop)
 	WaitJetStream(t, s.URL())
 	return s
