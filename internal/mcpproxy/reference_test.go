@@ -212,28 +212,78 @@ func TestReferenceEverythingServer(t *testing.T) {
 	testkit.Receive(t, r.proc.Done(), "the server was not stopped")
 }
 
+// startEverythingHTTP runs the everything server's Streamable HTTP transport on a free loopback
+// port and returns the port once that server answers an MCP initialize there. The port is free
+// when chosen but may be taken (a parallel test's listener or outgoing connection) before node
+// listens on it; the server then prints "listening on port" anyway (Express calls the listen
+// callback with the error), then "already in use", and exits: it is started again on another
+// port.
+func startEverythingHTTP(t *testing.T, bin string) (string, *clitest.Output) {
+	t.Helper()
+	const attempts = 5
+	for attempt := 1; ; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		ln.Close()
+		cmd := exec.Command(bin, "streamableHttp")
+		cmd.Env = append(os.Environ(), "PORT="+port)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		out := &clitest.Output{}
+		cmd.Stderr, cmd.Stdout = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		t.Cleanup(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		})
+		out.Wait(t, func(l string) bool {
+			return strings.Contains(l, "listening on port") || strings.Contains(l, "already in use")
+		})
+		// Whichever comes first: the server answers, or it exits (a taken port's listener may
+		// never answer the probe).
+		ctx, cancel := context.WithTimeout(context.Background(), testkit.WaitTimeout)
+		probed := make(chan error, 1)
+		go func() { probed <- initializes(ctx, port) }()
+		select {
+		case err = <-probed:
+		case <-exited:
+			err = errors.New("the server exited")
+		}
+		cancel()
+		if err == nil {
+			return port, out
+		}
+		testkit.Receive(t, exited, "the everything server neither answered on port "+port+" nor exited ("+err.Error()+"); its output:\n"+out.String())
+		if !strings.Contains(out.String(), "already in use") || attempt == attempts {
+			t.Fatalf("the everything server on port %s: %v; its output:\n%s", port, err, out.String())
+		}
+		t.Logf("port %s was taken before the everything server could listen on it; starting it again on another", port)
+	}
+}
+
+// initializes is nil when the MCP server on port is the everything server.
+func initializes(ctx context.Context, port string) error {
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "probe"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://127.0.0.1:" + port + "/mcp"}, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if name := s.InitializeResult().ServerInfo.Name; !strings.Contains(name, "everything") {
+		return errors.New("another MCP server answers there: " + name)
+	}
+	return nil
+}
+
 func TestReferenceEverythingServerOverHTTP(t *testing.T) {
 	t.Parallel()
 	bin := referenceServer(t, "mcp-server-everything")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close() // the server takes the port; nothing else on loopback is expected to grab it first
-	cmd := exec.Command(bin, "streamableHttp")
-	cmd.Env = append(os.Environ(), "PORT="+port)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &clitest.Output{}
-	cmd.Stderr, cmd.Stdout = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	out.Wait(t, func(l string) bool { return strings.Contains(l, "listening on port") })
+	port, out := startEverythingHTTP(t, bin)
 
 	proxy, err := mcpproxy.New(mcpproxy.Config{Clients: referenceClients(t), ServerName: "everything", Logger: testkit.Discard()})
 	if err != nil {
