@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ahp-gateway/ahp/internal/cli/clitest"
+	"github.com/ahp-gateway/ahp/internal/testkit"
 )
 
 // Native hook inputs as Claude Code and Codex write them on a command hook's stdin.
@@ -188,12 +188,7 @@ func TestHookProcessUpstreamAndFailurePolicy(t *testing.T) {
 	o, _ := runHookAnswer(t, "upstream", claudePreToolUse("rm -rf ~"), "claude-code", "-upstream", up, "-failure-policy", "fail-open")
 	expectDecision(t, "upstream", o, "deny", "")
 
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadURL := "http://" + dead.Addr().String()
-	dead.Close()
+	deadURL := testkit.DownURL(t)
 	o, _ = runHookAnswer(t, "fail-closed", claudePreToolUse("ls"), "claude-code", "-upstream", deadURL, "-failure-policy", "fail-closed")
 	expectDecision(t, "fail-closed", o, "deny", "")
 	if reason := o.HookSpecificOutput.PermissionDecisionReason; reason != "Required policy backend unavailable." {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -135,12 +134,7 @@ func TestMCPProxyProcess(t *testing.T) {
 
 func TestMCPProxyProcessFailClosedWhenUpstreamIsDown(t *testing.T) {
 	t.Parallel()
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + dead.Addr().String()
-	dead.Close()
+	url := testkit.DownURL(t)
 	dir := t.TempDir()
 	s := mcpSession(t, dir, "-upstream", url, "-failure-policy", "fail-closed", "-timeout-ms", "500")
 	text, isErr := callText(t, s, "echo", map[string]any{"text": "hi"})

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -288,12 +287,7 @@ func startUpstream(tb testing.TB) string {
 func TestProcessUpstreamAndFailurePolicy(t *testing.T) {
 	t.Parallel()
 	up := startUpstream(t)
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadURL := "http://" + dead.Addr().String()
-	dead.Close() // nothing listens there any more: connection refused
+	deadURL := testkit.DownURL(t)
 
 	cases := []struct {
 		name string

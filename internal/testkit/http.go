@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -41,4 +42,34 @@ func ServeLoopback(t testing.TB, s *http.Server) string {
 func StartLoopback(t testing.TB, h http.Handler) string {
 	t.Helper()
 	return ServeLoopback(t, &http.Server{Handler: h})
+}
+
+// DownURL returns an http:// URL of a loopback port held for the whole test whose every
+// connection is closed at once, unread: an upstream that is down. (A port merely closed again
+// could be taken by a parallel test's server meanwhile, which would then answer.)
+func DownURL(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // a reset, not an orderly close
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
+	return "http://" + ln.Addr().String()
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	ahpv1 "github.com/ahp-gateway/ahp/gen/ahp/v1"
@@ -130,6 +132,18 @@ func TestReadFilesInNameOrder(t *testing.T) {
 		}
 		if got := string(files[i].Data); got != want.data {
 			t.Errorf("%s holds %q, want %q", want.base, got, want.data)
+		}
+	}
+}
+
+func TestDownURLRefusesEveryRequest(t *testing.T) {
+	t.Parallel()
+	url := testkit.DownURL(t)
+	for range 3 {
+		resp, err := http.Post(url+"/ahp", "application/json", strings.NewReader(`{}`))
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("POST %s answered %s, want a transport error", url, resp.Status)
 		}
 	}
 }
