@@ -28,8 +28,8 @@ const (
 
 // approvalServer runs ahp-server with a policy that holds "deploy …" for approval, auth, an audit
 // log and a webhook notifier posting to a loopback receiver; it returns the server URL, the
-// notified approval ids and the audit log path.
-func approvalServer(t *testing.T) (url string, notified <-chan notify.Payload, auditPath string, stop func() int) {
+// notified approval ids, the audit log path and the server's log.
+func approvalServer(t *testing.T) (url string, notified <-chan notify.Payload, auditPath string, logs *clitest.Output, stop func() int) {
 	t.Helper()
 	dir := t.TempDir()
 	ids := make(chan notify.Payload, 8)
@@ -72,8 +72,8 @@ approvals:
     - {name: ops, kind: webhook, url: "`+hook.URL+`", secret_file: "`+filepath.Join(dir, "hook.secret")+`"}
 `)
 	auditPath = filepath.Join(dir, "audit.jsonl")
-	url, _, stop = startServer(t, []string{"-policy", policyFile, "-config", configFile, "-audit-path", auditPath, "-approval-url", "https://console.example/a/{id}"}, nil)
-	return url, ids, auditPath, stop
+	url, logs, stop = startServer(t, []string{"-policy", policyFile, "-config", configFile, "-audit-path", auditPath, "-approval-url", "https://console.example/a/{id}"}, nil)
+	return url, ids, auditPath, logs, stop
 }
 
 func write(t *testing.T, path, content string) {
@@ -112,31 +112,38 @@ func holdIntercept(url, id, command string) <-chan heldAnswer {
 	return ch
 }
 
-// notifiedWhileHeld waits for the webhook to be told of the approval held's call opened. A call
-// answered first (refused, failed, not held at all) ends the wait with that answer, not with a
-// timeout that hides it.
-func notifiedWhileHeld(t *testing.T, notified <-chan notify.Payload, held <-chan heldAnswer, failure string) notify.Payload {
+// notifiedWhileHeld waits for the webhook to be told of the approval that the held call opened.
+// A call answered first (refused, failed, not held at all) ends the wait with that answer, not
+// with a timeout that hides it. logs, when not nil, is the server's log, shown when the wait
+// fails.
+func notifiedWhileHeld(t *testing.T, notified <-chan notify.Payload, held <-chan heldAnswer, logs *clitest.Output, failure string) notify.Payload {
 	t.Helper()
+	serverLog := func() string {
+		if logs == nil {
+			return ""
+		}
+		return "; the server's log:\n" + logs.String()
+	}
 	timeout := time.NewTimer(testkit.WaitTimeout)
 	defer timeout.Stop()
 	select {
 	case p := <-notified:
 		return p
 	case r := <-held:
-		t.Fatalf("%s: the call was answered first: decision %v, error %v", failure, r.d, r.err)
+		t.Fatalf("%s: the call was answered first: decision %v, error %v%s", failure, r.d, r.err, serverLog())
 	case <-timeout.C:
-		t.Fatalf("%s (waited %v)", failure, testkit.WaitTimeout)
+		t.Fatalf("%s (waited %v)%s", failure, testkit.WaitTimeout, serverLog())
 	}
 	return notify.Payload{}
 }
 
 func TestApprovalsEndToEndWithTheCLIAndAWebhook(t *testing.T) {
 	t.Parallel()
-	url, notified, auditPath, stop := approvalServer(t)
+	url, notified, auditPath, logs, stop := approvalServer(t)
 
 	// Approved with the CLI -> allowed.
 	held := holdIntercept(url, "e1", "deploy prod")
-	p := notifiedWhileHeld(t, notified, held, "the webhook was not told about the approval")
+	p := notifiedWhileHeld(t, notified, held, logs, "the webhook was not told about the approval")
 	if p.RuleID != "ask-deploy" || p.Tool != "Bash" || p.Link != "https://console.example/a/"+p.ApprovalID {
 		t.Errorf("notification = %+v", p)
 	}
@@ -158,7 +165,7 @@ func TestApprovalsEndToEndWithTheCLIAndAWebhook(t *testing.T) {
 
 	// Denied with the CLI -> denied with the comment.
 	held = holdIntercept(url, "e2", "deploy staging")
-	p = notifiedWhileHeld(t, notified, held, "the webhook was not told about the second approval")
+	p = notifiedWhileHeld(t, notified, held, logs, "the webhook was not told about the second approval")
 	approvals(url, "deny", "-comment", "not on a Friday", p.ApprovalID).Expect(t, "approvals deny", 0, "")
 	r := testkit.Receive(t, held, "the held call was not answered")
 	if deny := r.d.GetEffects()[0].GetDeny(); r.err != nil || deny.GetReason() != "denied by alice: not on a Friday" {

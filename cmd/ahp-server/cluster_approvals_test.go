@@ -68,7 +68,7 @@ func TestClusterApprovalDecidedOnAnotherReplicaAndSurvivingRestart(t *testing.T)
 
 	// Held on A, approved through B -> allowed on A.
 	held := holdIntercept(urlA, "e1", "deploy prod")
-	p := notifiedWhileHeld(t, notified, held, "no notification of the approval opened on A")
+	p := notifiedWhileHeld(t, notified, held, nil, "no notification of the approval opened on A")
 	ok := approvals(urlB, "approve", p.ApprovalID, "-comment", "go")
 	ok.Expect(t, "approve through B", 0, "")
 	if ok.Stdout != p.ApprovalID+" approved by alice\n" {
@@ -81,7 +81,7 @@ func TestClusterApprovalDecidedOnAnotherReplicaAndSurvivingRestart(t *testing.T)
 
 	// Pending on A, A restarts: the approval is still pending, visible through both replicas.
 	held = holdIntercept(urlA, "e2", "deploy staging")
-	p = notifiedWhileHeld(t, notified, held, "no notification of the second approval")
+	p = notifiedWhileHeld(t, notified, held, nil, "no notification of the second approval")
 	if code := stopA(); code != 0 {
 		t.Fatalf("replica A exit code %d", code)
 	}

@@ -82,16 +82,19 @@ func inputSummary(r *redact.Redactor) func(*ahpv1.Event) string {
 }
 
 // listenApprovals records approval changes (audit, metrics, logs) and notifies, until the
-// manager closes; it returns a channel closed when it is done.
+// manager closes; it returns a channel closed when it is done. It subscribes before it returns,
+// so no change made after it — the first approval a request opens, however soon — goes
+// unrecorded or unnotified.
 func (s *Server) listenApprovals() <-chan struct{} {
 	done := make(chan struct{})
+	w, err := s.approvals.Watch(approvalListenBuffer)
+	if err != nil {
+		close(done) // closed
+		return done
+	}
 	go func() {
 		defer close(done)
 		for {
-			w, err := s.approvals.Watch(approvalListenBuffer)
-			if err != nil {
-				return // closed
-			}
 			for end := false; !end; {
 				select {
 				case c := <-w.C():
@@ -112,6 +115,9 @@ func (s *Server) listenApprovals() <-chan struct{} {
 				return
 			}
 			s.log.Error("approval changes came faster than the audit log took them; some were not recorded", "buffer", approvalListenBuffer)
+			if w, err = s.approvals.Watch(approvalListenBuffer); err != nil {
+				return // closed
+			}
 		}
 	}()
 	return done
