@@ -89,7 +89,7 @@ func (s *Server) listenApprovals() <-chan struct{} {
 	done := make(chan struct{})
 	w, err := s.approvals.Watch(approvalListenBuffer)
 	if err != nil {
-		close(done) // closed
+		close(done) // the manager is closed
 		return done
 	}
 	go func() {
