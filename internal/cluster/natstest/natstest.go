@@ -83,7 +83,8 @@ type Server struct {
 	t         testing.TB
 	name      string
 	port      int
-	monitor   int // HTTP monitoring port (StartMonitored), or 0
+	monitor   int  // HTTP monitoring port (StartMonitored), or 0
+	routed    bool // a cluster node: it listens for routes too (after "Server is ready")
 	args      []string
 	mu        sync.Mutex
 	cmd       *exec.Cmd
@@ -114,25 +115,29 @@ func Start(t testing.TB) *Server {
 // that moment, and a parallel test's listener or outgoing connection may take one meanwhile.
 func startFresh(t testing.TB, n int, node func(ports []int) *Server) *Server {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		s := node(freePorts(t, n))
-		err := s.launch()
-		if err == nil {
-			return s
-		}
-		if !errors.Is(err, errPortTaken) || attempt == portAttempts {
-			t.Fatal(err)
-		}
-		t.Logf("%s; starting it again on other ports", portTakenLine(err))
-	}
+	var s *Server
+	onFreshPorts(t, func() error {
+		s = node(freePorts(t, n))
+		return s.launch()
+	})
+	return s
 }
 
-// portTakenLine is the line of nats-server's log that says which port was taken.
-func portTakenLine(err error) string {
-	if e, ok := errors.AsType[*portTakenError](err); ok {
-		return "nats-server " + e.name + ": " + e.line
+// onFreshPorts calls start until it succeeds, again (with the other ports it picks) after a
+// *portTakenError, at most portAttempts times; any other error fails t.
+func onFreshPorts(t testing.TB, start func() error) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		err := start()
+		if err == nil {
+			return
+		}
+		taken, ok := errors.AsType[*portTakenError](err)
+		if !ok || attempt == portAttempts {
+			t.Fatal(err)
+		}
+		t.Logf("nats-server %s: %s; starting again on other ports", taken.name, taken.line)
 	}
-	return err.Error()
 }
 
 // portAttempts bounds the starts of a node whose ports were taken each time.
@@ -160,30 +165,27 @@ func (s *Server) Run() {
 
 // Cluster runs n JetStream nodes joined by routes and waits until JetStream has a meta leader.
 // Every node's routes name every node's route port, so when a port was taken before its node
-// could listen on it, the whole cluster starts again on other ports (see startFresh).
+// could listen on it, the whole cluster starts again on other ports (onFreshPorts).
 func Cluster(t testing.TB, n int) []*Server {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		servers, err := launchCluster(t, n)
-		if err == nil {
-			for _, s := range servers {
-				t.Cleanup(s.Stop)
-			}
-			for _, s := range servers {
-				WaitJetStream(t, s.URL())
-			}
-			return servers
-		}
-		if !errors.Is(err, errPortTaken) || attempt == portAttempts {
-			t.Fatal(err)
-		}
-		t.Logf("%s; starting the cluster again on other ports", portTakenLine(err))
+	var servers []*Server
+	onFreshPorts(t, func() (err error) {
+		servers, err = launchCluster(t, freePorts(t, 2*n))
+		return err
+	})
+	for _, s := range servers {
+		t.Cleanup(s.Stop)
 	}
+	for _, s := range servers {
+		WaitJetStream(t, s.URL())
+	}
+	return servers
 }
 
-// launchCluster starts n nodes on fresh ports; when one fails to start it stops the others.
-func launchCluster(t testing.TB, n int) ([]*Server, error) {
-	ports := freePorts(t, 2*n) // client ports, then route ports
+// launchCluster starts len(ports)/2 nodes: the client ports, then the route ports. When one fails
+// to start it stops those started before it.
+func launchCluster(t testing.TB, ports []int) ([]*Server, error) {
+	n := len(ports) / 2
 	var routes []string
 	for _, p := range ports[n:] {
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
@@ -191,7 +193,7 @@ func launchCluster(t testing.TB, n int) ([]*Server, error) {
 	servers := make([]*Server, n)
 	for i := range n {
 		name := fmt.Sprintf("n%d", i+1)
-		servers[i] = &Server{t: t, name: name, port: ports[i], args: []string{
+		servers[i] = &Server{t: t, name: name, port: ports[i], routed: true, args: []string{
 			"-a", "127.0.0.1", "-p", fmt.Sprint(ports[i]), "-js", "-sd", t.TempDir(), "-n", name,
 			"--cluster_name", "ahptest", "--cluster", routes[i],
 			"--routes", strings.Join(routes, ","),
@@ -223,18 +225,16 @@ func (s *Server) start() {
 	}
 }
 
-// errPortTaken is a node's exit because a port it was given was in use (a *portTakenError).
-var errPortTaken = errors.New("a port it was given is in use")
-
+// portTakenError is a node's exit because a port it was given was in use; line is the log line
+// that says so.
 type portTakenError struct{ name, line, logs string }
 
 func (e *portTakenError) Error() string {
 	return fmt.Sprintf("nats-server %s exited before it was ready: %s:\n%s", e.name, e.line, e.logs)
 }
-func (e *portTakenError) Is(target error) bool { return target == errPortTaken }
 
-// launch runs nats-server and waits until it is ready; an exit because a port was in use is
-// errPortTaken.
+// launch runs nats-server and waits until it is ready; an exit because a port was in use is a
+// *portTakenError.
 func (s *Server) launch() error {
 	s.t.Helper()
 	s.mu.Lock()
@@ -252,6 +252,12 @@ func (s *Server) launch() error {
 	if s.logs == nil {
 		s.logs, s.logsMu = new(strings.Builder), new(sync.Mutex)
 	}
+	// A cluster node is ready once its route listener is: nats-server opens it after it says
+	// "Server is ready", and exits if the port is taken.
+	readyLine := "Server is ready"
+	if s.routed {
+		readyLine = "Listening for route connections"
+	}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -263,7 +269,7 @@ func (s *Server) launch() error {
 				s.logs.WriteString(line + "\n")
 			}
 			s.logsMu.Unlock()
-			if strings.Contains(line, "Server is ready") {
+			if strings.Contains(line, readyLine) {
 				once.Do(func() { close(ready) })
 			}
 		}

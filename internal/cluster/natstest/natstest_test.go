@@ -1,6 +1,7 @@
 package natstest
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -36,13 +37,29 @@ func TestStartFreshMovesOffATakenPort(t *testing.T) {
 	WaitJetStream(t, s.URL())
 }
 
-func TestFreePortsAreDistinct(t *testing.T) {
-	ports := freePorts(t, 64)
-	seen := make(map[int]bool, len(ports))
-	for _, p := range ports {
-		if seen[p] {
-			t.Fatalf("port %d returned twice in %v", p, ports)
+// A cluster node that cannot listen on its route port ends the start as a taken port (which
+// Cluster retries on other ports), and the nodes started before it are stopped.
+func TestClusterStartWithATakenPortStopsTheStartedNodes(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	ports := freePorts(t, 6)
+	ports[5] = taken.Addr().(*net.TCPAddr).Port // the last node's route port
+	servers, err := launchCluster(t, ports)
+	for _, s := range servers {
+		t.Cleanup(s.Stop)
+	}
+	if _, ok := errors.AsType[*portTakenError](err); !ok || servers != nil {
+		t.Fatalf("launchCluster = %v, %v; want a taken port and no servers", servers, err)
+	}
+	for _, p := range ports[:2] { // the first two nodes' client ports are free again
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			t.Errorf("a started node still holds port %d: %v", p, err)
+			continue
 		}
-		seen[p] = true
+		ln.Close()
 	}
 }
