@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -259,7 +260,11 @@ func startEverythingHTTP(t *testing.T, bin string) (string, *clitest.Output) {
 		if err == nil {
 			return port, out
 		}
-		testkit.Receive(t, exited, "the everything server neither answered on port "+port+" nor exited ("+err.Error()+"); its output:\n"+out.String())
+		select {
+		case <-exited:
+		case <-time.After(testkit.WaitTimeout):
+			t.Fatalf("the everything server neither answered on port %s (%v) nor exited; its output:\n%s", port, err, out.String())
+		}
 		if !strings.Contains(out.String(), "already in use") || attempt == attempts {
 			t.Fatalf("the everything server on port %s: %v; its output:\n%s", port, err, out.String())
 		}
